@@ -1,0 +1,203 @@
+//! Expressions, patterns, declarations and files.
+
+use crate::name::{Label, Name};
+use crate::ty::Ty;
+use crate::typeexpr::TypeExpr;
+use pmx_diagnostics::Span;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lit {
+    Int(i64),
+    Float(f64),
+    Char(char),
+    Bool(bool),
+    /// A string literal: a sequence of `Char`.
+    Str(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+    pub ty: Ty,
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span, ty: Ty::unknown() }
+    }
+
+    pub fn unit(span: Span) -> Expr {
+        Expr::new(ExprKind::Record(Vec::new()), span)
+    }
+}
+
+/// `let x : T = e` at the top level, in `let .. in`, or in a recursive group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Binding {
+    pub name: Name,
+    pub annotation: Option<TypeExpr>,
+    pub value: Expr,
+    /// The generalised type of the name (filled in by type inference).
+    pub scheme: Ty,
+    pub span: Span,
+}
+
+/// `utest test with expected using eq else onFail`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Utest {
+    pub test: Expr,
+    pub expected: Expr,
+    pub using: Option<Expr>,
+    pub on_fail: Option<Expr>,
+    pub span: Span,
+}
+
+/// `type T a b` (a variant type) or `type T a = T'` (an alias).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeDecl {
+    pub name: Name,
+    pub params: Vec<Name>,
+    pub definition: Option<TypeExpr>,
+    pub span: Span,
+}
+
+/// `con K : A -> T a`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConDecl {
+    pub name: Name,
+    pub annotation: Option<TypeExpr>,
+    /// The constructor's type scheme (filled in by type inference).
+    pub scheme: Ty,
+    pub span: Span,
+}
+
+/// `external x ! : T`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExternalDecl {
+    pub name: Name,
+    pub effect: bool,
+    pub annotation: TypeExpr,
+    pub scheme: Ty,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Var(Name),
+    Lit(Lit),
+    /// `lam x : T. body`; `lam. body` binds the anonymous name.
+    Lam {
+        param: Name,
+        annotation: Option<TypeExpr>,
+        body: Box<Expr>,
+    },
+    /// `let x = e in body`; sequencing `a; b` is `let _ = a in b`.
+    Let(Box<Binding>, Box<Expr>),
+    /// `recursive let f = .. let g = .. in body`.
+    RecLets(Vec<Binding>, Box<Expr>),
+    App(Box<Expr>, Box<Expr>),
+    /// `match e with p then a else b`; `if` and `switch` become matches and
+    /// a missing else branch is `never`.
+    Match {
+        scrutinee: Box<Expr>,
+        pattern: Box<Pat>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
+    /// A sequence literal `[a, b]`.
+    Seq(Vec<Expr>),
+    /// A record literal; tuples and `()` too.
+    Record(Vec<(Label, Expr)>),
+    /// `{r with l = e}`.
+    RecordUpdate(Box<Expr>, Vec<(Label, Expr)>),
+    /// `e.l`, `e.0`.
+    Proj(Box<Expr>, Label),
+    /// `K e`.
+    ConApp(Name, Box<Expr>),
+    Never,
+    Utest(Box<Utest>, Box<Expr>),
+    External(Box<ExternalDecl>, Box<Expr>),
+    TypeDecl(Box<TypeDecl>, Box<Expr>),
+    ConDecl(Box<ConDecl>, Box<Expr>),
+    /// Stands for a part that did not parse; no further error is reported.
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pat {
+    pub kind: PatKind,
+    pub span: Span,
+    pub ty: Ty,
+}
+
+impl Pat {
+    pub fn new(kind: PatKind, span: Span) -> Pat {
+        Pat { kind, span, ty: Ty::unknown() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum PatKind {
+    Wild,
+    Bind(Name),
+    Int(i64),
+    Char(char),
+    Bool(bool),
+    /// `K p`; a constructor written without argument matches any argument.
+    Con(Name, Box<Pat>),
+    /// Records, tuples and `()`.
+    Record(Vec<(Label, Pat)>),
+    /// `[p, q]` and string patterns.
+    Seq(Vec<Pat>),
+    /// `[p] ++ x ++ [q]`: a prefix, a middle bound to a name (or `_`: None)
+    /// and a suffix.
+    Edge {
+        prefix: Vec<Pat>,
+        middle: Option<Name>,
+        suffix: Vec<Pat>,
+    },
+    And(Box<Pat>, Box<Pat>),
+    Or(Box<Pat>, Box<Pat>),
+    Not(Box<Pat>),
+    Error,
+}
+
+/// `include "path"` as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Include {
+    pub path: String,
+    pub span: Span,
+}
+
+/// A top-level declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Let(Binding),
+    RecLets(Vec<Binding>, Span),
+    Type(TypeDecl),
+    Con(ConDecl),
+    Utest(Utest),
+    External(ExternalDecl),
+}
+
+impl Item {
+    pub fn span(&self) -> Span {
+        match self {
+            Item::Let(b) => b.span,
+            Item::RecLets(_, span) => *span,
+            Item::Type(d) => d.span,
+            Item::Con(d) => d.span,
+            Item::Utest(u) => u.span,
+            Item::External(d) => d.span,
+        }
+    }
+}
+
+/// One source file: its includes, its declarations and its `mexpr` body.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Module {
+    pub includes: Vec<Include>,
+    pub items: Vec<Item>,
+    pub main: Option<Expr>,
+}

@@ -1,0 +1,82 @@
+//! Stable diagnostic codes. Each code names one kind of problem; tools and
+//! tests match on codes, never on message text. The ranges: E00xx syntax,
+//! E01xx files and includes, E02xx names, E03xx types.
+
+use serde::Serialize;
+
+macro_rules! codes {
+    ($($variant:ident = $code:literal, $title:literal;)*) => {
+        /// A diagnostic code, rendered as `E` and four digits.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $($variant,)*
+        }
+
+        impl Code {
+            /// The code as written in output, e.g. `E0201`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $code,)*
+                }
+            }
+
+            /// A short description of the kind of problem.
+            pub fn title(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $title,)*
+                }
+            }
+
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+        }
+    };
+}
+
+codes! {
+    SyntaxError = "E0001", "syntax error";
+    MissingToken = "E0002", "missing token";
+    InvalidLiteral = "E0003", "invalid literal";
+    Unsupported = "E0004", "unsupported language feature";
+    TooDeep = "E0005", "nesting too deep";
+    IncludeNotFound = "E0101", "included file not found";
+    IncludeCycle = "E0102", "include cycle";
+    FileUnreadable = "E0103", "file cannot be read";
+    UnboundVariable = "E0201", "unbound variable";
+    UnboundConstructor = "E0202", "unbound constructor";
+    UnboundType = "E0203", "unbound type";
+    UnboundTypeVariable = "E0204", "unbound type variable";
+    KeywordArity = "E0205", "wrong number of arguments to a keyword";
+    DuplicateBinding = "E0206", "duplicate binding";
+    DuplicateLabel = "E0207", "duplicate record label";
+    TypeMismatch = "E0301", "type mismatch";
+    InfiniteType = "E0302", "infinite type";
+    MissingField = "E0303", "record field missing";
+    AnnotationNeeded = "E0304", "type annotation needed";
+    TypeArity = "E0305", "wrong number of type arguments";
+    NotAVariantType = "E0306", "constructor of a non-variant type";
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Code;
+
+    #[test]
+    fn codes_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for c in Code::ALL {
+            assert!(seen.insert(c.as_str()), "duplicate code {}", c.as_str());
+        }
+    }
+}
