@@ -1,0 +1,212 @@
+//! The resolver's state: scopes with shadowing, fresh identities, and the
+//! diagnostics found so far.
+
+use crate::{Exports, NameEntry, NameKind, NameTable};
+use pmx_ast::{Builtin, BuiltinType, FileId, Module, Name, NameId, SmolStr, Span};
+use pmx_diagnostics::{Code, Diagnostic};
+use rustc_hash::FxHashMap;
+use std::sync::LazyLock;
+
+static BUILTINS: LazyLock<FxHashMap<&'static str, Builtin>> =
+    LazyLock::new(|| Builtin::ALL.iter().map(|b| (b.name(), *b)).collect());
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ns {
+    Value,
+    Con,
+    Type,
+    TyVar,
+}
+
+pub struct Resolver<'a> {
+    file: FileId,
+    imports: &'a Exports,
+    table: NameTable,
+    exports: Exports,
+    pub(crate) diags: Vec<Diagnostic>,
+    values: FxHashMap<SmolStr, Vec<NameId>>,
+    cons: FxHashMap<SmolStr, Vec<NameId>>,
+    types: FxHashMap<SmolStr, Vec<NameId>>,
+    tyvars: FxHashMap<SmolStr, Vec<NameId>>,
+    /// Bindings in the order they were made, so scopes can be closed.
+    undo: Vec<(Ns, SmolStr)>,
+    /// While resolving the type of a constructor or external, unbound type
+    /// variables are bound implicitly (as if quantified with `all`).
+    pub(crate) implicit_tyvars: bool,
+}
+
+impl<'a> Resolver<'a> {
+    pub fn new(file: FileId, imports: &'a Exports) -> Resolver<'a> {
+        Resolver {
+            file,
+            imports,
+            table: NameTable::default(),
+            exports: Exports::default(),
+            diags: Vec::new(),
+            values: FxHashMap::default(),
+            cons: FxHashMap::default(),
+            types: FxHashMap::default(),
+            tyvars: FxHashMap::default(),
+            undo: Vec::new(),
+            implicit_tyvars: false,
+        }
+    }
+
+    pub fn finish(self) -> (Exports, NameTable, Vec<Diagnostic>) {
+        (self.exports, self.table, self.diags)
+    }
+
+    pub fn module(&mut self, module: &mut Module) {
+        for item in &mut module.items {
+            self.item(item);
+        }
+        if let Some(main) = &mut module.main {
+            let mark = self.mark();
+            self.expr(main);
+            self.close(mark);
+        }
+    }
+
+    fn map(&mut self, ns: Ns) -> &mut FxHashMap<SmolStr, Vec<NameId>> {
+        match ns {
+            Ns::Value => &mut self.values,
+            Ns::Con => &mut self.cons,
+            Ns::Type => &mut self.types,
+            Ns::TyVar => &mut self.tyvars,
+        }
+    }
+
+    pub(crate) fn mark(&self) -> usize {
+        self.undo.len()
+    }
+
+    /// Closes every scope opened since `mark`.
+    pub(crate) fn close(&mut self, mark: usize) {
+        while self.undo.len() > mark {
+            let (ns, text) = self.undo.pop().expect("undo log shorter than mark");
+            if let Some(stack) = self.map(ns).get_mut(&text) {
+                stack.pop();
+                if stack.is_empty() {
+                    self.map(ns).remove(&text);
+                }
+            }
+        }
+    }
+
+    /// Gives `name` a fresh identity and brings it into scope. Anonymous
+    /// names (`_`, and the empty name of `lam.`) get an identity but are
+    /// never visible.
+    pub(crate) fn bind(&mut self, ns: Ns, name: &mut Name, kind: NameKind, top_level: bool) {
+        let id = NameId { file: self.file, index: self.table.entries.len() as u32 };
+        self.table.entries.push(NameEntry { text: name.text.clone(), span: name.span, kind, top_level });
+        name.id = id;
+        if name.is_anonymous() {
+            return;
+        }
+        self.map(ns).entry(name.text.clone()).or_default().push(id);
+        self.undo.push((ns, name.text.clone()));
+        if top_level {
+            let exports = match ns {
+                Ns::Value => &mut self.exports.values,
+                Ns::Con => &mut self.exports.cons,
+                Ns::Type => &mut self.exports.types,
+                Ns::TyVar => return,
+            };
+            exports.insert(name.text.clone(), id);
+        }
+    }
+
+    /// Binds a name to an identity made earlier (the second side of an or
+    /// pattern reuses the first side's identities).
+    pub(crate) fn bind_existing(&mut self, name: &mut Name, id: NameId) {
+        name.id = id;
+        self.values.entry(name.text.clone()).or_default().push(id);
+        self.undo.push((Ns::Value, name.text.clone()));
+    }
+
+    fn lookup(&self, ns: Ns, text: &str) -> Option<NameId> {
+        let (local, imported) = match ns {
+            Ns::Value => (&self.values, Some(&self.imports.values)),
+            Ns::Con => (&self.cons, Some(&self.imports.cons)),
+            Ns::Type => (&self.types, Some(&self.imports.types)),
+            Ns::TyVar => (&self.tyvars, None),
+        };
+        if let Some(id) = local.get(text).and_then(|s| s.last()) {
+            return Some(*id);
+        }
+        if let Some(id) = imported.and_then(|m| m.get(text)) {
+            return Some(*id);
+        }
+        match ns {
+            Ns::Value => BUILTINS.get(text).map(|b| NameId::builtin(*b)),
+            Ns::Type => BuiltinType::ALL.iter().find(|t| t.name() == text).map(|t| NameId::builtin_type(*t)),
+            _ => None,
+        }
+    }
+
+    /// Resolves a reference, reporting it when nothing binds it.
+    pub(crate) fn reference(&mut self, ns: Ns, name: &mut Name) {
+        if let Some(id) = self.lookup(ns, &name.text) {
+            name.id = id;
+            return;
+        }
+        if ns == Ns::TyVar && self.implicit_tyvars {
+            self.bind(Ns::TyVar, name, NameKind::TypeVar, false);
+            return;
+        }
+        let (code, what) = match ns {
+            Ns::Value => (Code::UnboundVariable, "variable"),
+            Ns::Con => (Code::UnboundConstructor, "constructor"),
+            Ns::Type => (Code::UnboundType, "type"),
+            Ns::TyVar => (Code::UnboundTypeVariable, "type variable"),
+        };
+        let mut d = Diagnostic::error(code, name.span, format!("unbound {what} `{}`", name.text))
+            .with_label(format!("no {what} named `{}` is in scope here", name.text));
+        if ns == Ns::TyVar {
+            d = d.with_note(format!("bind it with a quantifier: `all {}. ...`", name.text));
+        } else if let Some(near) = self.similar(ns, &name.text) {
+            d = d.with_note(format!("a {what} with a similar name exists: `{near}`"));
+        }
+        self.diags.push(d);
+    }
+
+    /// A name in scope whose spelling is close to `text`, for hints.
+    fn similar(&self, ns: Ns, text: &str) -> Option<SmolStr> {
+        let (local, imported): (&FxHashMap<SmolStr, Vec<NameId>>, &FxHashMap<SmolStr, NameId>) = match ns {
+            Ns::Value => (&self.values, &self.imports.values),
+            Ns::Con => (&self.cons, &self.imports.cons),
+            Ns::Type => (&self.types, &self.imports.types),
+            Ns::TyVar => return None,
+        };
+        let builtins: Vec<&str> = if ns == Ns::Value { BUILTINS.keys().copied().collect() } else { Vec::new() };
+        let limit = (text.chars().count() / 3).max(1);
+        local
+            .keys()
+            .map(|k| k.as_str())
+            .chain(imported.keys().map(|k| k.as_str()))
+            .chain(builtins)
+            .map(|cand| (edit_distance(text, cand), cand))
+            .filter(|(d, _)| *d <= limit)
+            .min()
+            .map(|(_, c)| SmolStr::new(c))
+    }
+
+    pub(crate) fn error(&mut self, code: Code, span: Span, message: String) -> &mut Diagnostic {
+        self.diags.push(Diagnostic::error(code, span, message));
+        self.diags.last_mut().expect("just pushed")
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

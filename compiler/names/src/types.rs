@@ -1,0 +1,49 @@
+//! Resolution of type expressions.
+
+use crate::scope::{Ns, Resolver};
+use crate::NameKind;
+use pmx_ast::{TypeExpr, TypeExprKind};
+
+impl Resolver<'_> {
+    pub(crate) fn type_expr(&mut self, t: &mut TypeExpr) {
+        match &mut t.kind {
+            TypeExprKind::Prim(_) | TypeExprKind::Unknown | TypeExprKind::Error => {}
+            TypeExprKind::Seq(e) | TypeExprKind::Tensor(e) => self.type_expr(e),
+            TypeExprKind::Record(fields) => {
+                self.distinct_labels(fields.iter().map(|(l, _)| l));
+                for (_, f) in fields {
+                    self.type_expr(f);
+                }
+            }
+            TypeExprKind::Arrow(a, b) => {
+                self.type_expr(a);
+                self.type_expr(b);
+            }
+            TypeExprKind::All(var, body) => {
+                let mark = self.mark();
+                self.bind(Ns::TyVar, var, NameKind::TypeVar, false);
+                self.type_expr(body);
+                self.close(mark);
+            }
+            TypeExprKind::Var(name) => self.reference(Ns::TyVar, name),
+            TypeExprKind::Con(name, args) => {
+                self.reference(Ns::Type, name);
+                for a in args {
+                    self.type_expr(a);
+                }
+            }
+        }
+    }
+
+    /// A binding's annotation: the type variables of its leading `all`s stay
+    /// in scope (the caller closes the scope after the bound value).
+    pub(crate) fn annotation(&mut self, t: &mut TypeExpr) {
+        match &mut t.kind {
+            TypeExprKind::All(var, body) => {
+                self.bind(Ns::TyVar, var, NameKind::TypeVar, false);
+                self.annotation(body);
+            }
+            _ => self.type_expr(t),
+        }
+    }
+}

@@ -1,0 +1,507 @@
+/**
+ * @file Tree-sitter grammar for MExpr, the core language of the Miking framework.
+ *
+ * The grammar follows the Miking boot parser (menhir, LR(1)):
+ *   - `_left ::= atom | _left atom | con atom` (application, constructor application);
+ *   - `sequence_expr ::= _left ';' _expr`;
+ *   - the bodies of let / lam / if / match / ... are `_expr` and extend as far
+ *     to the right as possible.
+ * Node kinds and field names are fixed by SPEC.md in this folder.
+ */
+
+/* eslint-disable arrow-parens */
+/* eslint-disable camelcase */
+/* eslint-disable-next-line spaced-comment */
+/// <reference types="tree-sitter-cli/dsl" />
+// @ts-check
+
+const KEYWORDS = [
+  'if', 'then', 'else', 'true', 'false', 'match', 'with', 'utest', 'type',
+  'con', 'lang', 'let', 'recursive', 'lam', 'in', 'end', 'syn', 'sem', 'use',
+  'mexpr', 'include', 'never', 'using', 'external', 'switch', 'case', 'all',
+];
+
+/**
+ * One or more `rule`, separated by `sep`.
+ *
+ * @param {RuleOrLiteral} sep
+ * @param {RuleOrLiteral} rule
+ * @return {SeqRule}
+ */
+function sepBy1(sep, rule) {
+  return seq(rule, repeat(seq(sep, rule)));
+}
+
+/**
+ * `(x, ...)`-style tuple body: `x ,` optionally followed by `x (, x)*`.
+ * Covers `(x,)` and `(x, y, ...)`; `(x)` is a separate (paren) rule.
+ *
+ * @param {RuleOrLiteral} rule
+ * @return {SeqRule}
+ */
+function tupleBody(rule) {
+  return seq('(', rule, ',', optional(sepBy1(',', rule)), ')');
+}
+
+/**
+ * An escaped identifier `#kind"..."`.
+ *
+ * @param {string} kind
+ * @return {TokenRule}
+ */
+function escaped(kind) {
+  return token(seq('#' + kind + '"', /([^"\\\n]|\\.)*/, '"'));
+}
+
+module.exports = grammar({
+  name: 'mexpr',
+
+  word: $ => $.var_ident,
+
+  extras: $ => [/\s/, $.line_comment, $.block_comment],
+
+  externals: $ => [$.block_comment],
+
+  reserved: {
+    global: _ => KEYWORDS,
+  },
+
+  rules: {
+    // ------------------------------------------------------------------
+    // Program structure
+    // ------------------------------------------------------------------
+
+    source_file: $ => seq(
+      repeat(choice($.include, $._top)),
+      optional($.mexpr_section),
+    ),
+
+    include: $ => seq('include', field('path', $.string)),
+
+    _top: $ => choice(
+      $.top_let,
+      $.top_recursive,
+      $.top_type,
+      $.top_con,
+      $.top_utest,
+      $.top_external,
+      $.mlang_block,
+    ),
+
+    top_let: $ => seq(
+      'let',
+      field('name', $._binder),
+      optional(seq(':', field('type', $._type))),
+      '=',
+      field('value', $._expr),
+    ),
+
+    top_recursive: $ => seq('recursive', repeat1($.rec_binding), 'end'),
+
+    rec_binding: $ => seq(
+      'let',
+      field('name', $._binder),
+      optional(seq(':', field('type', $._type))),
+      '=',
+      field('value', $._expr),
+    ),
+
+    top_type: $ => seq(
+      'type',
+      field('name', $._type_name),
+      repeat(field('param', $.var_ident)),
+      optional(seq('=', field('definition', $._type))),
+    ),
+
+    top_con: $ => seq(
+      'con',
+      field('name', $._con_name),
+      optional(seq(':', field('type', $._type))),
+    ),
+
+    top_utest: $ => seq(
+      'utest',
+      field('test', $._expr),
+      'with',
+      field('expected', $._expr),
+      optional(seq('using', field('using', $._expr))),
+      optional(seq('else', field('on_fail', $._expr))),
+    ),
+
+    top_external: $ => seq(
+      'external',
+      field('name', $._binder),
+      optional(field('effect', '!')),
+      ':',
+      field('type', $._type),
+    ),
+
+    // MLang is only recognised (so that the compiler can report that it is
+    // not supported): `lang` followed by any tokens up to the matching `end`.
+    // `switch ... end` nests inside sem bodies, so it is matched as a pair.
+    mlang_block: $ => seq('lang', repeat($._mlang_item), 'end'),
+
+    _mlang_item: $ => choice($._mlang_token, $._mlang_switch),
+
+    _mlang_switch: $ => seq('switch', repeat($._mlang_item), 'end'),
+
+    _mlang_token: $ => choice(
+      $.var_ident, $.con_ident,
+      $.escaped_var, $.escaped_con, $.escaped_type, $.escaped_label,
+      $.escaped_frozen,
+      $.integer, $.float, $.char, $.string,
+      $.true, $.false, $.never, $.wildcard,
+      ...KEYWORDS.filter(k => !['end', 'switch', 'true', 'false', 'never']
+        .includes(k)),
+      'Tensor',
+      '=', '+', '++', '(', ')', '[', ']', '{', '}', ':', '::', ',', ';', '.',
+      '|', '&', '!', '->', '>', '<', '*',
+    ),
+
+    mexpr_section: $ => seq('mexpr', field('body', $._expr)),
+
+    // ------------------------------------------------------------------
+    // Expressions
+    // ------------------------------------------------------------------
+
+    _expr: $ => choice(
+      $.let_expr,
+      $.rec_let_expr,
+      $.lam_expr,
+      $.if_expr,
+      $.match_expr,
+      $.match_in_expr,
+      $.switch_expr,
+      $.type_in_expr,
+      $.con_in_expr,
+      $.utest_expr,
+      $.external_expr,
+      $.use_expr,
+      $.sequence_expr,
+      $._left,
+    ),
+
+    let_expr: $ => seq(
+      'let',
+      field('name', $._binder),
+      optional(seq(':', field('type', $._type))),
+      '=',
+      field('value', $._expr),
+      'in',
+      field('body', $._expr),
+    ),
+
+    rec_let_expr: $ => seq(
+      'recursive',
+      repeat1($.rec_binding),
+      'in',
+      field('body', $._expr),
+    ),
+
+    lam_expr: $ => seq(
+      'lam',
+      optional(field('param', $._binder)),
+      optional(seq(':', field('type', $._type))),
+      '.',
+      field('body', $._expr),
+    ),
+
+    if_expr: $ => seq(
+      'if', field('condition', $._expr),
+      'then', field('then', $._expr),
+      'else', field('else', $._expr),
+    ),
+
+    match_expr: $ => seq(
+      'match', field('scrutinee', $._expr),
+      'with', field('pattern', $._pat),
+      'then', field('then', $._expr),
+      'else', field('else', $._expr),
+    ),
+
+    match_in_expr: $ => seq(
+      'match', field('scrutinee', $._expr),
+      'with', field('pattern', $._pat),
+      'in', field('body', $._expr),
+    ),
+
+    switch_expr: $ => seq(
+      'switch', field('scrutinee', $._expr),
+      repeat($.switch_case),
+      'end',
+    ),
+
+    switch_case: $ => seq(
+      'case', field('pattern', $._pat),
+      'then', field('body', $._expr),
+    ),
+
+    type_in_expr: $ => seq(
+      'type',
+      field('name', $._type_name),
+      repeat(field('param', $.var_ident)),
+      optional(seq('=', field('definition', $._type))),
+      'in',
+      field('body', $._expr),
+    ),
+
+    con_in_expr: $ => seq(
+      'con',
+      field('name', $._con_name),
+      optional(seq(':', field('type', $._type))),
+      'in',
+      field('body', $._expr),
+    ),
+
+    utest_expr: $ => seq(
+      'utest',
+      field('test', $._expr),
+      'with',
+      field('expected', $._expr),
+      optional(seq('using', field('using', $._expr))),
+      optional(seq('else', field('on_fail', $._expr))),
+      'in',
+      field('body', $._expr),
+    ),
+
+    external_expr: $ => seq(
+      'external',
+      field('name', $._binder),
+      optional(field('effect', '!')),
+      ':',
+      field('type', $._type),
+      'in',
+      field('body', $._expr),
+    ),
+
+    use_expr: $ => seq('use', field('name', $.con_ident), 'in', field('body', $._expr)),
+
+    sequence_expr: $ => seq(field('first', $._left), ';', field('rest', $._expr)),
+
+    _left: $ => choice($.application, $.con_app, $._atom),
+
+    application: $ => seq(field('function', $._left), field('argument', $._atom)),
+
+    con_app: $ => seq(field('constructor', $._con_name), field('argument', $._atom)),
+
+    _atom: $ => choice(
+      $.projection,
+      $.tuple,
+      $.paren_expr,
+      $.unit,
+      $.seq_literal,
+      $.record,
+      $.record_update,
+      $.var,
+      $.integer,
+      $.float,
+      $.char,
+      $.string,
+      $.true,
+      $.false,
+      $.never,
+    ),
+
+    projection: $ => seq(field('record', $._atom), '.', field('label', $._label)),
+
+    tuple: $ => tupleBody($._expr),
+
+    paren_expr: $ => seq('(', $._expr, ')'),
+
+    unit: _ => seq('(', ')'),
+
+    seq_literal: $ => seq('[', optional(sepBy1(',', $._expr)), ']'),
+
+    record: $ => seq('{', optional(sepBy1(',', $.record_field)), '}'),
+
+    record_update: $ => seq(
+      '{',
+      field('record', $._expr),
+      'with',
+      sepBy1(',', $.record_field),
+      '}',
+    ),
+
+    record_field: $ => seq(field('label', $._field_label), '=', field('value', $._expr)),
+
+    var: $ => choice($.var_ident, $.escaped_var, $.escaped_frozen),
+
+    // Binder of let / lam / external / rec_binding; `_` is a `wildcard` node.
+    _binder: $ => choice($.var_ident, $.escaped_var, $.wildcard),
+
+    _con_name: $ => choice($.con_ident, $.escaped_con),
+
+    _type_name: $ => choice($.con_ident, $.escaped_type),
+
+    // Label after `.` in a projection.
+    _label: $ => choice($.var_ident, $.con_ident, $.label_index, $.escaped_label),
+
+    // Label of a record field (expression, pattern or type). A numeric label
+    // here is lexed as an integer (it shares the state with integer literals
+    // after `{`) and shown as a `label_index` node.
+    _field_label: $ => choice(
+      $.var_ident,
+      $.con_ident,
+      alias($.integer, $.label_index),
+      $.escaped_label,
+    ),
+
+    // ------------------------------------------------------------------
+    // Patterns
+    // ------------------------------------------------------------------
+
+    _pat: $ => choice($.or_pat, $._pat_conj),
+
+    or_pat: $ => seq(field('left', $._pat_conj), '|', field('right', $._pat)),
+
+    _pat_conj: $ => choice($.and_pat, $._pat_atom),
+
+    and_pat: $ => seq(field('left', $._pat_atom), '&', field('right', $._pat_conj)),
+
+    _pat_atom: $ => choice(
+      $.var_pat,
+      $.wildcard,
+      $.integer,
+      $.char,
+      $.string,
+      $.true,
+      $.false,
+      $.con_pat,
+      $.tuple_pat,
+      $.paren_pat,
+      $.unit_pat,
+      $.record_pat,
+      $.seq_pat,
+      $.concat_pat,
+      $.not_pat,
+    ),
+
+    not_pat: $ => seq('!', field('pattern', $._pat_atom)),
+
+    var_pat: $ => choice($.var_ident, $.escaped_var),
+
+    wildcard: _ => '_',
+
+    con_pat: $ => seq(
+      field('constructor', $._con_name),
+      optional(field('argument', $._pat_atom)),
+    ),
+
+    tuple_pat: $ => tupleBody($._pat),
+
+    paren_pat: $ => seq('(', $._pat, ')'),
+
+    unit_pat: _ => seq('(', ')'),
+
+    record_pat: $ => seq('{', optional(sepBy1(',', $.record_pat_field)), '}'),
+
+    record_pat_field: $ => seq(
+      field('label', $._field_label),
+      '=',
+      field('pattern', $._pat),
+    ),
+
+    seq_pat: $ => seq('[', optional(sepBy1(',', $._pat)), ']'),
+
+    concat_pat: $ => choice(
+      seq(
+        field('prefix', $._seq_edge),
+        '++',
+        field('middle', $._concat_middle),
+        optional(seq('++', field('suffix', $._seq_edge))),
+      ),
+      seq(
+        field('middle', $._concat_middle),
+        '++',
+        field('suffix', $._seq_edge),
+      ),
+    ),
+
+    _seq_edge: $ => choice($.seq_pat, $.string),
+
+    _concat_middle: $ => choice($.var_pat, $.wildcard),
+
+    // ------------------------------------------------------------------
+    // Types
+    // ------------------------------------------------------------------
+
+    _type: $ => choice($.arrow_type, $.forall_type, $._type_left),
+
+    arrow_type: $ => seq(field('from', $._type_left), '->', field('to', $._type)),
+
+    forall_type: $ => seq('all', field('var', $.var_ident), '.', field('body', $._type)),
+
+    _type_left: $ => choice($.type_app, $._type_atom),
+
+    type_app: $ => seq(
+      field('constructor', $._type_name),
+      repeat1(field('argument', $._type_atom)),
+    ),
+
+    _type_atom: $ => choice(
+      $.type_con,
+      $.type_var,
+      $.tensor_type,
+      $.seq_type,
+      $.record_type,
+      $.tuple_type,
+      $.unit_type,
+      $.paren_type,
+    ),
+
+    type_con: $ => choice($.con_ident, $.escaped_type),
+
+    type_var: $ => $.var_ident,
+
+    tensor_type: $ => seq('Tensor', '[', field('element', $._type), ']'),
+
+    seq_type: $ => seq('[', field('element', $._type), ']'),
+
+    record_type: $ => seq('{', optional(sepBy1(',', $.record_type_field)), '}'),
+
+    record_type_field: $ => seq(field('label', $._field_label), ':', field('type', $._type)),
+
+    tuple_type: $ => tupleBody($._type),
+
+    unit_type: _ => seq('(', ')'),
+
+    paren_type: $ => seq('(', $._type, ')'),
+
+    // ------------------------------------------------------------------
+    // Lexical
+    // ------------------------------------------------------------------
+
+    var_ident: _ => /[a-z][_a-zA-Z0-9]*|_[_a-zA-Z0-9]+/,
+
+    con_ident: _ => /[A-Z][_a-zA-Z0-9]*/,
+
+    escaped_var: _ => escaped('var'),
+    escaped_con: _ => escaped('con'),
+    escaped_type: _ => escaped('type'),
+    escaped_label: _ => escaped('label'),
+    escaped_frozen: _ => escaped('frozen'),
+
+    integer: _ => /-?[0-9]+/,
+
+    float: _ => token(seq(
+      optional('-'),
+      /[0-9]+/,
+      choice(
+        seq('.', /[0-9]*/, optional(/[eE][+-]?[0-9]+/)),
+        /[eE][+-]?[0-9]+/,
+      ),
+    )),
+
+    label_index: _ => /[0-9]+/,
+
+    char: _ => token(seq('\'', choice(/[^\\]/, /\\./), '\'')),
+
+    string: _ => token(seq('"', repeat(choice(/[^"\\]/, /\\(.|\n)/)), '"')),
+
+    true: _ => 'true',
+    false: _ => 'false',
+    never: _ => 'never',
+
+    line_comment: _ => token(seq('--', /.*/)),
+  },
+});
