@@ -15,10 +15,12 @@
 /// <reference types="tree-sitter-cli/dsl" />
 // @ts-check
 
+// Reserved words. `mexpr` is reserved too, but it is lexed by the external
+// scanner (see `_mexpr_kw`), which never lets it be an identifier.
 const KEYWORDS = [
   'if', 'then', 'else', 'true', 'false', 'match', 'with', 'utest', 'type',
   'con', 'lang', 'let', 'recursive', 'lam', 'in', 'end', 'syn', 'sem', 'use',
-  'mexpr', 'include', 'never', 'using', 'external', 'switch', 'case', 'all',
+  'include', 'never', 'using', 'external', 'switch', 'case', 'all',
 ];
 
 /**
@@ -60,7 +62,30 @@ module.exports = grammar({
 
   extras: $ => [/\s/, $.line_comment, $.block_comment],
 
-  externals: $ => [$.block_comment],
+  // External tokens (src/scanner.c):
+  // - block_comment: nested `/- ... -/`.
+  // - _top_*: a top-level keyword (`let`, `recursive`, `type`, `con`,
+  //   `utest`, `external`) at column 0 before the `mexpr` section. It always
+  //   starts a new declaration; inside an expression it is a syntax error.
+  //   This keeps one broken declaration from swallowing the rest of the file.
+  //   Each appears in the tree as the ordinary keyword (aliased).
+  // - _mexpr_kw: the keyword `mexpr` (shown as "mexpr"). Scanning it switches
+  //   the column-0 rule above off for the rest of the file.
+  externals: $ => [
+    $.block_comment,
+    $._top_let,
+    $._top_recursive,
+    $._top_type,
+    $._top_con,
+    $._top_utest,
+    $._top_external,
+    $._mexpr_kw,
+  ],
+
+  inline: $ => [
+    $._kw_let, $._kw_recursive, $._kw_type, $._kw_con, $._kw_utest,
+    $._kw_external,
+  ],
 
   reserved: {
     global: _ => KEYWORDS,
@@ -89,17 +114,17 @@ module.exports = grammar({
     ),
 
     top_let: $ => seq(
-      'let',
+      $._kw_let,
       field('name', $._binder),
       optional(seq(':', field('type', $._type))),
       '=',
       field('value', $._expr),
     ),
 
-    top_recursive: $ => seq('recursive', repeat1($.rec_binding), 'end'),
+    top_recursive: $ => seq($._kw_recursive, repeat1($.rec_binding), 'end'),
 
     rec_binding: $ => seq(
-      'let',
+      $._kw_let,
       field('name', $._binder),
       optional(seq(':', field('type', $._type))),
       '=',
@@ -107,20 +132,20 @@ module.exports = grammar({
     ),
 
     top_type: $ => seq(
-      'type',
+      $._kw_type,
       field('name', $._type_name),
       repeat(field('param', $.var_ident)),
       optional(seq('=', field('definition', $._type))),
     ),
 
     top_con: $ => seq(
-      'con',
+      $._kw_con,
       field('name', $._con_name),
       optional(seq(':', field('type', $._type))),
     ),
 
     top_utest: $ => seq(
-      'utest',
+      $._kw_utest,
       field('test', $._expr),
       'with',
       field('expected', $._expr),
@@ -129,7 +154,7 @@ module.exports = grammar({
     ),
 
     top_external: $ => seq(
-      'external',
+      $._kw_external,
       field('name', $._binder),
       optional(field('effect', '!')),
       ':',
@@ -154,11 +179,26 @@ module.exports = grammar({
       ...KEYWORDS.filter(k => !['end', 'switch', 'true', 'false', 'never']
         .includes(k)),
       'Tensor',
+      alias($._top_let, 'let'),
+      alias($._top_recursive, 'recursive'),
+      alias($._top_type, 'type'),
+      alias($._top_con, 'con'),
+      alias($._top_utest, 'utest'),
+      alias($._top_external, 'external'),
       '=', '+', '++', '(', ')', '[', ']', '{', '}', ':', '::', ',', ';', '.',
       '|', '&', '!', '->', '>', '<', '*',
     ),
 
-    mexpr_section: $ => seq('mexpr', field('body', $._expr)),
+    mexpr_section: $ => seq(alias($._mexpr_kw, 'mexpr'), field('body', $._expr)),
+
+    // Keywords that begin a top-level declaration: the ordinary keyword, or
+    // the column-0 variant from the external scanner (shown as the keyword).
+    _kw_let: $ => choice('let', alias($._top_let, 'let')),
+    _kw_recursive: $ => choice('recursive', alias($._top_recursive, 'recursive')),
+    _kw_type: $ => choice('type', alias($._top_type, 'type')),
+    _kw_con: $ => choice('con', alias($._top_con, 'con')),
+    _kw_utest: $ => choice('utest', alias($._top_utest, 'utest')),
+    _kw_external: $ => choice('external', alias($._top_external, 'external')),
 
     // ------------------------------------------------------------------
     // Expressions

@@ -1,0 +1,91 @@
+//! Type expressions (annotations and declarations) to types: aliases are
+//! expanded and type constructors applied to the right number of arguments.
+
+use crate::check::Checker;
+use crate::unify::substitute;
+use pmx_ast::{Prim, Ty, TyKind, TypeExpr, TypeExprKind};
+use pmx_diagnostics::{Code, Diagnostic};
+use rustc_hash::FxHashMap;
+
+impl Checker<'_> {
+    pub(crate) fn convert_type(&mut self, t: &TypeExpr) -> Ty {
+        match &t.kind {
+            TypeExprKind::Prim(p) => match p {
+                Prim::Int => Ty::int(),
+                Prim::Float => Ty::float(),
+                Prim::Bool => Ty::bool(),
+                Prim::Char => Ty::char(),
+                Prim::String => Ty::string(),
+            },
+            TypeExprKind::Unknown => self.fresh(),
+            TypeExprKind::Error => Ty::unknown(),
+            TypeExprKind::Seq(e) => Ty::seq(self.convert_type(e)),
+            TypeExprKind::Tensor(e) => Ty::tensor(self.convert_type(e)),
+            TypeExprKind::Arrow(a, b) => Ty::arrow(self.convert_type(a), self.convert_type(b)),
+            TypeExprKind::Record(fields) => {
+                Ty::record(fields.iter().map(|(l, f)| (l.text.clone(), self.convert_type(f))).collect())
+            }
+            TypeExprKind::All(name, body) => {
+                let v = self.u.fresh_var(&name.text);
+                self.tyvars.insert(name.id, Ty::new(TyKind::Var(v.clone())));
+                let body = self.convert_type(body);
+                Ty::new(TyKind::All(v, Vec::new(), body))
+            }
+            TypeExprKind::Var(name) => {
+                if let Some(t) = self.tyvars.get(&name.id) {
+                    return t.clone();
+                }
+                if !name.id.is_resolved() {
+                    return Ty::unknown();
+                }
+                match &mut self.implicit {
+                    Some(vars) => {
+                        let v = self.u.fresh_var(&name.text);
+                        vars.push(v.clone());
+                        let t = Ty::new(TyKind::Var(v));
+                        self.tyvars.insert(name.id, t.clone());
+                        t
+                    }
+                    None => Ty::unknown(),
+                }
+            }
+            TypeExprKind::Con(name, args) => {
+                let args: Vec<Ty> = args.iter().map(|a| self.convert_type(a)).collect();
+                if let Some(b) = name.id.as_builtin_type() {
+                    if self.arity_ok(b.arity(), args.len(), &name.text, t) {
+                        return Ty::new(TyKind::Con(name.id, name.text.clone(), args));
+                    }
+                    return Ty::unknown();
+                }
+                let Some(info) = self.tycon(name.id) else { return Ty::unknown() };
+                if !self.arity_ok(info.params.len(), args.len(), &name.text, t) {
+                    return Ty::unknown();
+                }
+                match &info.definition {
+                    Some(def) => {
+                        let subst: FxHashMap<u32, Ty> = info.params.iter().map(|p| p.id).zip(args).collect();
+                        substitute(def, &subst)
+                    }
+                    None => Ty::new(TyKind::Con(name.id, name.text.clone(), args)),
+                }
+            }
+        }
+    }
+
+    fn arity_ok(&mut self, expected: usize, found: usize, name: &str, t: &TypeExpr) -> bool {
+        if expected == found {
+            return true;
+        }
+        let plural = if expected == 1 { "" } else { "s" };
+        self.diags.push(
+            Diagnostic::error(
+                Code::TypeArity,
+                t.span,
+                format!("the type `{name}` takes {expected} argument{plural}, but {found} were given"),
+            )
+            .with_label(format!("`{name}` applied to {found} argument(s)")),
+        );
+        false
+    }
+}
+

@@ -1,0 +1,372 @@
+//! Inference variables and unification.
+//!
+//! An inference variable ("meta") is either bound to a type or unbound with
+//! a level (for generalisation) and a list of record fields it must have
+//! (when it stands for the type of something projected or matched with a
+//! record pattern).
+
+use pmx_ast::{SmolStr, Ty, TyKind, TyVar};
+use rustc_hash::FxHashMap;
+
+#[derive(Clone, Debug)]
+enum Meta {
+    Unbound { level: u32, fields: Vec<(SmolStr, Ty)> },
+    Link(Ty),
+}
+
+/// Why two types did not unify.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Mismatch {
+    /// Different type constructors somewhere inside.
+    Types,
+    /// A variable would have to contain itself.
+    Occurs,
+    /// A record lacks a field that is required of it.
+    MissingField(SmolStr),
+    /// A type that is not a record was required to have a field.
+    NotARecord(SmolStr),
+}
+
+#[derive(Default)]
+pub(crate) struct Unifier {
+    metas: Vec<Meta>,
+    next_var: u32,
+}
+
+impl Unifier {
+    pub fn fresh(&mut self, level: u32) -> Ty {
+        self.metas.push(Meta::Unbound { level, fields: Vec::new() });
+        Ty::new(TyKind::Meta(self.metas.len() as u32 - 1))
+    }
+
+    fn fresh_with_fields(&mut self, level: u32, fields: Vec<(SmolStr, Ty)>) -> Ty {
+        self.metas.push(Meta::Unbound { level, fields });
+        Ty::new(TyKind::Meta(self.metas.len() as u32 - 1))
+    }
+
+    pub fn fresh_var(&mut self, name: &str) -> TyVar {
+        self.next_var += 1;
+        TyVar { id: self.next_var, name: SmolStr::new(name) }
+    }
+
+    /// Follows bound variables until a type that is not a bound variable.
+    pub fn shallow(&mut self, t: &Ty) -> Ty {
+        let TyKind::Meta(id) = t.kind() else { return t.clone() };
+        match &self.metas[*id as usize] {
+            Meta::Link(next) => {
+                let next = next.clone();
+                let end = self.shallow(&next);
+                self.metas[*id as usize] = Meta::Link(end.clone());
+                end
+            }
+            Meta::Unbound { .. } => t.clone(),
+        }
+    }
+
+    pub fn unify(&mut self, a: &Ty, b: &Ty) -> Result<(), Mismatch> {
+        let a = self.shallow(a);
+        let b = self.shallow(b);
+        if a == b {
+            return Ok(());
+        }
+        match (a.kind(), b.kind()) {
+            (TyKind::Unknown, _) | (_, TyKind::Unknown) => Ok(()),
+            (TyKind::Meta(x), _) => self.bind(*x, &b),
+            (_, TyKind::Meta(y)) => self.bind(*y, &a),
+            (TyKind::Seq(x), TyKind::Seq(y)) | (TyKind::Tensor(x), TyKind::Tensor(y)) => self.unify(x, y),
+            (TyKind::Arrow(a1, r1), TyKind::Arrow(a2, r2)) => {
+                self.unify(a1, a2)?;
+                self.unify(r1, r2)
+            }
+            (TyKind::Record(f1), TyKind::Record(f2)) => {
+                if f1.len() != f2.len() || f1.iter().zip(f2).any(|(x, y)| x.0 != y.0) {
+                    return Err(Mismatch::Types);
+                }
+                for ((_, x), (_, y)) in f1.iter().zip(f2) {
+                    self.unify(x, y)?;
+                }
+                Ok(())
+            }
+            (TyKind::Con(i1, _, args1), TyKind::Con(i2, _, args2)) if i1 == i2 && args1.len() == args2.len() => {
+                for (x, y) in args1.iter().zip(args2) {
+                    self.unify(x, y)?;
+                }
+                Ok(())
+            }
+            (TyKind::Var(v1), TyKind::Var(v2)) if v1.id == v2.id => Ok(()),
+            _ => Err(Mismatch::Types),
+        }
+    }
+
+    fn level_of(&self, id: u32) -> u32 {
+        match &self.metas[id as usize] {
+            Meta::Unbound { level, .. } => *level,
+            Meta::Link(_) => u32::MAX,
+        }
+    }
+
+    /// Binds the unbound variable `x` to `t` (shallow, not `x` itself).
+    fn bind(&mut self, x: u32, t: &Ty) -> Result<(), Mismatch> {
+        let level = self.level_of(x);
+        self.occurs_adjust(x, level, t)?;
+        let fields = match std::mem::replace(&mut self.metas[x as usize], Meta::Link(t.clone())) {
+            Meta::Unbound { fields, .. } => fields,
+            Meta::Link(_) => unreachable!("bind on a bound variable"),
+        };
+        for (label, fty) in fields {
+            let found = self.require_field(t, &label)?;
+            self.unify(&fty, &found)?;
+        }
+        Ok(())
+    }
+
+    /// The type of field `label` of a value of type `t`, constraining `t` to
+    /// have it when `t` is not known yet.
+    pub fn require_field(&mut self, t: &Ty, label: &SmolStr) -> Result<Ty, Mismatch> {
+        let t = self.shallow(t);
+        match t.kind() {
+            TyKind::Record(fields) => match fields.iter().find(|(l, _)| l == label) {
+                Some((_, ft)) => Ok(ft.clone()),
+                None => Err(Mismatch::MissingField(label.clone())),
+            },
+            TyKind::Unknown => Ok(Ty::unknown()),
+            TyKind::Meta(id) => {
+                let id = *id;
+                let level = self.level_of(id);
+                if let Meta::Unbound { fields, .. } = &self.metas[id as usize] {
+                    if let Some((_, ft)) = fields.iter().find(|(l, _)| l == label) {
+                        return Ok(ft.clone());
+                    }
+                }
+                let ft = self.fresh(level);
+                if let Meta::Unbound { fields, .. } = &mut self.metas[id as usize] {
+                    fields.push((label.clone(), ft.clone()));
+                }
+                Ok(ft)
+            }
+            _ => Err(Mismatch::NotARecord(label.clone())),
+        }
+    }
+
+    /// Fails when `x` occurs in `t`; lowers the level of every variable in
+    /// `t` to at most `level`.
+    fn occurs_adjust(&mut self, x: u32, level: u32, t: &Ty) -> Result<(), Mismatch> {
+        let t = self.shallow(t);
+        match t.kind() {
+            TyKind::Meta(y) => {
+                if *y == x {
+                    return Err(Mismatch::Occurs);
+                }
+                let fields = match &mut self.metas[*y as usize] {
+                    Meta::Unbound { level: l, fields } => {
+                        *l = (*l).min(level);
+                        fields.clone()
+                    }
+                    Meta::Link(_) => Vec::new(),
+                };
+                for (_, f) in fields {
+                    self.occurs_adjust(x, level, &f)?;
+                }
+                Ok(())
+            }
+            TyKind::Seq(e) | TyKind::Tensor(e) => self.occurs_adjust(x, level, e),
+            TyKind::Arrow(a, b) => {
+                self.occurs_adjust(x, level, a)?;
+                self.occurs_adjust(x, level, b)
+            }
+            TyKind::Record(fields) => fields.iter().try_for_each(|(_, f)| self.occurs_adjust(x, level, f)),
+            TyKind::Con(_, _, args) => args.iter().try_for_each(|a| self.occurs_adjust(x, level, a)),
+            TyKind::All(_, _, body) => self.occurs_adjust(x, level, body),
+            TyKind::Unknown | TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char | TyKind::Var(_) => Ok(()),
+        }
+    }
+
+    /// Replaces every bound variable by what it is bound to.
+    pub fn zonk(&mut self, t: &Ty) -> Ty {
+        self.zonk_changed(t).unwrap_or_else(|| t.clone())
+    }
+
+    fn zonk_changed(&mut self, t: &Ty) -> Option<Ty> {
+        match t.kind() {
+            TyKind::Meta(_) => {
+                let s = self.shallow(t);
+                if matches!(s.kind(), TyKind::Meta(_)) {
+                    return if s == *t { None } else { Some(s) };
+                }
+                Some(self.zonk(&s))
+            }
+            TyKind::Seq(e) => self.zonk_changed(e).map(Ty::seq),
+            TyKind::Tensor(e) => self.zonk_changed(e).map(Ty::tensor),
+            TyKind::Arrow(a, b) => {
+                let (za, zb) = (self.zonk_changed(a), self.zonk_changed(b));
+                if za.is_none() && zb.is_none() {
+                    return None;
+                }
+                Some(Ty::arrow(za.unwrap_or_else(|| a.clone()), zb.unwrap_or_else(|| b.clone())))
+            }
+            TyKind::Record(fields) => {
+                let z = self.zonk_fields(fields)?;
+                Some(Ty::new(TyKind::Record(z)))
+            }
+            TyKind::Con(id, name, args) => {
+                let zs: Vec<Option<Ty>> = args.iter().map(|a| self.zonk_changed(a)).collect();
+                if zs.iter().all(Option::is_none) {
+                    return None;
+                }
+                let args = zs.into_iter().zip(args).map(|(z, a)| z.unwrap_or_else(|| a.clone())).collect();
+                Some(Ty::new(TyKind::Con(*id, name.clone(), args)))
+            }
+            TyKind::All(v, fields, body) => {
+                let zf = self.zonk_fields(fields);
+                let zb = self.zonk_changed(body);
+                if zf.is_none() && zb.is_none() {
+                    return None;
+                }
+                Some(Ty::new(TyKind::All(
+                    v.clone(),
+                    zf.unwrap_or_else(|| fields.clone()),
+                    zb.unwrap_or_else(|| body.clone()),
+                )))
+            }
+            TyKind::Unknown | TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char | TyKind::Var(_) => None,
+        }
+    }
+
+    fn zonk_fields(&mut self, fields: &[(SmolStr, Ty)]) -> Option<Vec<(SmolStr, Ty)>> {
+        let zs: Vec<Option<Ty>> = fields.iter().map(|(_, f)| self.zonk_changed(f)).collect();
+        if zs.iter().all(Option::is_none) {
+            return None;
+        }
+        Some(zs.into_iter().zip(fields).map(|(z, (l, f))| (l.clone(), z.unwrap_or_else(|| f.clone()))).collect())
+    }
+
+    /// The record fields required of an unbound variable.
+    pub fn required_fields(&self, id: u32) -> Vec<(SmolStr, Ty)> {
+        match &self.metas[id as usize] {
+            Meta::Unbound { fields, .. } => fields.clone(),
+            Meta::Link(_) => Vec::new(),
+        }
+    }
+
+    /// Generalises the unbound variables of `t` whose level is above
+    /// `level`: each becomes a quantified variable.
+    pub fn generalize(&mut self, t: &Ty, level: u32) -> Ty {
+        let t = self.zonk(t);
+        let mut found = Vec::new();
+        self.collect_generalizable(&t, level, &mut found);
+        if found.is_empty() {
+            return t;
+        }
+        let mut vars = Vec::new();
+        for (i, id) in found.iter().enumerate() {
+            let var = self.fresh_var(&var_name(i));
+            let fields = self.required_fields(*id);
+            self.metas[*id as usize] = Meta::Link(Ty::new(TyKind::Var(var.clone())));
+            vars.push((var, fields));
+        }
+        let body = self.zonk(&t);
+        vars.into_iter().rev().fold(body, |acc, (v, fields)| {
+            let fields = fields.into_iter().map(|(l, f)| (l, self.zonk(&f))).collect();
+            Ty::new(TyKind::All(v, fields, acc))
+        })
+    }
+
+    fn collect_generalizable(&mut self, t: &Ty, level: u32, out: &mut Vec<u32>) {
+        let t = self.shallow(t);
+        match t.kind() {
+            TyKind::Meta(id) => {
+                if self.level_of(*id) > level && !out.contains(id) {
+                    out.push(*id);
+                    for (_, f) in self.required_fields(*id) {
+                        self.collect_generalizable(&f, level, out);
+                    }
+                }
+            }
+            TyKind::Seq(e) | TyKind::Tensor(e) => self.collect_generalizable(e, level, out),
+            TyKind::Arrow(a, b) => {
+                self.collect_generalizable(a, level, out);
+                self.collect_generalizable(b, level, out);
+            }
+            TyKind::Record(fields) => fields.iter().for_each(|(_, f)| self.collect_generalizable(f, level, out)),
+            TyKind::Con(_, _, args) => args.iter().for_each(|a| self.collect_generalizable(a, level, out)),
+            TyKind::All(_, _, body) => self.collect_generalizable(body, level, out),
+            TyKind::Unknown | TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char | TyKind::Var(_) => {}
+        }
+    }
+
+    /// Replaces the quantified variables of a scheme by fresh variables.
+    pub fn instantiate(&mut self, scheme: &Ty, level: u32) -> Ty {
+        let mut subst = FxHashMap::default();
+        let mut pending = Vec::new();
+        let mut t = scheme;
+        while let TyKind::All(v, fields, body) = t.kind() {
+            let m = self.fresh_with_fields(level, Vec::new());
+            subst.insert(v.id, m.clone());
+            pending.push((m, fields));
+            t = body;
+        }
+        if subst.is_empty() {
+            return t.clone();
+        }
+        for (m, fields) in pending {
+            if let TyKind::Meta(id) = m.kind() {
+                let fields: Vec<_> = fields.iter().map(|(l, f)| (l.clone(), substitute(f, &subst))).collect();
+                self.metas[*id as usize] = Meta::Unbound { level, fields };
+            }
+        }
+        substitute(t, &subst)
+    }
+
+    /// The unbound variables left in `t` that carry record constraints.
+    pub fn unresolved_records(&mut self, t: &Ty, out: &mut Vec<u32>) {
+        let t = self.shallow(t);
+        match t.kind() {
+            TyKind::Meta(id) => {
+                if !self.required_fields(*id).is_empty() && !out.contains(id) {
+                    out.push(*id);
+                }
+            }
+            TyKind::Seq(e) | TyKind::Tensor(e) => self.unresolved_records(e, out),
+            TyKind::Arrow(a, b) => {
+                self.unresolved_records(a, out);
+                self.unresolved_records(b, out);
+            }
+            TyKind::Record(fields) => fields.iter().for_each(|(_, f)| self.unresolved_records(f, out)),
+            TyKind::Con(_, _, args) => args.iter().for_each(|a| self.unresolved_records(a, out)),
+            TyKind::All(_, _, body) => self.unresolved_records(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// Replaces quantified variables by types.
+pub(crate) fn substitute(t: &Ty, subst: &FxHashMap<u32, Ty>) -> Ty {
+    match t.kind() {
+        TyKind::Var(v) => subst.get(&v.id).cloned().unwrap_or_else(|| t.clone()),
+        TyKind::Seq(e) => Ty::seq(substitute(e, subst)),
+        TyKind::Tensor(e) => Ty::tensor(substitute(e, subst)),
+        TyKind::Arrow(a, b) => Ty::arrow(substitute(a, subst), substitute(b, subst)),
+        TyKind::Record(fields) => {
+            Ty::new(TyKind::Record(fields.iter().map(|(l, f)| (l.clone(), substitute(f, subst))).collect()))
+        }
+        TyKind::Con(id, name, args) => {
+            Ty::new(TyKind::Con(*id, name.clone(), args.iter().map(|a| substitute(a, subst)).collect()))
+        }
+        TyKind::All(v, fields, body) => Ty::new(TyKind::All(
+            v.clone(),
+            fields.iter().map(|(l, f)| (l.clone(), substitute(f, subst))).collect(),
+            substitute(body, subst),
+        )),
+        TyKind::Unknown | TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char | TyKind::Meta(_) => t.clone(),
+    }
+}
+
+/// `a`, `b`, ..., `z`, `a1`, ...
+fn var_name(i: usize) -> String {
+    let letter = (b'a' + (i % 26) as u8) as char;
+    if i < 26 {
+        letter.to_string()
+    } else {
+        format!("{letter}{}", i / 26)
+    }
+}
