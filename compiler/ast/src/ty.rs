@@ -165,6 +165,9 @@ impl fmt::Display for Ty {
 enum Prec {
     Top,
     Arrow,
+    /// Left of an arrow: arrows need parentheses, applications do not.
+    ArrowLeft,
+    /// Argument of a type application.
     App,
 }
 
@@ -219,7 +222,7 @@ fn write_ty(f: &mut fmt::Formatter<'_>, ty: &Ty, prec: Prec) -> fmt::Result {
             if prec > Prec::Arrow {
                 write!(f, "(")?;
             }
-            write_ty(f, a, Prec::App)?;
+            write_ty(f, a, Prec::ArrowLeft)?;
             write!(f, " -> ")?;
             write_ty(f, b, Prec::Arrow)?;
             if prec > Prec::Arrow {
