@@ -1,1 +1,43 @@
+//! The compiler driver: a salsa database and the queries of the front end.
+//!
+//! Inputs are [`SourceFile`]s (a path and its text), created lazily as
+//! includes are followed. Queries, each memoised per file:
+//! [`parse_file`] (text → AST with syntax errors), [`file_includes`]
+//! (include paths → files), [`resolve_file`] (names, given the exports of
+//! the included files), [`check_file`] (types), [`file_diagnostics`]; and
+//! per program: [`program_files`] (every file in load order) and
+//! [`program_diagnostics`]. Editing one file's text re-runs only what
+//! depends on it.
+//!
+//! Invariants: no query fails or panics on bad input; every problem is a
+//! diagnostic. Include cycles are cut before any query recurses along them,
+//! so queries never form a cycle. The front end recurses as deep as the
+//! program nests, so run it with [`with_stack`].
 
+mod db;
+mod includes;
+mod queries;
+
+pub use db::{Database, Db, SourceFile};
+pub use includes::{file_includes, IncludeTarget};
+pub use queries::{
+    check_file, file_diagnostics, parse_file, program_diagnostics, program_files, resolve_file, CheckedFile,
+    ResolvedFile,
+};
+
+/// The stack the front end needs for the deepest program it accepts.
+pub const STACK_SIZE: usize = 1 << 30;
+
+/// Runs `f` on a thread with a stack of [`STACK_SIZE`] bytes (reserved,
+/// not committed: only the pages a deep program touches are used).
+pub fn with_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("pmx-compiler".into())
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(s, f)
+            .expect("cannot start the compiler thread")
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}

@@ -1,1 +1,149 @@
+//! Parsing: source text to the MExpr AST.
+//!
+//! The tree-sitter grammar in `compiler/tree-sitter-mexpr` produces a
+//! concrete syntax tree with error recovery; this crate reports its ERROR
+//! and MISSING nodes as syntax errors and lowers the rest to a
+//! [`pmx_ast::Module`] whose nodes carry byte spans. Sugar is removed here:
+//! `if` and `switch` become matches, `a; b` becomes `let _ = a in b`,
+//! tuples become records labelled `0`, `1`, ..., and strings in patterns
+//! become sequence patterns.
+//!
+//! Invariants: [`parse`] never fails and never panics; every part of the
+//! tree that did not parse becomes an `Error` node (expression, pattern or
+//! type) for which exactly the syntax error was reported. Names are
+//! unresolved. Recursion depth is bounded by [`MAX_DEPTH`]; deeper input is
+//! reported, not lowered. Callers must run [`parse`] on a thread whose stack
+//! holds [`MAX_DEPTH`] nested frames (the driver uses a large stack).
 
+mod errors;
+mod expr;
+mod items;
+pub mod lexical;
+mod pat;
+mod types;
+
+use pmx_ast::{FileId, Module, Name, Span};
+use pmx_diagnostics::Diagnostic;
+use tree_sitter::{Node, Parser, Tree};
+
+/// The deepest syntax tree that is lowered.
+pub const MAX_DEPTH: usize = 250_000;
+
+/// The result of parsing one file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parsed {
+    pub module: Module,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Parses MExpr source text with tree-sitter.
+pub fn parse_tree(text: &str) -> Option<Tree> {
+    let mut parser = Parser::new();
+    parser.set_language(&tree_sitter_mexpr::LANGUAGE.into()).ok()?;
+    parser.parse(text, None)
+}
+
+/// Parses and lowers one file.
+pub fn parse(text: &str, file: FileId) -> Parsed {
+    let Some(tree) = parse_tree(text) else {
+        return Parsed {
+            module: Module::default(),
+            diagnostics: vec![Diagnostic::error(
+                pmx_diagnostics::Code::SyntaxError,
+                Span::new(file, 0, 0),
+                "the parser could not start",
+            )],
+        };
+    };
+    lower_tree(&tree, text, file)
+}
+
+/// Lowers an already parsed tree (the language server keeps trees for
+/// incremental reparsing).
+pub fn lower_tree(tree: &Tree, text: &str, file: FileId) -> Parsed {
+    let mut lower = Lower { text, file, diags: Vec::new() };
+    let root = tree.root_node();
+    errors::report_syntax_errors(&mut lower, root);
+    let depth = errors::max_depth(root);
+    if depth > MAX_DEPTH {
+        lower.diags.push(
+            Diagnostic::error(
+                pmx_diagnostics::Code::TooDeep,
+                errors::deepest_span(&lower, root),
+                format!("the program is nested {depth} levels deep; pmx handles at most {MAX_DEPTH}"),
+            )
+            .with_label("nesting exceeds the limit here")
+            .with_note("split deeply nested expressions into separate bindings"),
+        );
+        return Parsed { module: Module::default(), diagnostics: lower.diags };
+    }
+    let module = lower.module(root);
+    Parsed { module, diagnostics: lower.diags }
+}
+
+pub(crate) struct Lower<'t> {
+    text: &'t str,
+    file: FileId,
+    diags: Vec<Diagnostic>,
+}
+
+impl<'t> Lower<'t> {
+    fn span(&self, n: Node) -> Span {
+        Span::new(self.file, n.start_byte() as u32, n.end_byte() as u32)
+    }
+
+    fn text(&self, n: Node) -> &'t str {
+        self.text.get(n.byte_range()).unwrap_or("")
+    }
+
+    /// The named children that carry syntax (not comments, not errors).
+    fn children<'a>(&self, n: Node<'a>) -> Vec<Node<'a>> {
+        let mut cursor = n.walk();
+        n.named_children(&mut cursor).filter(|c| !c.is_extra() && !c.is_error()).collect()
+    }
+
+    /// Children of a given kind.
+    fn children_of<'a>(&self, n: Node<'a>, kind: &str) -> Vec<Node<'a>> {
+        let mut cursor = n.walk();
+        n.named_children(&mut cursor).filter(|c| c.kind() == kind).collect()
+    }
+
+    fn fields<'a>(&self, n: Node<'a>, field: &str) -> Vec<Node<'a>> {
+        let mut cursor = n.walk();
+        n.children_by_field_name(field, &mut cursor).filter(|c| !c.is_extra()).collect()
+    }
+
+    /// A name: plain identifiers, escaped identifiers (`#var"..."`), and
+    /// the wildcard `_` in binder position.
+    fn name(&mut self, n: Node) -> Name {
+        let span = self.span(n);
+        let text = self.text(n);
+        let text = if text.starts_with('#') {
+            let body = lexical::quoted_body(text);
+            match lexical::unescape(body) {
+                Ok(s) => s,
+                Err((_, msg)) => {
+                    self.invalid_literal(span, msg);
+                    body.to_string()
+                }
+            }
+        } else {
+            text.to_string()
+        };
+        Name::unresolved(text, span)
+    }
+
+    fn invalid_literal(&mut self, span: Span, message: String) {
+        self.diags.push(
+            Diagnostic::error(pmx_diagnostics::Code::InvalidLiteral, span, message).with_label("in this literal"),
+        );
+    }
+
+    fn unsupported(&mut self, span: Span, what: &str, note: &str) {
+        self.diags.push(
+            Diagnostic::error(pmx_diagnostics::Code::Unsupported, span, format!("{what} is not supported by pmx"))
+                .with_label("not supported")
+                .with_note(note.to_string()),
+        );
+    }
+}

@@ -17,10 +17,11 @@
  *   column 0 is the usual style) the keywords are ordinary again.
  *
  * - MEXPR: the keyword `mexpr`, wherever the word `mexpr` appears (it is
- *   reserved). Scanning it sets `in_mexpr`, the only state of the scanner
- *   (serialised as one byte). The keyword is lexed here rather than by the
- *   generated lexer so that the state flips even when `mexpr` follows a
- *   broken declaration and is only reached through error recovery.
+ *   reserved). Where it starts the mexpr section it sets `in_mexpr`
+ *   (serialised, with `parity`, in one byte). The keyword is lexed here
+ *   rather than by the generated lexer so that the state flips even when
+ *   `mexpr` follows a broken declaration and is only reached through error
+ *   recovery.
  */
 
 #include "tree_sitter/alloc.h"
@@ -42,7 +43,16 @@ enum TokenType {
 };
 
 typedef struct {
+  /* Set by the `mexpr` keyword: the column-0 rule is off from there on. */
   bool in_mexpr;
+  /* Flips with every TOP_* token, so that each of them changes the
+   * serialised state. Tree-sitter's error recovery never skips a token that
+   * changes the scanner state when it can instead pop back to a state where
+   * the token is valid; this is what makes a column-0 keyword a reliable
+   * resynchronisation point. `mexpr` resets it, so the states in the mexpr
+   * section do not depend on how many declarations precede it (this keeps
+   * incremental reparsing of the section cheap). */
+  bool parity;
 } Scanner;
 
 void *tree_sitter_mexpr_external_scanner_create(void) {
@@ -54,14 +64,15 @@ void tree_sitter_mexpr_external_scanner_destroy(void *payload) { ts_free(payload
 
 unsigned tree_sitter_mexpr_external_scanner_serialize(void *payload, char *buffer) {
   Scanner *s = (Scanner *)payload;
-  buffer[0] = (char)(s->in_mexpr ? 1 : 0);
+  buffer[0] = (char)((s->in_mexpr ? 1 : 0) | (s->parity ? 2 : 0));
   return 1;
 }
 
 void tree_sitter_mexpr_external_scanner_deserialize(void *payload, const char *buffer,
                                                     unsigned length) {
   Scanner *s = (Scanner *)payload;
-  s->in_mexpr = length > 0 && buffer[0] != 0;
+  s->in_mexpr = length > 0 && (buffer[0] & 1) != 0;
+  s->parity = length > 0 && (buffer[0] & 2) != 0;
 }
 
 static bool is_space(int32_t c) {
@@ -101,13 +112,21 @@ static bool scan_block_comment(TSLexer *lexer) {
   return true;
 }
 
+/* Whether the word of `len` characters just read started at column 0. A
+ * token never ends with a newline, so after skipped whitespace this is
+ * "the last character skipped was a newline"; with nothing skipped it can
+ * only be the start of the input, which get_column decides. */
+static bool at_column_0(TSLexer *lexer, bool skipped, bool after_newline, unsigned len) {
+  if (skipped) return after_newline;
+  return lexer->get_column(lexer) == len;
+}
+
 bool tree_sitter_mexpr_external_scanner_scan(void *payload, TSLexer *lexer,
                                              const bool *valid_symbols) {
   Scanner *s = (Scanner *)payload;
 
   /* Skip whitespace, remembering whether the last character skipped was a
-   * newline: a token never ends with a newline, so that is exactly "the next
-   * token starts at column 0" (except at the start of the input). */
+   * newline (see at_column_0). */
   bool skipped = false;
   bool after_newline = false;
   while (is_space(lexer->lookahead)) {
@@ -135,7 +154,14 @@ bool tree_sitter_mexpr_external_scanner_scan(void *payload, TSLexer *lexer,
   word[len] = '\0';
 
   if (strcmp(word, "mexpr") == 0) {
-    s->in_mexpr = true;
+    /* Always the keyword (it is reserved). It starts the mexpr section, and
+     * so switches the column-0 rule off, where the grammar expects it (or in
+     * error recovery, where everything is valid) and wherever it is written
+     * at column 0 (a broken declaration before it must not hide it). */
+    if (valid_symbols[MEXPR] || at_column_0(lexer, skipped, after_newline, len)) {
+      s->parity = false;
+      s->in_mexpr = true;
+    }
     lexer->mark_end(lexer);
     lexer->result_symbol = MEXPR;
     return true;
@@ -160,9 +186,9 @@ bool tree_sitter_mexpr_external_scanner_scan(void *payload, TSLexer *lexer,
     return false;
   }
 
-  bool at_column_0 = skipped ? after_newline : lexer->get_column(lexer) == len;
-  if (!at_column_0) return false;
+  if (!at_column_0(lexer, skipped, after_newline, len)) return false;
 
+  s->parity = !s->parity;
   lexer->mark_end(lexer);
   lexer->result_symbol = kw;
   return true;

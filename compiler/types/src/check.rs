@@ -341,12 +341,11 @@ impl<'a> Checker<'a> {
                 format!("infinite type: `{expected}` and `{found}` would have to be the same"),
             )
             .with_label("this would need a type that contains itself"),
-            Mismatch::MissingField(l) => Diagnostic::error(
-                Code::MissingField,
-                span,
-                format!("expected `{expected}`, found `{found}`"),
-            )
-            .with_label(format!("a record without the field `{l}`")),
+            Mismatch::MissingField(l) => {
+                Diagnostic::error(Code::MissingField, span, format!("this record has no field `{l}`"))
+                    .with_label(format!("this has type `{found}`"))
+                    .with_note(format!("the field `{l}` is required by how the value is used"))
+            }
             Mismatch::NotARecord(l) => Diagnostic::error(
                 Code::TypeMismatch,
                 span,

@@ -43,11 +43,12 @@ impl Checker<'_> {
             }
             ExprKind::App(f, a) => self.application(f, a),
             ExprKind::Match { scrutinee, pattern, then, otherwise } => {
-                let ts = self.infer(scrutinee);
+                let mut ts = self.infer(scrutinee);
                 if matches!(pattern.kind, PatKind::Bool(true)) && !self.u.shallow(&ts).is_unknown() {
                     // `if`: say that the condition must be a Bool.
                     if self.u.unify(&Ty::bool(), &ts).is_err() {
-                        let shown = self.show(&ts);
+                        ts = Ty::unknown();
+                        let shown = self.show(&scrutinee.ty);
                         self.diags.push(
                             Diagnostic::error(Code::TypeMismatch, scrutinee.span, format!("expected `Bool`, found `{shown}`"))
                                 .with_label(format!("this condition has type `{shown}`")),

@@ -1,0 +1,149 @@
+//! The database: salsa storage plus the table of loaded files.
+
+use pmx_diagnostics::FileId;
+use rustc_hash::FxHashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// One source file: its path and its text. The language server replaces
+/// the text of open files as they are edited.
+#[salsa::input(debug)]
+pub struct SourceFile {
+    #[returns(ref)]
+    pub path: PathBuf,
+    #[returns(ref)]
+    pub text: String,
+    #[returns(copy)]
+    pub id: FileId,
+}
+
+#[salsa::db]
+pub trait Db: salsa::Database {
+    /// The file at `path` (canonicalised), read from disk the first time.
+    fn load(&self, path: &Path) -> Result<SourceFile, String>;
+    /// The file with the given identity.
+    fn file(&self, id: FileId) -> Option<SourceFile>;
+    /// The folders searched for includes not found next to the includer.
+    fn stdlib_dirs(&self) -> &[PathBuf];
+}
+
+#[derive(Default)]
+struct FileTable {
+    by_path: FxHashMap<PathBuf, SourceFile>,
+    by_id: Vec<SourceFile>,
+}
+
+#[salsa::db]
+#[derive(Clone)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+    files: Arc<Mutex<FileTable>>,
+    stdlib: Arc<Vec<PathBuf>>,
+}
+
+impl Default for Database {
+    fn default() -> Self {
+        Database::new(default_stdlib_dirs())
+    }
+}
+
+impl Database {
+    pub fn new(stdlib: Vec<PathBuf>) -> Database {
+        Database { storage: salsa::Storage::default(), files: Arc::default(), stdlib: Arc::new(stdlib) }
+    }
+
+    /// Adds a file whose text is given (not read from disk), or replaces
+    /// the text of a file already known.
+    pub fn set_file_text(&mut self, path: &Path, text: String) -> SourceFile {
+        use salsa::Setter;
+        let path = normalize(path);
+        let existing = self.files.lock().expect("file table poisoned").by_path.get(&path).copied();
+        match existing {
+            Some(file) => {
+                if file.text(self) != &text {
+                    file.set_text(self).to(text);
+                }
+                file
+            }
+            None => self.insert(path, text),
+        }
+    }
+
+    fn insert(&self, path: PathBuf, text: String) -> SourceFile {
+        let mut table = self.files.lock().expect("file table poisoned");
+        if let Some(f) = table.by_path.get(&path) {
+            return *f;
+        }
+        let id = FileId(table.by_id.len() as u32);
+        let file = SourceFile::new(self, path.clone(), text, id);
+        table.by_path.insert(path, file);
+        table.by_id.push(file);
+        file
+    }
+
+    /// Every file loaded so far.
+    pub fn files(&self) -> Vec<SourceFile> {
+        self.files.lock().expect("file table poisoned").by_id.clone()
+    }
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+#[salsa::db]
+impl Db for Database {
+    fn load(&self, path: &Path) -> Result<SourceFile, String> {
+        let path = normalize(path);
+        if let Some(f) = self.files.lock().expect("file table poisoned").by_path.get(&path) {
+            return Ok(*f);
+        }
+        let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
+        let text = String::from_utf8(bytes).map_err(|e| format!("the file is not valid UTF-8 ({e})"))?;
+        Ok(self.insert(path, text))
+    }
+
+    fn file(&self, id: FileId) -> Option<SourceFile> {
+        self.files.lock().expect("file table poisoned").by_id.get(id.0 as usize).copied()
+    }
+
+    fn stdlib_dirs(&self) -> &[PathBuf] {
+        &self.stdlib
+    }
+}
+
+/// An absolute path with `.` and `..` removed, symbolic links resolved
+/// where the file exists, so that each file is loaded once.
+pub fn normalize(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().map(|d| d.join(path)).unwrap_or_else(|_| path.to_path_buf())
+    };
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The standard library folders: `PMX_STDLIB`, then `MCORE_STDLIB` (for
+/// Miking compatibility), then the `std/` folder of this source tree.
+pub fn default_stdlib_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for var in ["PMX_STDLIB", "MCORE_STDLIB"] {
+        if let Some(v) = std::env::var_os(var) {
+            dirs.extend(std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()));
+        }
+    }
+    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../std"));
+    dirs
+}

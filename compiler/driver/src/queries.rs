@@ -1,0 +1,124 @@
+//! The front end's queries.
+
+use crate::db::{Db, SourceFile};
+use crate::includes::{acyclic_includes, file_includes};
+use pmx_ast::{Module, NameId, Ty};
+use pmx_diagnostics::Diagnostic;
+use pmx_names::{Exports, NameTable};
+use pmx_syntax::Parsed;
+use pmx_types::{Imports, TyConInfo, TypeExports};
+use rustc_hash::FxHashSet;
+
+/// Source text to AST, with syntax errors.
+#[salsa::tracked(returns(ref))]
+pub fn parse_file(db: &dyn Db, file: SourceFile) -> Parsed {
+    pmx_syntax::parse(file.text(db), file.id(db))
+}
+
+/// A file after name resolution.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResolvedFile {
+    pub module: Module,
+    /// What the file makes visible: its includes' exports and its own.
+    pub exports: Exports,
+    pub names: NameTable,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn resolve_file(db: &dyn Db, file: SourceFile) -> ResolvedFile {
+    let mut imports = Exports::default();
+    for dep in &acyclic_includes(db, file).0 {
+        imports.extend_from(&resolve_file(db, *dep).exports);
+    }
+    let mut module = parse_file(db, file).module.clone();
+    let (own, names, diagnostics) = pmx_names::resolve_module(&mut module, file.id(db), &imports);
+    let mut exports = imports;
+    exports.extend_from(&own);
+    ResolvedFile { module, exports, names, diagnostics }
+}
+
+/// A file after type inference.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckedFile {
+    pub module: Module,
+    pub exports: TypeExports,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
+    let resolved = resolve_file(db, file);
+    let mut module = resolved.module.clone();
+    let imports = DbImports { db };
+    let (exports, diagnostics) = pmx_types::check_module(&mut module, file.id(db), &imports);
+    CheckedFile { module, exports, diagnostics }
+}
+
+/// Type information of other files, from their `check_file` results. A
+/// file only refers to names of files it includes without a cycle, so this
+/// never recurses into the file being checked.
+struct DbImports<'a> {
+    db: &'a dyn Db,
+}
+
+impl DbImports<'_> {
+    fn exports(&self, id: NameId) -> Option<&TypeExports> {
+        let file = self.db.file(id.file)?;
+        Some(&check_file(self.db, file).exports)
+    }
+}
+
+impl Imports for DbImports<'_> {
+    fn value(&self, id: NameId) -> Option<Ty> {
+        self.exports(id)?.values.get(&id).cloned()
+    }
+    fn con(&self, id: NameId) -> Option<Ty> {
+        self.exports(id)?.cons.get(&id).cloned()
+    }
+    fn tycon(&self, id: NameId) -> Option<TyConInfo> {
+        self.exports(id)?.tycons.get(&id).cloned()
+    }
+}
+
+/// Every diagnostic of one file, sorted by position.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let mut all = parse_file(db, file).diagnostics.clone();
+    all.extend(file_includes(db, file).diagnostics.iter().cloned());
+    all.extend(acyclic_includes(db, file).1.iter().cloned());
+    all.extend(resolve_file(db, file).diagnostics.iter().cloned());
+    all.extend(check_file(db, file).diagnostics.iter().cloned());
+    pmx_diagnostics::sort_and_dedup(&mut all);
+    all
+}
+
+/// The files of a program in load order: each file after the files it
+/// includes, each once.
+#[salsa::tracked(returns(ref))]
+pub fn program_files(db: &dyn Db, root: SourceFile) -> Vec<SourceFile> {
+    let mut order = Vec::new();
+    let mut seen = FxHashSet::default();
+    // Iterative post-order walk: (file, next include to visit).
+    let mut stack = vec![(root, 0usize)];
+    seen.insert(root);
+    while let Some((file, next)) = stack.pop() {
+        let deps = &acyclic_includes(db, file).0;
+        if next < deps.len() {
+            stack.push((file, next + 1));
+            let dep = deps[next];
+            if seen.insert(dep) {
+                stack.push((dep, 0));
+            }
+        } else {
+            order.push(file);
+        }
+    }
+    order
+}
+
+/// Every diagnostic of every file of a program.
+#[salsa::tracked(returns(ref))]
+pub fn program_diagnostics(db: &dyn Db, root: SourceFile) -> Vec<Diagnostic> {
+    program_files(db, root).iter().flat_map(|f| file_diagnostics(db, *f).iter().cloned()).collect()
+}

@@ -1,0 +1,135 @@
+//! Syntax errors from tree-sitter's ERROR and MISSING nodes, and the depth
+//! guard. Both walk the tree iteratively, so any depth is safe here.
+
+use crate::Lower;
+use pmx_ast::Span;
+use pmx_diagnostics::{Code, Diagnostic};
+use tree_sitter::Node;
+
+/// Reports each outermost ERROR node and each MISSING node once.
+pub(crate) fn report_syntax_errors(lower: &mut Lower, root: Node) {
+    if !root.has_error() {
+        return;
+    }
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        let mut descend = node.has_error();
+        if node.is_error() {
+            report_error_node(lower, node);
+            descend = false;
+        } else if node.is_missing() {
+            let span = lower.span(node);
+            let kind = node.kind();
+            let what = if kind.chars().all(|c| c.is_alphanumeric() || c == '_') && !is_keyword_like(kind) {
+                describe_kind(kind)
+            } else {
+                format!("`{kind}`")
+            };
+            lower.diags.push(
+                Diagnostic::error(Code::MissingToken, span, format!("syntax error: missing {what}"))
+                    .with_label(format!("expected {what} here")),
+            );
+        }
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+fn is_keyword_like(kind: &str) -> bool {
+    matches!(
+        kind,
+        "let" | "in" | "then" | "else" | "with" | "end" | "lam" | "if" | "match" | "case" | "type" | "con" | "utest"
+            | "recursive" | "mexpr" | "include" | "never" | "using" | "external" | "switch" | "all" | "true" | "false"
+    )
+}
+
+fn describe_kind(kind: &str) -> String {
+    match kind {
+        "var_ident" => "a variable name".into(),
+        "con_ident" => "a constructor name".into(),
+        "integer" => "an integer".into(),
+        "string" => "a string".into(),
+        other => format!("{}", other.replace('_', " ")),
+    }
+}
+
+fn report_error_node(lower: &mut Lower, node: Node) {
+    let span = lower.span(node);
+    // Name the first token that could not be placed.
+    let mut first = node;
+    while let Some(c) = first.child(0) {
+        first = c;
+    }
+    let token = lower.text(first).trim();
+    let shown: String = token.chars().take(30).collect();
+    let message = if token.is_empty() {
+        "syntax error".to_string()
+    } else if matches!(token, "lang" | "syn" | "sem" | "use") {
+        lower.unsupported(
+            span,
+            "MLang (`lang`, `syn`, `sem`, `use`)",
+            "pmx compiles MExpr; write the program without language fragments",
+        );
+        return;
+    } else {
+        format!("syntax error: unexpected `{shown}`")
+    };
+    lower.diags.push(Diagnostic::error(Code::SyntaxError, span, message).with_label("this could not be parsed"));
+}
+
+/// The depth of the deepest node.
+pub(crate) fn max_depth(root: Node) -> usize {
+    let mut cursor = root.walk();
+    let (mut depth, mut max) = (0usize, 0usize);
+    loop {
+        if cursor.goto_first_child() {
+            depth += 1;
+            max = max.max(depth);
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return max;
+            }
+            depth -= 1;
+        }
+    }
+}
+
+/// The span of the first node found at the depth limit.
+pub(crate) fn deepest_span(lower: &Lower, root: Node) -> Span {
+    let mut cursor = root.walk();
+    let mut depth = 0usize;
+    loop {
+        if depth >= crate::MAX_DEPTH {
+            let n = cursor.node();
+            return Span::new(lower.file, n.start_byte() as u32, n.start_byte() as u32 + 1);
+        }
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return lower.span(root);
+            }
+            depth -= 1;
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! Lowering of a file: includes, top-level declarations, the `mexpr` body.
+
+use crate::{lexical, Lower};
+use pmx_ast::*;
+use tree_sitter::Node;
+
+impl Lower<'_> {
+    pub(crate) fn module(&mut self, root: Node) -> Module {
+        let mut module = Module::default();
+        for child in self.children(root) {
+            match child.kind() {
+                "include" => {
+                    if let Some(path) = child.child_by_field_name("path") {
+                        let text = self.string_value(path);
+                        module.includes.push(Include { path: text, span: self.span(child) });
+                    }
+                }
+                "mexpr_section" => {
+                    module.main = Some(self.field_expr(child, "body"));
+                }
+                "mlang_block" => {
+                    let span = self.span(child);
+                    self.unsupported(
+                        span,
+                        "MLang (`lang`, `syn`, `sem`, `use`)",
+                        "pmx compiles MExpr; write the program without language fragments",
+                    );
+                }
+                _ => {
+                    if let Some(item) = self.item(child) {
+                        module.items.push(item);
+                    }
+                }
+            }
+        }
+        module
+    }
+
+    fn item(&mut self, n: Node) -> Option<Item> {
+        let span = self.span(n);
+        Some(match n.kind() {
+            "top_let" => Item::Let(self.binding(n)),
+            "top_recursive" => {
+                let bindings = self.children_of(n, "rec_binding").into_iter().map(|b| self.binding(b)).collect();
+                Item::RecLets(bindings, span)
+            }
+            "top_type" => Item::Type(self.type_decl(n)),
+            "top_con" => Item::Con(self.con_decl(n)),
+            "top_utest" => Item::Utest(self.utest(n)),
+            "top_external" => Item::External(self.external_decl(n)),
+            _ => return None,
+        })
+    }
+
+    /// `let x : T = e`, at the top level, in a recursive group or before `in`.
+    pub(crate) fn binding(&mut self, n: Node) -> Binding {
+        let name = self.binder(n.child_by_field_name("name"), n);
+        let annotation = n.child_by_field_name("type").map(|t| self.type_expr(t));
+        let value = self.field_expr(n, "value");
+        let span = self.span(n);
+        let span = Span::new(span.file, span.start, value.span.end.max(name.span.end));
+        Binding { name, annotation, value, scheme: Ty::unknown(), span }
+    }
+
+    pub(crate) fn binder(&mut self, n: Option<Node>, parent: Node) -> Name {
+        match n {
+            Some(n) => self.name(n),
+            None => {
+                let s = self.span(parent);
+                Name::unresolved("", Span::new(s.file, s.start, s.start))
+            }
+        }
+    }
+
+    pub(crate) fn type_decl(&mut self, n: Node) -> TypeDecl {
+        let name = self.binder(n.child_by_field_name("name"), n);
+        let params = self.fields(n, "param").into_iter().map(|p| self.name(p)).collect();
+        let definition = n.child_by_field_name("definition").map(|t| self.type_expr(t));
+        TypeDecl { name, params, definition, span: self.decl_span(n) }
+    }
+
+    pub(crate) fn con_decl(&mut self, n: Node) -> ConDecl {
+        let name = self.binder(n.child_by_field_name("name"), n);
+        let annotation = n.child_by_field_name("type").map(|t| self.type_expr(t));
+        ConDecl { name, annotation, scheme: Ty::unknown(), span: self.decl_span(n) }
+    }
+
+    pub(crate) fn external_decl(&mut self, n: Node) -> ExternalDecl {
+        let name = self.binder(n.child_by_field_name("name"), n);
+        let effect = n.child_by_field_name("effect").is_some();
+        let annotation = match n.child_by_field_name("type") {
+            Some(t) => self.type_expr(t),
+            None => TypeExpr { kind: TypeExprKind::Error, span: self.span(n) },
+        };
+        ExternalDecl { name, effect, annotation, scheme: Ty::unknown(), span: self.decl_span(n) }
+    }
+
+    pub(crate) fn utest(&mut self, n: Node) -> Utest {
+        Utest {
+            test: self.field_expr(n, "test"),
+            expected: self.field_expr(n, "expected"),
+            using: n.child_by_field_name("using").map(|u| self.expr(u)),
+            on_fail: n.child_by_field_name("on_fail").map(|u| self.expr(u)),
+            span: self.decl_span(n),
+        }
+    }
+
+    /// The span of a declaration, without the `in` body of its expression
+    /// form.
+    fn decl_span(&self, n: Node) -> Span {
+        let span = self.span(n);
+        match n.child_by_field_name("body") {
+            Some(body) => {
+                let mut end = body.start_byte() as u32;
+                let text = self.text.as_bytes();
+                // Stop before the `in` keyword and the space around it.
+                while end > span.start && text[end as usize - 1].is_ascii_whitespace() {
+                    end -= 1;
+                }
+                if end >= span.start + 2 && &text[end as usize - 2..end as usize] == b"in" {
+                    end -= 2;
+                }
+                while end > span.start && text[end as usize - 1].is_ascii_whitespace() {
+                    end -= 1;
+                }
+                Span::new(span.file, span.start, end)
+            }
+            None => span,
+        }
+    }
+
+    /// The value of a string literal token, reporting bad escapes.
+    pub(crate) fn string_value(&mut self, n: Node) -> String {
+        let token = self.text(n);
+        let body = lexical::quoted_body(token);
+        match lexical::unescape(body) {
+            Ok(s) => s,
+            Err((offset, msg)) => {
+                let span = self.span(n);
+                let at = span.start + 1 + offset as u32;
+                self.invalid_literal(Span::new(span.file, at, (at + 2).min(span.end)), msg);
+                body.to_string()
+            }
+        }
+    }
+}

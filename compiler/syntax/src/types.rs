@@ -1,0 +1,96 @@
+//! Lowering of type expressions.
+
+use crate::Lower;
+use pmx_ast::*;
+use tree_sitter::Node;
+
+impl Lower<'_> {
+    fn field_type(&mut self, n: Node, field: &str) -> TypeExpr {
+        match n.child_by_field_name(field) {
+            Some(c) => self.type_expr(c),
+            None => TypeExpr { kind: TypeExprKind::Error, span: self.span(n) },
+        }
+    }
+
+    pub(crate) fn type_expr(&mut self, n: Node) -> TypeExpr {
+        let span = self.span(n);
+        let kind = match n.kind() {
+            "arrow_type" => {
+                TypeExprKind::Arrow(Box::new(self.field_type(n, "from")), Box::new(self.field_type(n, "to")))
+            }
+            "forall_type" => {
+                let var = self.binder(n.child_by_field_name("var"), n);
+                TypeExprKind::All(var, Box::new(self.field_type(n, "body")))
+            }
+            "type_app" => {
+                let con = self.binder(n.child_by_field_name("constructor"), n);
+                let args: Vec<TypeExpr> = self.fields(n, "argument").into_iter().map(|a| self.type_expr(a)).collect();
+                match builtin_type_name(&con.text) {
+                    Some(_) => {
+                        self.diags.push(
+                            pmx_diagnostics::Diagnostic::error(
+                                pmx_diagnostics::Code::TypeArity,
+                                span,
+                                format!("the type `{}` takes no arguments", con.text),
+                            )
+                            .with_label("applied to arguments here"),
+                        );
+                        TypeExprKind::Error
+                    }
+                    None => TypeExprKind::Con(con, args),
+                }
+            }
+            "type_con" => {
+                let name = match self.children(n).first() {
+                    Some(c) => self.name(*c),
+                    None => return TypeExpr { kind: TypeExprKind::Error, span },
+                };
+                let escaped = self.text(n).starts_with('#');
+                match builtin_type_name(&name.text) {
+                    Some(kind) if !escaped => kind,
+                    _ => TypeExprKind::Con(name, Vec::new()),
+                }
+            }
+            "type_var" => match self.children(n).first() {
+                Some(c) => TypeExprKind::Var(self.name(*c)),
+                None => TypeExprKind::Error,
+            },
+            "tensor_type" => TypeExprKind::Tensor(Box::new(self.field_type(n, "element"))),
+            "seq_type" => TypeExprKind::Seq(Box::new(self.field_type(n, "element"))),
+            "record_type" => TypeExprKind::Record(
+                self.children_of(n, "record_type_field")
+                    .into_iter()
+                    .filter_map(|f| {
+                        let label = self.label(f.child_by_field_name("label")?);
+                        Some((label, self.field_type(f, "type")))
+                    })
+                    .collect(),
+            ),
+            "tuple_type" => {
+                let elems = self.children(n);
+                TypeExprKind::Record(
+                    elems.into_iter().enumerate().map(|(i, c)| (self.index_label(i, c), self.type_expr(c))).collect(),
+                )
+            }
+            "unit_type" => TypeExprKind::Record(Vec::new()),
+            "paren_type" => match self.children(n).first() {
+                Some(c) => return self.type_expr(*c),
+                None => TypeExprKind::Error,
+            },
+            _ => TypeExprKind::Error,
+        };
+        TypeExpr { kind, span }
+    }
+}
+
+fn builtin_type_name(name: &str) -> Option<TypeExprKind> {
+    Some(match name {
+        "Int" => TypeExprKind::Prim(Prim::Int),
+        "Float" => TypeExprKind::Prim(Prim::Float),
+        "Bool" => TypeExprKind::Prim(Prim::Bool),
+        "Char" => TypeExprKind::Prim(Prim::Char),
+        "String" => TypeExprKind::Prim(Prim::String),
+        "Unknown" => TypeExprKind::Unknown,
+        _ => return None,
+    })
+}

@@ -1,0 +1,117 @@
+//! Rendering diagnostics at the edge: codespan-reporting for people, JSON
+//! for tools.
+
+use crate::ColorChoice;
+use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label as CsLabel, LabelStyle};
+use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::term::termcolor::{self, StandardStream};
+use pmx_diagnostics::{Diagnostic, LineIndex, Severity, Span};
+use pmx_driver::Database;
+use serde_json::{json, Value};
+
+/// Every loaded file, indexed by `FileId`.
+fn files(db: &Database) -> SimpleFiles<String, String> {
+    let mut files = SimpleFiles::new();
+    for f in db.files() {
+        let name = display_path(f.path(db));
+        files.add(name, f.text(db).clone());
+    }
+    files
+}
+
+/// Paths relative to the working directory when they are below it.
+fn display_path(path: &std::path::Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    match cwd.as_deref().and_then(|c| path.strip_prefix(c).ok()) {
+        Some(rel) => rel.display().to_string(),
+        None => path.display().to_string(),
+    }
+}
+
+pub fn human(db: &Database, diagnostics: &[Diagnostic], color: ColorChoice) {
+    let files = files(db);
+    let choice = match color {
+        ColorChoice::Always => termcolor::ColorChoice::Always,
+        ColorChoice::Never => termcolor::ColorChoice::Never,
+        ColorChoice::Auto if std::io::IsTerminal::is_terminal(&std::io::stderr()) => termcolor::ColorChoice::Auto,
+        ColorChoice::Auto => termcolor::ColorChoice::Never,
+    };
+    let writer = StandardStream::stderr(choice);
+    let config = codespan_reporting::term::Config::default();
+    let mut lock = writer.lock();
+    for d in diagnostics {
+        let _ = codespan_reporting::term::emit_to_write_style(&mut lock, &config, &files, &to_codespan(d));
+    }
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    if errors > 0 {
+        let plural = if errors == 1 { "" } else { "s" };
+        eprintln!("error: {errors} error{plural} found");
+    }
+}
+
+/// A diagnostic as codespan-reporting wants it. Spans in the built-in
+/// pseudo-file have no source to show and are left out.
+pub fn to_codespan(d: &Diagnostic) -> CsDiagnostic<usize> {
+    let severity = match d.severity {
+        Severity::Error => codespan_reporting::diagnostic::Severity::Error,
+        Severity::Warning => codespan_reporting::diagnostic::Severity::Warning,
+        Severity::Note => codespan_reporting::diagnostic::Severity::Note,
+    };
+    let mut labels = Vec::new();
+    let mut push = |style, span: Span, message: &str| {
+        if !span.is_builtin() {
+            labels.push(CsLabel::new(style, span.file.0 as usize, span.range()).with_message(message));
+        }
+    };
+    push(LabelStyle::Primary, d.primary.span, &d.primary.message);
+    for l in &d.secondary {
+        push(LabelStyle::Secondary, l.span, &l.message);
+    }
+    CsDiagnostic::new(severity)
+        .with_code(d.code.as_str())
+        .with_message(&d.message)
+        .with_labels(labels)
+        .with_notes(d.notes.clone())
+}
+
+pub fn json(db: &Database, diagnostics: &[Diagnostic]) {
+    let files = db.files();
+    let mut indexes: Vec<Option<LineIndex>> = vec![None; files.len()];
+    let mut position = |span: Span| -> Value {
+        let Some(file) = files.get(span.file.0 as usize) else {
+            return json!({ "file": null });
+        };
+        let text = file.text(db);
+        let index = indexes[span.file.0 as usize].get_or_insert_with(|| LineIndex::new(text));
+        let start = index.line_col(text, span.start);
+        let end = index.line_col(text, span.end);
+        json!({
+            "file": display_path(file.path(db)),
+            "start": { "line": start.line + 1, "column": start.col + 1, "offset": span.start },
+            "end": { "line": end.line + 1, "column": end.col + 1, "offset": span.end },
+        })
+    };
+    let out: Vec<Value> = diagnostics
+        .iter()
+        .map(|d| {
+            let mut primary = position(d.primary.span);
+            let labels: Vec<Value> = std::iter::once((&d.primary, true))
+                .chain(d.secondary.iter().map(|l| (l, false)))
+                .filter(|(l, _)| !l.span.is_builtin())
+                .map(|(l, is_primary)| {
+                    let mut v = position(l.span);
+                    v["message"] = json!(l.message);
+                    v["primary"] = json!(is_primary);
+                    v
+                })
+                .collect();
+            primary["severity"] = json!(d.severity);
+            primary["code"] = json!(d.code.as_str());
+            primary["message"] = json!(d.message);
+            primary["labels"] = json!(labels);
+            primary["notes"] = json!(d.notes);
+            primary
+        })
+        .collect();
+    println!("{}", serde_json::to_string_pretty(&out).expect("diagnostics serialise"));
+}
