@@ -1,7 +1,7 @@
 //! Rendering diagnostics at the edge: codespan-reporting for people, JSON
 //! for tools.
 
-use crate::ColorChoice;
+use crate::cli::ColorChoice;
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label as CsLabel, LabelStyle};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::termcolor::{self, StandardStream};
@@ -26,6 +26,17 @@ fn display_path(path: &std::path::Path) -> String {
         Some(rel) => rel.display().to_string(),
         None => path.display().to_string(),
     }
+}
+
+/// Diagnostics as plain text (no colours), as `pmx check` prints them.
+pub fn human_to_string(db: &Database, diagnostics: &[Diagnostic]) -> String {
+    let files = files(db);
+    let mut out = termcolor::NoColor::new(Vec::new());
+    let config = codespan_reporting::term::Config::default();
+    for d in diagnostics {
+        let _ = codespan_reporting::term::emit_to_write_style(&mut out, &config, &files, &to_codespan(d));
+    }
+    String::from_utf8_lossy(&out.into_inner()).into_owned()
 }
 
 pub fn human(db: &Database, diagnostics: &[Diagnostic], color: ColorChoice) {
@@ -75,6 +86,12 @@ pub fn to_codespan(d: &Diagnostic) -> CsDiagnostic<usize> {
 }
 
 pub fn json(db: &Database, diagnostics: &[Diagnostic]) {
+    println!("{}", serde_json::to_string_pretty(&json_value(db, diagnostics)).expect("diagnostics serialise"));
+}
+
+/// Diagnostics as JSON: an array of objects with severity, code, message,
+/// file, 1-based start and end positions, labels and notes.
+pub fn json_value(db: &Database, diagnostics: &[Diagnostic]) -> Value {
     let files = db.files();
     let mut indexes: Vec<Option<LineIndex>> = vec![None; files.len()];
     let mut position = |span: Span| -> Value {
@@ -113,5 +130,5 @@ pub fn json(db: &Database, diagnostics: &[Diagnostic]) {
             primary
         })
         .collect();
-    println!("{}", serde_json::to_string_pretty(&out).expect("diagnostics serialise"));
+    Value::Array(out)
 }

@@ -186,7 +186,7 @@ module.exports = grammar({
       alias($._top_utest, 'utest'),
       alias($._top_external, 'external'),
       '=', '+', '++', '(', ')', '[', ']', '{', '}', ':', '::', ',', ';', '.',
-      '|', '&', '!', '->', '>', '<', '*',
+      '|', '&', '!', '->', '>', '<',
     ),
 
     mexpr_section: $ => seq(alias($._mexpr_kw, 'mexpr'), field('body', $._expr)),

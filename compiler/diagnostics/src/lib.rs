@@ -45,11 +45,7 @@ impl Span {
 
     /// The smallest span that covers both (which must be in the same file).
     pub fn to(self, other: Span) -> Span {
-        Span {
-            file: self.file,
-            start: self.start.min(other.start),
-            end: self.end.max(other.end),
-        }
+        Span { file: self.file, start: self.start.min(other.start), end: self.end.max(other.end) }
     }
 
     pub fn is_builtin(self) -> bool {

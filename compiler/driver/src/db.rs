@@ -144,6 +144,6 @@ pub fn default_stdlib_dirs() -> Vec<PathBuf> {
             dirs.extend(std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()));
         }
     }
-    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../std"));
+    dirs.push(normalize(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../std")));
     dirs
 }

@@ -51,11 +51,10 @@ pub fn file_includes(db: &dyn Db, file: SourceFile) -> Includes {
                 }
             },
             None => {
-                let searched: Vec<String> = candidates.iter().map(|p| format!("`{}`", p.display())).collect();
                 diagnostics.push(
                     Diagnostic::error(Code::IncludeNotFound, inc.span, format!("cannot find the file `{}`", inc.path))
                         .with_label("included here")
-                        .with_note(format!("looked for {}", searched.join(", ")))
+                        .with_note("looked in the folder of this file, then in the standard library folders")
                         .with_note("set PMX_STDLIB to the folder of the standard library if it is elsewhere"),
                 );
                 None

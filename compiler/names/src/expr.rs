@@ -126,7 +126,9 @@ impl Resolver<'_> {
         match &mut e.kind {
             ExprKind::Var(name) => {
                 self.reference(Ns::Value, name);
-                self.keyword_arity(name, 0, e.span);
+                if !self.keyword_arity(name, 0, e.span) {
+                    e.kind = ExprKind::Error;
+                }
             }
             ExprKind::App(..) => self.application(e),
             ExprKind::Lit(_) | ExprKind::Never | ExprKind::Error => {}
@@ -216,26 +218,36 @@ impl Resolver<'_> {
             head = f;
         }
         let span = e.span;
-        self.spine(e, nargs, span);
-    }
-
-    fn spine(&mut self, e: &mut Expr, nargs: usize, span: pmx_ast::Span) {
-        match &mut e.kind {
-            ExprKind::App(f, a) => {
-                self.spine(f, nargs, span);
-                self.expr(a);
-            }
-            ExprKind::Var(name) => {
-                self.reference(Ns::Value, name);
-                self.keyword_arity(name, nargs, span);
-            }
-            _ => self.expr(e),
+        if !self.spine(e, nargs, span) {
+            // The arity error says all; no type error should follow.
+            e.kind = ExprKind::Error;
         }
     }
 
-    fn keyword_arity(&mut self, name: &pmx_ast::Name, found: usize, span: pmx_ast::Span) {
-        let Some(b) = name.id.as_builtin() else { return };
-        let Some(expected) = b.keyword_arity() else { return };
+    /// Resolves a spine; false when its head is a keyword with the wrong
+    /// number of arguments.
+    fn spine(&mut self, e: &mut Expr, nargs: usize, span: pmx_ast::Span) -> bool {
+        match &mut e.kind {
+            ExprKind::App(f, a) => {
+                let ok = self.spine(f, nargs, span);
+                self.expr(a);
+                ok
+            }
+            ExprKind::Var(name) => {
+                self.reference(Ns::Value, name);
+                self.keyword_arity(name, nargs, span)
+            }
+            _ => {
+                self.expr(e);
+                true
+            }
+        }
+    }
+
+    /// Checks the number of arguments of a keyword; false after an error.
+    fn keyword_arity(&mut self, name: &pmx_ast::Name, found: usize, span: pmx_ast::Span) -> bool {
+        let Some(b) = name.id.as_builtin() else { return true };
+        let Some(expected) = b.keyword_arity() else { return true };
         if expected != found {
             let plural = if expected == 1 { "" } else { "s" };
             self.error(
@@ -251,6 +263,8 @@ impl Resolver<'_> {
                 "`{}` is a parallel keyword and must be applied to exactly {expected} argument{plural}; wrap it in a lambda to pass it as a function",
                 b.name()
             ));
+            return false;
         }
+        true
     }
 }

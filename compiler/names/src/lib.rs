@@ -78,11 +78,7 @@ impl NameTable {
 
 /// Resolves the names of one file. `imports` are the merged exports of the
 /// files it includes.
-pub fn resolve_module(
-    module: &mut Module,
-    file: FileId,
-    imports: &Exports,
-) -> (Exports, NameTable, Vec<Diagnostic>) {
+pub fn resolve_module(module: &mut Module, file: FileId, imports: &Exports) -> (Exports, NameTable, Vec<Diagnostic>) {
     let mut r = Resolver::new(file, imports);
     r.module(module);
     r.finish()

@@ -90,13 +90,9 @@ impl Resolver<'_> {
                 for (text, _, span) in &left {
                     if !right.iter().any(|(t, _, _)| t == text) {
                         let span = *span;
-                        self.error(
-                            Code::DuplicateBinding,
-                            span,
-                            format!("`{text}` is bound on only one side of `|`"),
-                        )
-                        .notes
-                        .push("both sides of an or-pattern must bind the same variables".into());
+                        self.error(Code::DuplicateBinding, span, format!("`{text}` is bound on only one side of `|`"))
+                            .notes
+                            .push("both sides of an or-pattern must bind the same variables".into());
                     }
                 }
                 for entry in left {

@@ -164,6 +164,10 @@ impl<'a> Resolver<'a> {
             .with_label(format!("no {what} named `{}` is in scope here", name.text));
         if ns == Ns::TyVar {
             d = d.with_note(format!("bind it with a quantifier: `all {}. ...`", name.text));
+            self.diags.push(d);
+            // Bound from here on, so that later uses are not reported again.
+            self.bind(Ns::TyVar, name, NameKind::TypeVar, false);
+            return;
         } else if let Some(near) = self.similar(ns, &name.text) {
             d = d.with_note(format!("a {what} with a similar name exists: `{near}`"));
         }
@@ -179,7 +183,11 @@ impl<'a> Resolver<'a> {
             Ns::TyVar => return None,
         };
         let builtins: Vec<&str> = if ns == Ns::Value { BUILTINS.keys().copied().collect() } else { Vec::new() };
-        let limit = (text.chars().count() / 3).max(1);
+        let len = text.chars().count();
+        if len < 3 {
+            return None;
+        }
+        let limit = len / 3;
         local
             .keys()
             .map(|k| k.as_str())

@@ -48,8 +48,29 @@ pub(crate) fn report_syntax_errors(lower: &mut Lower, root: Node) {
 fn is_keyword_like(kind: &str) -> bool {
     matches!(
         kind,
-        "let" | "in" | "then" | "else" | "with" | "end" | "lam" | "if" | "match" | "case" | "type" | "con" | "utest"
-            | "recursive" | "mexpr" | "include" | "never" | "using" | "external" | "switch" | "all" | "true" | "false"
+        "let"
+            | "in"
+            | "then"
+            | "else"
+            | "with"
+            | "end"
+            | "lam"
+            | "if"
+            | "match"
+            | "case"
+            | "type"
+            | "con"
+            | "utest"
+            | "recursive"
+            | "mexpr"
+            | "include"
+            | "never"
+            | "using"
+            | "external"
+            | "switch"
+            | "all"
+            | "true"
+            | "false"
     )
 }
 
@@ -72,6 +93,20 @@ fn report_error_node(lower: &mut Lower, node: Node) {
     }
     let token = lower.text(first).trim();
     let shown: String = token.chars().take(30).collect();
+    let rest = &lower.text[node.end_byte().min(lower.text.len())..];
+    if node.end_byte() > node.start_byte() && rest.trim().is_empty() && node.parent().is_some_and(|p| p.parent().is_none()) {
+        // The parser gave up on everything from here to the end of the
+        // file: an expression was left incomplete.
+        let end = lower.text.trim_end().len() as u32;
+        let eof = Span::new(span.file, end, end);
+        lower.diags.push(
+            Diagnostic::error(Code::SyntaxError, eof, "syntax error: unexpected end of file")
+                .with_label("the file ends here")
+                .with_secondary(Span::new(span.file, span.start, first.end_byte() as u32), "in the construct that starts here")
+                .with_note("something is incomplete: look for a missing `in`, `then`, `else`, `end` or closing bracket"),
+        );
+        return;
+    }
     let message = if token.is_empty() {
         "syntax error".to_string()
     } else if matches!(token, "lang" | "syn" | "sem" | "use") {

@@ -84,13 +84,7 @@ impl Lower<'_> {
                 let first = self.field_expr(n, "first");
                 let rest = self.field_expr(n, "rest");
                 let name = Name::unresolved("", Span::new(span.file, first.span.end, first.span.end));
-                let binding = Binding {
-                    name,
-                    annotation: None,
-                    span: first.span,
-                    value: first,
-                    scheme: Ty::unknown(),
-                };
+                let binding = Binding { name, annotation: None, span: first.span, value: first, scheme: Ty::unknown() };
                 ExprKind::Let(Box::new(binding), Box::new(rest))
             }
             "let_expr" => {
@@ -171,7 +165,8 @@ impl Lower<'_> {
             _ => {
                 let name = Name::unresolved("switch#", scrutinee.span);
                 let var = Expr::new(ExprKind::Var(name.clone()), scrutinee.span);
-                let b = Binding { name, annotation: None, span: scrutinee.span, value: scrutinee, scheme: Ty::unknown() };
+                let b =
+                    Binding { name, annotation: None, span: scrutinee.span, value: scrutinee, scheme: Ty::unknown() };
                 (Some(b), var)
             }
         };
@@ -213,6 +208,9 @@ impl Lower<'_> {
 
     pub(crate) fn label(&mut self, n: Node) -> Label {
         let name = self.name(n);
+        if name.text.starts_with('-') {
+            self.invalid_literal(name.span, "a record label cannot be a negative number".into());
+        }
         Label { text: name.text, span: name.span }
     }
 

@@ -29,7 +29,9 @@ pub fn unescape(body: &str) -> Result<String, (usize, String)> {
             other => {
                 return Err((
                     i,
-                    format!("unknown escape `\\{other}`; the escapes are \\' \\\" \\? \\\\ \\a \\b \\f \\n \\r \\t \\v"),
+                    format!(
+                        "unknown escape `\\{other}`; the escapes are \\' \\\" \\? \\\\ \\a \\b \\f \\n \\r \\t \\v"
+                    ),
                 ))
             }
         });

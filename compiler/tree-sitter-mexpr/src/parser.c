@@ -9,9 +9,9 @@
 #define LANGUAGE_VERSION 15
 #define STATE_COUNT 886
 #define LARGE_STATE_COUNT 9
-#define SYMBOL_COUNT 163
+#define SYMBOL_COUNT 162
 #define ALIAS_COUNT 0
-#define TOKEN_COUNT 71
+#define TOKEN_COUNT 70
 #define EXTERNAL_TOKEN_COUNT 8
 #define FIELD_COUNT 33
 #define MAX_ALIAS_SEQUENCE_LENGTH 10
@@ -65,123 +65,122 @@ enum ts_symbol_identifiers {
   anon_sym_DASH_GT = 43,
   anon_sym_GT = 44,
   anon_sym_LT = 45,
-  anon_sym_STAR = 46,
-  sym_wildcard = 47,
-  sym_con_ident = 48,
-  sym_escaped_var = 49,
-  sym_escaped_con = 50,
-  sym_escaped_type = 51,
-  sym_escaped_label = 52,
-  sym_escaped_frozen = 53,
-  sym_integer = 54,
-  sym_float = 55,
-  sym_label_index = 56,
-  sym_char = 57,
-  sym_string = 58,
-  sym_true = 59,
-  sym_false = 60,
-  sym_never = 61,
-  sym_line_comment = 62,
-  sym_block_comment = 63,
-  sym__top_let = 64,
-  sym__top_recursive = 65,
-  sym__top_type = 66,
-  sym__top_con = 67,
-  sym__top_utest = 68,
-  sym__top_external = 69,
-  sym__mexpr_kw = 70,
-  sym_source_file = 71,
-  sym_include = 72,
-  sym__top = 73,
-  sym_top_let = 74,
-  sym_top_recursive = 75,
-  sym_rec_binding = 76,
-  sym_top_type = 77,
-  sym_top_con = 78,
-  sym_top_utest = 79,
-  sym_top_external = 80,
-  sym_mlang_block = 81,
-  sym__mlang_item = 82,
-  sym__mlang_switch = 83,
-  sym__mlang_token = 84,
-  sym_mexpr_section = 85,
-  sym__expr = 86,
-  sym_let_expr = 87,
-  sym_rec_let_expr = 88,
-  sym_lam_expr = 89,
-  sym_if_expr = 90,
-  sym_match_expr = 91,
-  sym_match_in_expr = 92,
-  sym_switch_expr = 93,
-  sym_switch_case = 94,
-  sym_type_in_expr = 95,
-  sym_con_in_expr = 96,
-  sym_utest_expr = 97,
-  sym_external_expr = 98,
-  sym_use_expr = 99,
-  sym_sequence_expr = 100,
-  sym__left = 101,
-  sym_application = 102,
-  sym_con_app = 103,
-  sym__atom = 104,
-  sym_projection = 105,
-  sym_tuple = 106,
-  sym_paren_expr = 107,
-  sym_unit = 108,
-  sym_seq_literal = 109,
-  sym_record = 110,
-  sym_record_update = 111,
-  sym_record_field = 112,
-  sym_var = 113,
-  sym__binder = 114,
-  sym__con_name = 115,
-  sym__type_name = 116,
-  sym__label = 117,
-  sym__field_label = 118,
-  sym__pat = 119,
-  sym_or_pat = 120,
-  sym__pat_conj = 121,
-  sym_and_pat = 122,
-  sym__pat_atom = 123,
-  sym_not_pat = 124,
-  sym_var_pat = 125,
-  sym_con_pat = 126,
-  sym_tuple_pat = 127,
-  sym_paren_pat = 128,
-  sym_unit_pat = 129,
-  sym_record_pat = 130,
-  sym_record_pat_field = 131,
-  sym_seq_pat = 132,
-  sym_concat_pat = 133,
-  sym__seq_edge = 134,
-  sym__concat_middle = 135,
-  sym__type = 136,
-  sym_arrow_type = 137,
-  sym_forall_type = 138,
-  sym__type_left = 139,
-  sym_type_app = 140,
-  sym__type_atom = 141,
-  sym_type_con = 142,
-  sym_type_var = 143,
-  sym_tensor_type = 144,
-  sym_seq_type = 145,
-  sym_record_type = 146,
-  sym_record_type_field = 147,
-  sym_tuple_type = 148,
-  sym_unit_type = 149,
-  sym_paren_type = 150,
-  aux_sym_source_file_repeat1 = 151,
-  aux_sym_top_recursive_repeat1 = 152,
-  aux_sym_top_type_repeat1 = 153,
-  aux_sym_mlang_block_repeat1 = 154,
-  aux_sym_switch_expr_repeat1 = 155,
-  aux_sym_tuple_repeat1 = 156,
-  aux_sym_record_repeat1 = 157,
-  aux_sym_tuple_pat_repeat1 = 158,
-  aux_sym_record_pat_repeat1 = 159,
-  aux_sym_type_app_repeat1 = 160,
-  aux_sym_record_type_repeat1 = 161,
-  aux_sym_tuple_type_repeat1 = 162,
+  sym_wildcard = 46,
+  sym_con_ident = 47,
+  sym_escaped_var = 48,
+  sym_escaped_con = 49,
+  sym_escaped_type = 50,
+  sym_escaped_label = 51,
+  sym_escaped_frozen = 52,
+  sym_integer = 53,
+  sym_float = 54,
+  sym_label_index = 55,
+  sym_char = 56,
+  sym_string = 57,
+  sym_true = 58,
+  sym_false = 59,
+  sym_never = 60,
+  sym_line_comment = 61,
+  sym_block_comment = 62,
+  sym__top_let = 63,
+  sym__top_recursive = 64,
+  sym__top_type = 65,
+  sym__top_con = 66,
+  sym__top_utest = 67,
+  sym__top_external = 68,
+  sym__mexpr_kw = 69,
+  sym_source_file = 70,
+  sym_include = 71,
+  sym__top = 72,
+  sym_top_let = 73,
+  sym_top_recursive = 74,
+  sym_rec_binding = 75,
+  sym_top_type = 76,
+  sym_top_con = 77,
+  sym_top_utest = 78,
+  sym_top_external = 79,
+  sym_mlang_block = 80,
+  sym__mlang_item = 81,
+  sym__mlang_switch = 82,
+  sym__mlang_token = 83,
+  sym_mexpr_section = 84,
+  sym__expr = 85,
+  sym_let_expr = 86,
+  sym_rec_let_expr = 87,
+  sym_lam_expr = 88,
+  sym_if_expr = 89,
+  sym_match_expr = 90,
+  sym_match_in_expr = 91,
+  sym_switch_expr = 92,
+  sym_switch_case = 93,
+  sym_type_in_expr = 94,
+  sym_con_in_expr = 95,
+  sym_utest_expr = 96,
+  sym_external_expr = 97,
+  sym_use_expr = 98,
+  sym_sequence_expr = 99,
+  sym__left = 100,
+  sym_application = 101,
+  sym_con_app = 102,
+  sym__atom = 103,
+  sym_projection = 104,
+  sym_tuple = 105,
+  sym_paren_expr = 106,
+  sym_unit = 107,
+  sym_seq_literal = 108,
+  sym_record = 109,
+  sym_record_update = 110,
+  sym_record_field = 111,
+  sym_var = 112,
+  sym__binder = 113,
+  sym__con_name = 114,
+  sym__type_name = 115,
+  sym__label = 116,
+  sym__field_label = 117,
+  sym__pat = 118,
+  sym_or_pat = 119,
+  sym__pat_conj = 120,
+  sym_and_pat = 121,
+  sym__pat_atom = 122,
+  sym_not_pat = 123,
+  sym_var_pat = 124,
+  sym_con_pat = 125,
+  sym_tuple_pat = 126,
+  sym_paren_pat = 127,
+  sym_unit_pat = 128,
+  sym_record_pat = 129,
+  sym_record_pat_field = 130,
+  sym_seq_pat = 131,
+  sym_concat_pat = 132,
+  sym__seq_edge = 133,
+  sym__concat_middle = 134,
+  sym__type = 135,
+  sym_arrow_type = 136,
+  sym_forall_type = 137,
+  sym__type_left = 138,
+  sym_type_app = 139,
+  sym__type_atom = 140,
+  sym_type_con = 141,
+  sym_type_var = 142,
+  sym_tensor_type = 143,
+  sym_seq_type = 144,
+  sym_record_type = 145,
+  sym_record_type_field = 146,
+  sym_tuple_type = 147,
+  sym_unit_type = 148,
+  sym_paren_type = 149,
+  aux_sym_source_file_repeat1 = 150,
+  aux_sym_top_recursive_repeat1 = 151,
+  aux_sym_top_type_repeat1 = 152,
+  aux_sym_mlang_block_repeat1 = 153,
+  aux_sym_switch_expr_repeat1 = 154,
+  aux_sym_tuple_repeat1 = 155,
+  aux_sym_record_repeat1 = 156,
+  aux_sym_tuple_pat_repeat1 = 157,
+  aux_sym_record_pat_repeat1 = 158,
+  aux_sym_type_app_repeat1 = 159,
+  aux_sym_record_type_repeat1 = 160,
+  aux_sym_tuple_type_repeat1 = 161,
 };
 
 static const char * const ts_symbol_names[] = {
@@ -231,7 +230,6 @@ static const char * const ts_symbol_names[] = {
   [anon_sym_DASH_GT] = "->",
   [anon_sym_GT] = ">",
   [anon_sym_LT] = "<",
-  [anon_sym_STAR] = "*",
   [sym_wildcard] = "wildcard",
   [sym_con_ident] = "con_ident",
   [sym_escaped_var] = "escaped_var",
@@ -397,7 +395,6 @@ static const TSSymbol ts_symbol_map[] = {
   [anon_sym_DASH_GT] = anon_sym_DASH_GT,
   [anon_sym_GT] = anon_sym_GT,
   [anon_sym_LT] = anon_sym_LT,
-  [anon_sym_STAR] = anon_sym_STAR,
   [sym_wildcard] = sym_wildcard,
   [sym_con_ident] = sym_con_ident,
   [sym_escaped_var] = sym_escaped_var,
@@ -698,10 +695,6 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
     .named = false,
   },
   [anon_sym_LT] = {
-    .visible = true,
-    .named = false,
-  },
-  [anon_sym_STAR] = {
     .visible = true,
     .named = false,
   },
@@ -2418,7 +2411,6 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
         '\'', 20,
         '(', 60,
         ')', 61,
-        '*', 75,
         '+', 58,
         ',', 67,
         '-', 16,
@@ -2428,19 +2420,19 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
         '<', 74,
         '=', 55,
         '>', 73,
-        'T', 78,
+        'T', 77,
         '[', 62,
         ']', 63,
-        '_', 76,
+        '_', 75,
         '{', 64,
         '|', 70,
         '}', 65,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(0);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(90);
-      if (('A' <= lookahead && lookahead <= 'Z')) ADVANCE(83);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(77);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(89);
+      if (('A' <= lookahead && lookahead <= 'Z')) ADVANCE(82);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(76);
       END_STATE();
     case 1:
       ADVANCE_MAP(
@@ -2455,19 +2447,19 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
         '-', 18,
         '[', 62,
         ']', 63,
-        '_', 76,
+        '_', 75,
         '{', 64,
         '|', 70,
         '}', 65,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(1);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(90);
-      if (('A' <= lookahead && lookahead <= 'Z')) ADVANCE(83);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(77);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(89);
+      if (('A' <= lookahead && lookahead <= 'Z')) ADVANCE(82);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(76);
       END_STATE();
     case 2:
-      if (lookahead == '"') ADVANCE(95);
+      if (lookahead == '"') ADVANCE(94);
       if (lookahead == '\\') ADVANCE(49);
       if (lookahead != 0) ADVANCE(2);
       END_STATE();
@@ -2475,31 +2467,31 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
       if (lookahead == '"') ADVANCE(4);
       END_STATE();
     case 4:
-      if (lookahead == '"') ADVANCE(85);
+      if (lookahead == '"') ADVANCE(84);
       if (lookahead == '\\') ADVANCE(44);
       if (lookahead != 0 &&
           lookahead != '\n') ADVANCE(4);
       END_STATE();
     case 5:
-      if (lookahead == '"') ADVANCE(84);
+      if (lookahead == '"') ADVANCE(83);
       if (lookahead == '\\') ADVANCE(45);
       if (lookahead != 0 &&
           lookahead != '\n') ADVANCE(5);
       END_STATE();
     case 6:
-      if (lookahead == '"') ADVANCE(86);
+      if (lookahead == '"') ADVANCE(85);
       if (lookahead == '\\') ADVANCE(46);
       if (lookahead != 0 &&
           lookahead != '\n') ADVANCE(6);
       END_STATE();
     case 7:
-      if (lookahead == '"') ADVANCE(87);
+      if (lookahead == '"') ADVANCE(86);
       if (lookahead == '\\') ADVANCE(47);
       if (lookahead != 0 &&
           lookahead != '\n') ADVANCE(7);
       END_STATE();
     case 8:
-      if (lookahead == '"') ADVANCE(88);
+      if (lookahead == '"') ADVANCE(87);
       if (lookahead == '\\') ADVANCE(48);
       if (lookahead != 0 &&
           lookahead != '\n') ADVANCE(8);
@@ -2522,33 +2514,33 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
       if (lookahead == '_') ADVANCE(42);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(13);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(93);
-      if (('A' <= lookahead && lookahead <= 'Z')) ADVANCE(83);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(77);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(92);
+      if (('A' <= lookahead && lookahead <= 'Z')) ADVANCE(82);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(76);
       END_STATE();
     case 14:
-      if (lookahead == '\'') ADVANCE(94);
+      if (lookahead == '\'') ADVANCE(93);
       END_STATE();
     case 15:
-      if (lookahead == '-') ADVANCE(96);
+      if (lookahead == '-') ADVANCE(95);
       END_STATE();
     case 16:
-      if (lookahead == '-') ADVANCE(96);
+      if (lookahead == '-') ADVANCE(95);
       if (lookahead == '>') ADVANCE(72);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(90);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(89);
       END_STATE();
     case 17:
-      if (lookahead == '-') ADVANCE(96);
+      if (lookahead == '-') ADVANCE(95);
       if (lookahead == '>') ADVANCE(72);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(89);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(88);
       END_STATE();
     case 18:
-      if (lookahead == '-') ADVANCE(96);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(90);
+      if (lookahead == '-') ADVANCE(95);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(89);
       END_STATE();
     case 19:
-      if (lookahead == '-') ADVANCE(96);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(89);
+      if (lookahead == '-') ADVANCE(95);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(88);
       END_STATE();
     case 20:
       if (lookahead == '\\') ADVANCE(43);
@@ -2620,16 +2612,16 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
     case 40:
       if (lookahead == '+' ||
           lookahead == '-') ADVANCE(41);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(92);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(91);
       END_STATE();
     case 41:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(92);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(91);
       END_STATE();
     case 42:
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(77);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(76);
       END_STATE();
     case 43:
       if (lookahead != 0 &&
@@ -2668,7 +2660,6 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
         '\'', 20,
         '(', 60,
         ')', 61,
-        '*', 75,
         '+', 58,
         ',', 67,
         '-', 17,
@@ -2678,19 +2669,19 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
         '<', 74,
         '=', 55,
         '>', 73,
-        'T', 78,
+        'T', 77,
         '[', 62,
         ']', 63,
-        '_', 76,
+        '_', 75,
         '{', 64,
         '|', 70,
         '}', 65,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(50);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(89);
-      if (('A' <= lookahead && lookahead <= 'Z')) ADVANCE(83);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(77);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(88);
+      if (('A' <= lookahead && lookahead <= 'Z')) ADVANCE(82);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(76);
       END_STATE();
     case 51:
       if (eof) ADVANCE(52);
@@ -2707,15 +2698,15 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
         '=', 55,
         '[', 62,
         ']', 63,
-        '_', 76,
+        '_', 75,
         '{', 64,
         '}', 65,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(51);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(89);
-      if (('A' <= lookahead && lookahead <= 'Z')) ADVANCE(83);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(77);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(88);
+      if (('A' <= lookahead && lookahead <= 'Z')) ADVANCE(82);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(76);
       END_STATE();
     case 52:
       ACCEPT_TOKEN(ts_builtin_sym_end);
@@ -2738,7 +2729,7 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(83);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(82);
       END_STATE();
     case 58:
       ACCEPT_TOKEN(anon_sym_PLUS);
@@ -2793,119 +2784,116 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
       ACCEPT_TOKEN(anon_sym_LT);
       END_STATE();
     case 75:
-      ACCEPT_TOKEN(anon_sym_STAR);
-      END_STATE();
-    case 76:
       ACCEPT_TOKEN(sym_wildcard);
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(77);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(76);
       END_STATE();
-    case 77:
+    case 76:
       ACCEPT_TOKEN(sym_var_ident);
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(77);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(76);
+      END_STATE();
+    case 77:
+      ACCEPT_TOKEN(sym_con_ident);
+      if (lookahead == 'e') ADVANCE(78);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(82);
       END_STATE();
     case 78:
       ACCEPT_TOKEN(sym_con_ident);
-      if (lookahead == 'e') ADVANCE(79);
+      if (lookahead == 'n') ADVANCE(81);
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(83);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(82);
       END_STATE();
     case 79:
       ACCEPT_TOKEN(sym_con_ident);
-      if (lookahead == 'n') ADVANCE(82);
+      if (lookahead == 'o') ADVANCE(80);
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(83);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(82);
       END_STATE();
     case 80:
-      ACCEPT_TOKEN(sym_con_ident);
-      if (lookahead == 'o') ADVANCE(81);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(83);
-      END_STATE();
-    case 81:
       ACCEPT_TOKEN(sym_con_ident);
       if (lookahead == 'r') ADVANCE(57);
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(83);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(82);
+      END_STATE();
+    case 81:
+      ACCEPT_TOKEN(sym_con_ident);
+      if (lookahead == 's') ADVANCE(79);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(82);
       END_STATE();
     case 82:
       ACCEPT_TOKEN(sym_con_ident);
-      if (lookahead == 's') ADVANCE(80);
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(83);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(82);
       END_STATE();
     case 83:
-      ACCEPT_TOKEN(sym_con_ident);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(83);
-      END_STATE();
-    case 84:
       ACCEPT_TOKEN(sym_escaped_var);
       END_STATE();
-    case 85:
+    case 84:
       ACCEPT_TOKEN(sym_escaped_con);
       END_STATE();
-    case 86:
+    case 85:
       ACCEPT_TOKEN(sym_escaped_type);
       END_STATE();
-    case 87:
+    case 86:
       ACCEPT_TOKEN(sym_escaped_label);
       END_STATE();
-    case 88:
+    case 87:
       ACCEPT_TOKEN(sym_escaped_frozen);
+      END_STATE();
+    case 88:
+      ACCEPT_TOKEN(sym_integer);
+      if (lookahead == '.') ADVANCE(90);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(40);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(88);
       END_STATE();
     case 89:
       ACCEPT_TOKEN(sym_integer);
-      if (lookahead == '.') ADVANCE(91);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(40);
       if (('0' <= lookahead && lookahead <= '9')) ADVANCE(89);
       END_STATE();
     case 90:
-      ACCEPT_TOKEN(sym_integer);
+      ACCEPT_TOKEN(sym_float);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(40);
       if (('0' <= lookahead && lookahead <= '9')) ADVANCE(90);
       END_STATE();
     case 91:
       ACCEPT_TOKEN(sym_float);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(40);
       if (('0' <= lookahead && lookahead <= '9')) ADVANCE(91);
       END_STATE();
     case 92:
-      ACCEPT_TOKEN(sym_float);
+      ACCEPT_TOKEN(sym_label_index);
       if (('0' <= lookahead && lookahead <= '9')) ADVANCE(92);
       END_STATE();
     case 93:
-      ACCEPT_TOKEN(sym_label_index);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(93);
-      END_STATE();
-    case 94:
       ACCEPT_TOKEN(sym_char);
       END_STATE();
-    case 95:
+    case 94:
       ACCEPT_TOKEN(sym_string);
       END_STATE();
-    case 96:
+    case 95:
       ACCEPT_TOKEN(sym_line_comment);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(96);
+          lookahead != '\n') ADVANCE(95);
       END_STATE();
     default:
       return false;
@@ -4466,7 +4454,6 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_DASH_GT] = ACTIONS(1),
     [anon_sym_GT] = ACTIONS(1),
     [anon_sym_LT] = ACTIONS(1),
-    [anon_sym_STAR] = ACTIONS(1),
     [sym_wildcard] = ACTIONS(1),
     [sym_con_ident] = ACTIONS(1),
     [sym_escaped_var] = ACTIONS(1),
@@ -4573,7 +4560,6 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_DASH_GT] = ACTIONS(27),
     [anon_sym_GT] = ACTIONS(27),
     [anon_sym_LT] = ACTIONS(27),
-    [anon_sym_STAR] = ACTIONS(27),
     [sym_wildcard] = ACTIONS(25),
     [sym_con_ident] = ACTIONS(25),
     [sym_escaped_var] = ACTIONS(27),
@@ -4647,7 +4633,6 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_DASH_GT] = ACTIONS(35),
     [anon_sym_GT] = ACTIONS(35),
     [anon_sym_LT] = ACTIONS(35),
-    [anon_sym_STAR] = ACTIONS(35),
     [sym_wildcard] = ACTIONS(33),
     [sym_con_ident] = ACTIONS(33),
     [sym_escaped_var] = ACTIONS(35),
@@ -4721,7 +4706,6 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_DASH_GT] = ACTIONS(41),
     [anon_sym_GT] = ACTIONS(41),
     [anon_sym_LT] = ACTIONS(41),
-    [anon_sym_STAR] = ACTIONS(41),
     [sym_wildcard] = ACTIONS(39),
     [sym_con_ident] = ACTIONS(39),
     [sym_escaped_var] = ACTIONS(41),
@@ -4795,7 +4779,6 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_DASH_GT] = ACTIONS(41),
     [anon_sym_GT] = ACTIONS(41),
     [anon_sym_LT] = ACTIONS(41),
-    [anon_sym_STAR] = ACTIONS(41),
     [sym_wildcard] = ACTIONS(39),
     [sym_con_ident] = ACTIONS(39),
     [sym_escaped_var] = ACTIONS(41),
@@ -4869,7 +4852,6 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_DASH_GT] = ACTIONS(50),
     [anon_sym_GT] = ACTIONS(50),
     [anon_sym_LT] = ACTIONS(50),
-    [anon_sym_STAR] = ACTIONS(50),
     [sym_wildcard] = ACTIONS(47),
     [sym_con_ident] = ACTIONS(47),
     [sym_escaped_var] = ACTIONS(50),
@@ -4939,7 +4921,6 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_DASH_GT] = ACTIONS(60),
     [anon_sym_GT] = ACTIONS(60),
     [anon_sym_LT] = ACTIONS(60),
-    [anon_sym_STAR] = ACTIONS(60),
     [sym_wildcard] = ACTIONS(58),
     [sym_con_ident] = ACTIONS(58),
     [sym_escaped_var] = ACTIONS(60),
@@ -5009,7 +4990,6 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_DASH_GT] = ACTIONS(64),
     [anon_sym_GT] = ACTIONS(64),
     [anon_sym_LT] = ACTIONS(64),
-    [anon_sym_STAR] = ACTIONS(64),
     [sym_wildcard] = ACTIONS(62),
     [sym_con_ident] = ACTIONS(62),
     [sym_escaped_var] = ACTIONS(64),

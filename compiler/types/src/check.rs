@@ -93,11 +93,18 @@ impl<'a> Checker<'a> {
     pub fn module(&mut self, module: &mut Module) {
         for item in &mut module.items {
             self.item(item);
-            self.finalize_item(item);
         }
         if let Some(main) = &mut module.main {
             self.infer(main);
-            self.finish_records();
+        }
+        // Later declarations can determine what earlier ones left open (a
+        // reference created empty and filled later), so types are written
+        // back only once the whole file is checked.
+        self.finish_records();
+        for item in &mut module.items {
+            self.finalize_item(item);
+        }
+        if let Some(main) = &mut module.main {
             zonk_expr(&mut self.u, main);
         }
     }
@@ -119,7 +126,6 @@ impl<'a> Checker<'a> {
     /// Writes resolved types into a checked declaration and records what it
     /// exports. Exported types must not mention this checker's variables.
     fn finalize_item(&mut self, item: &mut Item) {
-        self.finish_records();
         let mut exported = Vec::new();
         match item {
             Item::Let(b) => {
@@ -216,11 +222,13 @@ impl<'a> Checker<'a> {
             self.unify_at(mono, &t, b.value.span);
         }
         self.level -= 1;
-        for ((b, mono), ann) in bindings.iter_mut().zip(monos).zip(anns) {
+        // Members are generalised together (value restriction per group).
+        let all_values = bindings.iter().all(|b| is_value(&b.value));
+        let general = if all_values { self.u.generalize_group(&monos, self.level) } else { monos.clone() };
+        for ((b, t), ann) in bindings.iter_mut().zip(general).zip(anns) {
             let scheme = match ann {
                 Some(ann) if matches!(ann.kind(), TyKind::All(..)) => self.u.zonk(&ann),
-                _ if is_value(&b.value) => self.u.generalize(&mono, self.level),
-                _ => self.u.zonk(&mono),
+                _ => self.u.zonk(&t),
             };
             b.scheme = scheme.clone();
             self.vars.insert(b.name.id, scheme);
@@ -239,11 +247,12 @@ impl<'a> Checker<'a> {
             None => {
                 if let Err(m) = self.u.unify(&a, &b) {
                     let (ta, tb) = self.show2(&a, &b);
-                    let d = self.mismatch_diag(m, u.expected.span, &ta, &tb).with_secondary(
-                        u.test.span,
-                        format!("the tested expression has type `{ta}`"),
-                    );
-                    self.diags.push(d.with_note("the two sides of a `utest` must have the same type, or give an equality with `using`"));
+                    let d = self
+                        .mismatch_diag(m, u.expected.span, &ta, &tb)
+                        .with_secondary(u.test.span, format!("the tested expression has type `{ta}`"));
+                    self.diags.push(d.with_note(
+                        "the two sides of a `utest` must have the same type, or give an equality with `using`",
+                    ));
                 }
             }
         }

@@ -50,8 +50,12 @@ impl Checker<'_> {
                         ts = Ty::unknown();
                         let shown = self.show(&scrutinee.ty);
                         self.diags.push(
-                            Diagnostic::error(Code::TypeMismatch, scrutinee.span, format!("expected `Bool`, found `{shown}`"))
-                                .with_label(format!("this condition has type `{shown}`")),
+                            Diagnostic::error(
+                                Code::TypeMismatch,
+                                scrutinee.span,
+                                format!("expected `Bool`, found `{shown}`"),
+                            )
+                            .with_label(format!("this condition has type `{shown}`")),
                         );
                     }
                 }

@@ -251,11 +251,18 @@ impl Unifier {
     /// Generalises the unbound variables of `t` whose level is above
     /// `level`: each becomes a quantified variable.
     pub fn generalize(&mut self, t: &Ty, level: u32) -> Ty {
-        let t = self.zonk(t);
+        self.generalize_group(std::slice::from_ref(t), level).pop().expect("one type in, one out")
+    }
+
+    /// Generalises the types of a recursive group together: a variable
+    /// shared by several members becomes quantified in each of them.
+    pub fn generalize_group(&mut self, types: &[Ty], level: u32) -> Vec<Ty> {
         let mut found = Vec::new();
-        self.collect_generalizable(&t, level, &mut found);
+        for t in types {
+            self.collect_generalizable(t, level, &mut found);
+        }
         if found.is_empty() {
-            return t;
+            return types.iter().map(|t| self.zonk(t)).collect();
         }
         let mut vars = Vec::new();
         for (i, id) in found.iter().enumerate() {
@@ -264,11 +271,30 @@ impl Unifier {
             self.metas[*id as usize] = Meta::Link(Ty::new(TyKind::Var(var.clone())));
             vars.push((var, fields));
         }
-        let body = self.zonk(&t);
-        vars.into_iter().rev().fold(body, |acc, (v, fields)| {
-            let fields = fields.into_iter().map(|(l, f)| (l, self.zonk(&f))).collect();
-            Ty::new(TyKind::All(v, fields, acc))
-        })
+        let vars: Vec<(TyVar, Vec<(SmolStr, Ty)>)> =
+            vars.into_iter().map(|(v, fs)| (v, fs.into_iter().map(|(l, f)| (l, self.zonk(&f))).collect())).collect();
+        types
+            .iter()
+            .map(|t| {
+                let body = self.zonk(t);
+                let mut used = Vec::new();
+                collect_vars(&body, &mut used);
+                // Variables mentioned only in another's record constraint.
+                let mut i = 0;
+                while i < used.len() {
+                    if let Some((_, fields)) = vars.iter().find(|(v, _)| v.id == used[i]) {
+                        for (_, f) in fields {
+                            collect_vars(f, &mut used);
+                        }
+                    }
+                    i += 1;
+                }
+                vars.iter()
+                    .rev()
+                    .filter(|(v, _)| used.contains(&v.id))
+                    .fold(body, |acc, (v, fields)| Ty::new(TyKind::All(v.clone(), fields.clone(), acc)))
+            })
+            .collect()
     }
 
     fn collect_generalizable(&mut self, t: &Ty, level: u32, out: &mut Vec<u32>) {
@@ -336,6 +362,29 @@ impl Unifier {
             TyKind::All(_, _, body) => self.unresolved_records(body, out),
             _ => {}
         }
+    }
+}
+
+/// The ids of the type variables in `t`, in order of appearance.
+fn collect_vars(t: &Ty, out: &mut Vec<u32>) {
+    match t.kind() {
+        TyKind::Var(v) => {
+            if !out.contains(&v.id) {
+                out.push(v.id);
+            }
+        }
+        TyKind::Seq(e) | TyKind::Tensor(e) => collect_vars(e, out),
+        TyKind::Arrow(a, b) => {
+            collect_vars(a, out);
+            collect_vars(b, out);
+        }
+        TyKind::Record(fields) => fields.iter().for_each(|(_, f)| collect_vars(f, out)),
+        TyKind::Con(_, _, args) => args.iter().for_each(|a| collect_vars(a, out)),
+        TyKind::All(_, fields, body) => {
+            fields.iter().for_each(|(_, f)| collect_vars(f, out));
+            collect_vars(body, out)
+        }
+        _ => {}
     }
 }
 

@@ -1,0 +1,6 @@
+//! `pmx`: the command-line interface and the edge where diagnostics are
+//! rendered. The compiler itself lives in `compiler/`; this crate only reads
+//! arguments, asks the driver's queries and prints.
+
+pub mod cli;
+pub mod render;
