@@ -39,6 +39,8 @@ pub struct Database {
     storage: salsa::Storage<Self>,
     files: Arc<Mutex<FileTable>>,
     stdlib: Arc<Vec<PathBuf>>,
+    /// When enabled, the queries that ran (for tests of incrementality).
+    log: Arc<Mutex<Option<Vec<String>>>>,
 }
 
 impl Default for Database {
@@ -49,7 +51,26 @@ impl Default for Database {
 
 impl Database {
     pub fn new(stdlib: Vec<PathBuf>) -> Database {
-        Database { storage: salsa::Storage::default(), files: Arc::default(), stdlib: Arc::new(stdlib) }
+        let log: Arc<Mutex<Option<Vec<String>>>> = Arc::default();
+        let sink = log.clone();
+        let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                if let Some(entries) = sink.lock().expect("log poisoned").as_mut() {
+                    entries.push(format!("{database_key:?}"));
+                }
+            }
+        })));
+        Database { storage, files: Arc::default(), stdlib: Arc::new(stdlib), log }
+    }
+
+    /// Starts recording which queries execute.
+    pub fn enable_log(&self) {
+        self.log.lock().expect("log poisoned").get_or_insert_with(Vec::new);
+    }
+
+    /// The queries executed since the last call, as `name(Id(..))`.
+    pub fn take_log(&self) -> Vec<String> {
+        self.log.lock().expect("log poisoned").as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Adds a file whose text is given (not read from disk), or replaces

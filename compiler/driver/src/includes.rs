@@ -34,11 +34,17 @@ pub fn file_includes(db: &dyn Db, file: SourceFile) -> Includes {
     for inc in &module.includes {
         let mut candidates = vec![dir.join(&inc.path)];
         candidates.extend(db.stdlib_dirs().iter().map(|d| d.join(&inc.path)));
-        let found = candidates.iter().find(|p| p.is_file());
-        let target = match found {
-            Some(path) => match db.load(path) {
-                Ok(f) => Some(f),
-                Err(e) => {
+        // A candidate is found when the database knows it (an open editor
+        // buffer, a file loaded before) or it exists on disk.
+        let mut target = None;
+        let mut unreadable = false;
+        for path in &candidates {
+            match db.load(path) {
+                Ok(f) => {
+                    target = Some(f);
+                    break;
+                }
+                Err(e) if path.is_file() => {
                     diagnostics.push(
                         Diagnostic::error(
                             Code::FileUnreadable,
@@ -47,19 +53,20 @@ pub fn file_includes(db: &dyn Db, file: SourceFile) -> Includes {
                         )
                         .with_label("included here"),
                     );
-                    None
+                    unreadable = true;
+                    break;
                 }
-            },
-            None => {
-                diagnostics.push(
-                    Diagnostic::error(Code::IncludeNotFound, inc.span, format!("cannot find the file `{}`", inc.path))
-                        .with_label("included here")
-                        .with_note("looked in the folder of this file, then in the standard library folders")
-                        .with_note("set PMX_STDLIB to the folder of the standard library if it is elsewhere"),
-                );
-                None
+                Err(_) => {}
             }
-        };
+        }
+        if target.is_none() && !unreadable {
+            diagnostics.push(
+                Diagnostic::error(Code::IncludeNotFound, inc.span, format!("cannot find the file `{}`", inc.path))
+                    .with_label("included here")
+                    .with_note("looked in the folder of this file, then in the standard library folders")
+                    .with_note("set PMX_STDLIB to the folder of the standard library if it is elsewhere"),
+            );
+        }
         targets.push(IncludeTarget { include: inc.clone(), target });
     }
     Includes { targets, diagnostics }

@@ -1,0 +1,89 @@
+//! Front-end throughput: generates programs of 10k, 20k and 40k lines and
+//! measures parse + name resolution + type inference through the driver's
+//! queries (a fresh database each run, so nothing is cached). Prints lines
+//! per second; run with `cargo bench --bench frontend`.
+
+use pmx_driver::{program_diagnostics, with_stack, Database};
+use std::path::Path;
+use std::time::Instant;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// About ten lines of typical MExpr per unit: lets, records, sequence
+/// patterns, higher-order calls, a polymorphic helper and a utest.
+fn unit(i: usize) -> String {
+    let prev = if i == 0 { "lam x. lam s. x".to_string() } else { format!("f{}", i - 1) };
+    format!(
+        "let f{i} = lam x : Int. lam s : [Int].
+  let y = addi x {i} in
+  let r = {{a = y, b = [x, y]}} in
+  match s with [h] ++ t then
+    addi h (muli r.a (length r.b))
+  else
+    foldl (lam acc. lam e. addi acc e) y s
+let g{i} = lam v. ({prev} v [v, 1], map (lam z. (z, v)) [1, 2])
+let pair{i} = lam a. lam b. if lti a b then (a, b) else (b, a)
+utest f{i} 1 [] with {}
+",
+        i + 1
+    )
+}
+
+fn program(lines: usize) -> String {
+    let mut src = String::new();
+    let mut i = 0;
+    let mut count = 0;
+    while count < lines {
+        let u = unit(i);
+        count += u.lines().count();
+        src.push_str(&u);
+        i += 1;
+    }
+    src.push_str("mexpr\nf0 1 [2, 3]\n");
+    src
+}
+
+fn main() {
+    println!("front end (parse + names + types), one thread");
+    println!("{:>8} {:>10} {:>12} {:>14}", "lines", "bytes", "best ms", "lines/s");
+    for lines in [10_000, 20_000, 40_000] {
+        let src = program(lines);
+        let n = src.lines().count();
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            let src = src.clone();
+            let secs = with_stack(move || {
+                let mut db = Database::new(Vec::new());
+                let file = db.set_file_text(Path::new("/bench/program.mc"), src);
+                let start = Instant::now();
+                if std::env::var_os("PMX_BENCH_PHASES").is_some() {
+                    let t0 = Instant::now();
+                    let tree = pmx_syntax::parse_tree(file.text(&db));
+                    let tp = t0.elapsed().as_secs_f64();
+                    drop(tree);
+                    eprintln!("tree-sitter alone {:.1} ms", tp * 1e3);
+                    let start = Instant::now();
+                    pmx_driver::parse_file(&db, file);
+                    let t1 = start.elapsed().as_secs_f64();
+                    pmx_driver::resolve_file(&db, file);
+                    let t2 = start.elapsed().as_secs_f64();
+                    pmx_driver::check_file(&db, file);
+                    let t3 = start.elapsed().as_secs_f64();
+                    eprintln!(
+                        "parse {:.1} ms, names {:.1} ms, types {:.1} ms",
+                        t1 * 1e3,
+                        (t2 - t1) * 1e3,
+                        (t3 - t2) * 1e3
+                    );
+                }
+                let diags = program_diagnostics(&db, file);
+                let secs = start.elapsed().as_secs_f64();
+                assert!(diags.is_empty(), "generated program has errors: {:?}", diags.first());
+                secs
+            });
+            best = best.min(secs);
+        }
+        println!("{:>8} {:>10} {:>12.1} {:>14.0}", n, src.len(), best * 1e3, n as f64 / best);
+    }
+}
