@@ -1,0 +1,260 @@
+//! Shared, growable storage for sequence views.
+//!
+//! A [`View`] is a window `start..end` on a [`Buffer`] whose initialised
+//! slots are `lo..hi`. Slots are written once and never changed while
+//! shared, so views are persistent. Appending to a view that ends where the
+//! buffer's initialised part ends claims the next slot with a
+//! compare-and-swap and writes it in place (the technique of Go's `append`):
+//! no other view can see that slot, so no copy is needed even when the
+//! buffer is shared. Prepending works the same way at the front. Building a
+//! sequence with repeated `snoc`, `cons` or `concat` is therefore amortised
+//! O(1) per element. A view that does not end at the buffer's end is copied
+//! into a new buffer with room to grow.
+
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+pub struct Buffer<T> {
+    slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
+    /// First initialised slot; only ever decreases.
+    lo: AtomicUsize,
+    /// One past the last initialised slot; only ever increases.
+    hi: AtomicUsize,
+}
+
+// Safety: slots are written once, before any view that contains them
+// exists (a view is published only after its slots are written), and are
+// mutated afterwards only through exclusive access (`Arc::get_mut`).
+unsafe impl<T: Send + Sync> Sync for Buffer<T> {}
+unsafe impl<T: Send> Send for Buffer<T> {}
+
+impl<T> Drop for Buffer<T> {
+    fn drop(&mut self) {
+        let (lo, hi) = (*self.lo.get_mut(), *self.hi.get_mut());
+        for slot in &mut self.slots[lo..hi] {
+            // Safety: slots lo..hi are initialised.
+            unsafe { slot.get_mut().assume_init_drop() };
+        }
+    }
+}
+
+impl<T> Buffer<T> {
+    /// A buffer of `front + items.len() + back` slots with the items in the
+    /// middle.
+    fn with_room(front: usize, items: impl ExactSizeIterator<Item = T>, back: usize) -> Buffer<T> {
+        let n = items.len();
+        let cap = front + n + back;
+        let mut slots: Vec<UnsafeCell<MaybeUninit<T>>> = Vec::with_capacity(cap);
+        slots.resize_with(cap, || UnsafeCell::new(MaybeUninit::uninit()));
+        let mut hi = front;
+        for item in items.take(n) {
+            slots[hi] = UnsafeCell::new(MaybeUninit::new(item));
+            hi += 1;
+        }
+        Buffer { slots: slots.into_boxed_slice(), lo: AtomicUsize::new(front), hi: AtomicUsize::new(hi) }
+    }
+}
+
+/// A persistent sequence: a window on a shared buffer.
+pub struct View<T> {
+    buf: Arc<Buffer<T>>,
+    start: usize,
+    end: usize,
+}
+
+impl<T> Clone for View<T> {
+    fn clone(&self) -> Self {
+        View { buf: self.buf.clone(), start: self.start, end: self.end }
+    }
+}
+
+impl<T: Clone> View<T> {
+    pub fn empty() -> View<T> {
+        View::from_iter_room(std::iter::empty(), 0)
+    }
+
+    pub fn from_vec(items: Vec<T>) -> View<T> {
+        View::from_iter_room(items.into_iter(), 0)
+    }
+
+    fn from_iter_room(items: impl ExactSizeIterator<Item = T>, room: usize) -> View<T> {
+        let n = items.len();
+        let buf = Buffer::with_room(room, items, room);
+        View { buf: Arc::new(buf), start: room, end: room + n }
+    }
+
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+
+    pub fn as_slice(&self) -> &[T] {
+        let slots = &self.buf.slots[self.start..self.end];
+        // Safety: the slots of a view are initialised and not mutated while
+        // shared; UnsafeCell<MaybeUninit<T>> has the layout of T.
+        unsafe { std::slice::from_raw_parts(slots.as_ptr() as *const T, slots.len()) }
+    }
+
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.as_slice().get(i)
+    }
+
+    /// The window `from..to` of this view (indices relative to it).
+    pub fn slice(&self, from: usize, to: usize) -> View<T> {
+        debug_assert!(from <= to && to <= self.len());
+        View { buf: self.buf.clone(), start: self.start + from, end: self.start + to }
+    }
+
+    /// A fresh buffer holding `self ++ extra`, with room to grow at both ends.
+    fn copy_with(&self, front: &[T], back: &[T]) -> View<T> {
+        let n = front.len() + self.len() + back.len();
+        let room = (n / 2).max(4);
+        let items = front.iter().chain(self.as_slice()).chain(back).cloned();
+        View::from_iter_room(ExactLen(items, n), room)
+    }
+
+    /// Claims `n` slots after the end of this view, if it ends where the
+    /// buffer's initialised part ends and there is room.
+    fn claim_back(&self, n: usize) -> bool {
+        self.end + n <= self.buf.slots.len()
+            && self.buf.hi.compare_exchange(self.end, self.end + n, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    fn claim_front(&self, n: usize) -> bool {
+        self.start >= n
+            && self.buf.lo.compare_exchange(self.start, self.start - n, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    /// Writes claimed, uninitialised slots.
+    fn write(&self, at: usize, items: &[T]) {
+        for (k, item) in items.iter().enumerate() {
+            // Safety: the slots were claimed by this thread and no view
+            // contains them yet.
+            unsafe { (*self.buf.slots[at + k].get()).write(item.clone()) };
+        }
+    }
+
+    /// `self ++ items`.
+    pub fn append(&self, items: &[T]) -> View<T> {
+        if items.is_empty() {
+            return self.clone();
+        }
+        if self.claim_back(items.len()) {
+            self.write(self.end, items);
+            return View { buf: self.buf.clone(), start: self.start, end: self.end + items.len() };
+        }
+        self.copy_with(&[], items)
+    }
+
+    /// `items ++ self`.
+    pub fn prepend(&self, items: &[T]) -> View<T> {
+        if items.is_empty() {
+            return self.clone();
+        }
+        if self.claim_front(items.len()) {
+            self.write(self.start - items.len(), items);
+            return View { buf: self.buf.clone(), start: self.start - items.len(), end: self.end };
+        }
+        self.copy_with(items, &[])
+    }
+
+    /// `self ++ other`, extending whichever side can grow in place.
+    pub fn concat(&self, other: &View<T>) -> View<T> {
+        if other.is_empty() {
+            return self.clone();
+        }
+        if self.is_empty() {
+            return other.clone();
+        }
+        if other.len() <= self.len() || !other.claim_front(self.len()) {
+            return self.append(other.as_slice());
+        }
+        other.write(other.start - self.len(), self.as_slice());
+        View { buf: other.buf.clone(), start: other.start - self.len(), end: other.end }
+    }
+
+    /// The view with element `i` replaced: in place when nothing else
+    /// shares the buffer, otherwise a copy.
+    pub fn set(mut self, i: usize, value: T) -> View<T> {
+        let at = self.start + i;
+        if let Some(buf) = Arc::get_mut(&mut self.buf) {
+            // Safety: exclusive access; the slot is initialised.
+            unsafe { *buf.slots[at].get_mut().assume_init_mut() = value };
+            return self;
+        }
+        let mut items = self.as_slice().to_vec();
+        items[i] = value;
+        View::from_vec(items)
+    }
+}
+
+/// An iterator with a known length (chains of slices lose it).
+struct ExactLen<I>(I, usize);
+
+impl<I: Iterator> Iterator for ExactLen<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        let item = self.0.next()?;
+        self.1 -= 1;
+        Some(item)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.1, Some(self.1))
+    }
+}
+
+impl<I: Iterator> ExactSizeIterator for ExactLen<I> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_share_the_buffer_and_stay_persistent() {
+        let a = View::from_vec(vec![1, 2, 3]);
+        let b = a.append(&[4]);
+        let c = b.append(&[5]);
+        // `b` is not at the end any more: this append copies.
+        let d = b.append(&[9]);
+        assert_eq!(a.as_slice(), &[1, 2, 3]);
+        assert_eq!(b.as_slice(), &[1, 2, 3, 4]);
+        assert_eq!(c.as_slice(), &[1, 2, 3, 4, 5]);
+        assert_eq!(d.as_slice(), &[1, 2, 3, 4, 9]);
+        assert!(Arc::ptr_eq(&b.buf, &c.buf));
+    }
+
+    #[test]
+    fn prepend_concat_slice_set() {
+        let a = View::from_vec(vec![String::from("b")]);
+        let b = a.prepend(&["a".to_string()]);
+        let c = b.concat(&View::from_vec(vec!["c".to_string(), "d".to_string()]));
+        assert_eq!(c.as_slice(), &["a", "b", "c", "d"]);
+        let s = c.slice(1, 3);
+        assert_eq!(s.as_slice(), &["b", "c"]);
+        let t = s.clone().set(0, "x".into());
+        assert_eq!(t.as_slice(), &["x", "c"]);
+        assert_eq!(s.as_slice(), &["b", "c"]);
+        let u = View::from_vec(vec![1, 2]).set(1, 7);
+        assert_eq!(u.as_slice(), &[1, 7]);
+    }
+
+    #[test]
+    fn many_appends_are_linear() {
+        let mut v = View::empty();
+        for i in 0..100_000 {
+            v = v.append(&[i]);
+        }
+        assert_eq!(v.len(), 100_000);
+        assert_eq!(v.as_slice()[99_999], 99_999);
+        let mut w = View::empty();
+        for i in 0..100_000 {
+            w = w.prepend(&[i]);
+        }
+        assert_eq!(w.as_slice()[0], 99_999);
+    }
+}

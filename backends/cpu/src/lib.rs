@@ -1,0 +1,2 @@
+//! The CPU backend: evaluates typed MExpr programs.
+mod buffer;
