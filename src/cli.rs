@@ -1,9 +1,9 @@
 //! The command line: reads arguments, asks the driver, renders.
 
 use crate::render;
-use clap::{Parser, Subcommand, ValueEnum};
-use pmx_driver::{program_diagnostics, Database, Db};
-use std::path::PathBuf;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use pmx_driver::{check_file, program_diagnostics, program_files, Database, Db, SourceFile};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -22,10 +22,49 @@ enum Command {
         /// How to print diagnostics.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
-        /// When to use colours in human output.
-        #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-        color: ColorChoice,
+        #[command(flatten)]
+        color: ColorArg,
     },
+    /// Run a program (utests are skipped).
+    Run {
+        #[command(flatten)]
+        run: RunArgs,
+        /// Arguments for the program (`argv` holds the file name, then these).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Run a program with the utests of its main file; exit code 1 if any fails.
+    Test {
+        #[command(flatten)]
+        run: RunArgs,
+        /// Also run the utests of every included file.
+        #[arg(long)]
+        all_utests: bool,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The program's main file.
+    file: PathBuf,
+    /// Debug mode: accelerated code runs sequentially on the CPU, with
+    /// run-time checks of the assumptions GPU code relies on.
+    #[arg(long)]
+    debug: bool,
+    /// The largest tensor rank accelerated code accepts.
+    #[arg(long, default_value_t = 3)]
+    tensor_max_rank: usize,
+    #[command(flatten)]
+    color: ColorArg,
+}
+
+#[derive(Args)]
+struct ColorArg {
+    /// When to use colours in diagnostics.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -44,19 +83,27 @@ pub enum ColorChoice {
 /// Runs `pmx` with the process's arguments.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The database (and every tree in it) is created and dropped on the
+    // large stack, so deep programs can be freed too.
     pmx_driver::with_stack(move || match cli.command {
-        Command::Check { file, format, color } => check(&file, format, color),
+        Command::Check { file, format, color } => check(&file, format, color.color),
+        Command::Run { run, args } => run_program(run, args, None),
+        Command::Test { run, all_utests, args } => run_program(run, args, Some(all_utests)),
     })
 }
 
-fn check(path: &std::path::Path, format: Format, color: ColorChoice) -> ExitCode {
+fn load(db: &Database, path: &Path) -> Result<SourceFile, ExitCode> {
+    db.load(path).map_err(|e| {
+        eprintln!("error[E0103]: cannot read `{}`: {e}", path.display());
+        ExitCode::from(1)
+    })
+}
+
+fn check(path: &Path, format: Format, color: ColorChoice) -> ExitCode {
     let db = Database::default();
-    let root = match db.load(path) {
+    let root = match load(&db, path) {
         Ok(f) => f,
-        Err(e) => {
-            eprintln!("error[E0103]: cannot read `{}`: {e}", path.display());
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     let diagnostics = program_diagnostics(&db, root);
     match format {
@@ -68,4 +115,43 @@ fn check(path: &std::path::Path, format: Format, color: ColorChoice) -> ExitCode
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// `tests`: None to skip utests, Some(all) to run the main file's (or all).
+fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode {
+    let test = tests.is_some();
+    let db = Database::default();
+    let root = match load(&db, &run.file) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let diagnostics = program_diagnostics(&db, root);
+    if diagnostics.iter().any(|d| d.is_error()) {
+        render::human(&db, diagnostics, run.color.color);
+        return ExitCode::from(1);
+    }
+    render::human(&db, diagnostics, run.color.color);
+    let modules: Vec<&pmx_ast::Module> = program_files(&db, root).iter().map(|f| &check_file(&db, *f).module).collect();
+    let mut argv = vec![run.file.display().to_string()];
+    argv.extend(args);
+    let utest_files = match tests {
+        Some(true) => pmx_cpu::UtestFiles::All,
+        Some(false) => pmx_cpu::UtestFiles::Only(root.id(&db)),
+        None => pmx_cpu::UtestFiles::None,
+    };
+    let options = pmx_cpu::Options { debug: run.debug, utests: utest_files, tensor_max_rank: run.tensor_max_rank, argv };
+    pmx_cpu::io::set_locator(render::locator(&db));
+    let outcome = pmx_cpu::run(&modules, options);
+    if let Some(e) = &outcome.error {
+        render::runtime_error(&db, e, run.color.color);
+    }
+    if test {
+        let summary = format!("\n{} passed, {} failed\n", outcome.passed, outcome.failed);
+        pmx_cpu::io::out(&summary);
+        pmx_cpu::io::flush();
+        if outcome.failed > 0 && outcome.exit_code == 0 {
+            return ExitCode::from(1);
+        }
+    }
+    ExitCode::from(outcome.exit_code.clamp(0, 255) as u8)
 }

@@ -41,13 +41,7 @@ pub fn human_to_string(db: &Database, diagnostics: &[Diagnostic]) -> String {
 
 pub fn human(db: &Database, diagnostics: &[Diagnostic], color: ColorChoice) {
     let files = files(db);
-    let choice = match color {
-        ColorChoice::Always => termcolor::ColorChoice::Always,
-        ColorChoice::Never => termcolor::ColorChoice::Never,
-        ColorChoice::Auto if std::io::IsTerminal::is_terminal(&std::io::stderr()) => termcolor::ColorChoice::Auto,
-        ColorChoice::Auto => termcolor::ColorChoice::Never,
-    };
-    let writer = StandardStream::stderr(choice);
+    let writer = StandardStream::stderr(color_choice(color));
     let config = codespan_reporting::term::Config::default();
     let mut lock = writer.lock();
     for d in diagnostics {
@@ -131,4 +125,57 @@ pub fn json_value(db: &Database, diagnostics: &[Diagnostic]) -> Value {
         })
         .collect();
     Value::Array(out)
+}
+
+/// Turns spans into `file:line:column` for run-time messages.
+pub fn locator(db: &Database) -> pmx_cpu::io::Locator {
+    let files: Vec<(String, String, LineIndex)> = db
+        .files()
+        .iter()
+        .map(|f| {
+            let text = f.text(db).clone();
+            let index = LineIndex::new(&text);
+            (display_path(f.path(db)), text, index)
+        })
+        .collect();
+    Box::new(move |span: Span| match files.get(span.file.0 as usize) {
+        Some((name, text, index)) => {
+            let pos = index.line_col(text, span.start);
+            format!("{name}:{}:{}", pos.line + 1, pos.col + 1)
+        }
+        None => "<built-in>".to_string(),
+    })
+}
+
+/// A run-time error: the message at the failing expression, then the
+/// calls that led there, most recent first.
+pub fn runtime_error(db: &Database, e: &pmx_cpu::RuntimeError, color: ColorChoice) {
+    let locate = locator(db);
+    let mut notes: Vec<String> = e
+        .trace
+        .iter()
+        .map(|(name, span)| format!("in `{name}`, called at {}", locate(*span)))
+        .collect();
+    if e.omitted > 0 {
+        notes.push(format!("... and {} more calls", e.omitted));
+    }
+    let mut d = CsDiagnostic::error().with_message(&e.message).with_notes(notes);
+    if !e.span.is_builtin() {
+        d = d.with_labels(vec![CsLabel::new(LabelStyle::Primary, e.span.file.0 as usize, e.span.range())
+            .with_message("failed here")]);
+    }
+    pmx_cpu::io::flush();
+    let files = files(db);
+    let writer = StandardStream::stderr(color_choice(color));
+    let config = codespan_reporting::term::Config::default();
+    let _ = codespan_reporting::term::emit_to_write_style(&mut writer.lock(), &config, &files, &d);
+}
+
+fn color_choice(color: ColorChoice) -> termcolor::ColorChoice {
+    match color {
+        ColorChoice::Always => termcolor::ColorChoice::Always,
+        ColorChoice::Never => termcolor::ColorChoice::Never,
+        ColorChoice::Auto if std::io::IsTerminal::is_terminal(&std::io::stderr()) => termcolor::ColorChoice::Auto,
+        ColorChoice::Auto => termcolor::ColorChoice::Never,
+    }
 }

@@ -1,0 +1,136 @@
+//! The built-in constants, with the semantics of section 2 of the
+//! reference (and of Miking where it is silent). Every failure is a
+//! run-time error at the call's span; nothing panics.
+
+mod parallel;
+mod seq;
+mod system;
+mod tensor;
+
+use crate::error::Res;
+use crate::eval::{Args, Machine};
+use crate::value::{ExternFn, Value};
+use pmx_ast::{Builtin, Span};
+use std::sync::Arc;
+
+
+
+/// Calls a built-in with exactly its number of arguments.
+pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
+    use Builtin::*;
+    let a = &args;
+    Ok(match b {
+        Addi => Value::Int(a[0].as_int().wrapping_add(a[1].as_int())),
+        Subi => Value::Int(a[0].as_int().wrapping_sub(a[1].as_int())),
+        Muli => Value::Int(a[0].as_int().wrapping_mul(a[1].as_int())),
+        Divi | Modi => {
+            let (x, y) = (a[0].as_int(), a[1].as_int());
+            if y == 0 {
+                return Err(m.fail("Division by zero", span));
+            }
+            // Truncation toward zero, as OCaml.
+            Value::Int(if b == Divi { x.wrapping_div(y) } else { x.wrapping_rem(y) })
+        }
+        Negi => Value::Int(a[0].as_int().wrapping_neg()),
+        Slli => Value::Int(a[0].as_int().wrapping_shl(a[1].as_int() as u32)),
+        Srli => Value::Int(((a[0].as_int() as u64).wrapping_shr(a[1].as_int() as u32)) as i64),
+        Srai => Value::Int(a[0].as_int().wrapping_shr(a[1].as_int() as u32)),
+        Eqi => Value::Bool(a[0].as_int() == a[1].as_int()),
+        Neqi => Value::Bool(a[0].as_int() != a[1].as_int()),
+        Lti => Value::Bool(a[0].as_int() < a[1].as_int()),
+        Gti => Value::Bool(a[0].as_int() > a[1].as_int()),
+        Leqi => Value::Bool(a[0].as_int() <= a[1].as_int()),
+        Geqi => Value::Bool(a[0].as_int() >= a[1].as_int()),
+        Addf => Value::Float(a[0].as_float() + a[1].as_float()),
+        Subf => Value::Float(a[0].as_float() - a[1].as_float()),
+        Mulf => Value::Float(a[0].as_float() * a[1].as_float()),
+        Divf => Value::Float(a[0].as_float() / a[1].as_float()),
+        Negf => Value::Float(-a[0].as_float()),
+        Eqf => Value::Bool(a[0].as_float() == a[1].as_float()),
+        Neqf => Value::Bool(a[0].as_float() != a[1].as_float()),
+        Ltf => Value::Bool(a[0].as_float() < a[1].as_float()),
+        Gtf => Value::Bool(a[0].as_float() > a[1].as_float()),
+        Leqf => Value::Bool(a[0].as_float() <= a[1].as_float()),
+        Geqf => Value::Bool(a[0].as_float() >= a[1].as_float()),
+        Int2float => Value::Float(a[0].as_int() as f64),
+        Floorfi => Value::Int(a[0].as_float().floor() as i64),
+        Ceilfi => Value::Int(a[0].as_float().ceil() as i64),
+        Roundfi => Value::Int(a[0].as_float().round() as i64),
+        Char2int => Value::Int(a[0].as_char() as i64),
+        Int2char => {
+            let i = a[0].as_int();
+            match u32::try_from(i).ok().and_then(char::from_u32) {
+                Some(c) => Value::Char(c),
+                None => return Err(m.fail(format!("int2char: {i} is not the code of a character"), span)),
+            }
+        }
+        Eqc => Value::Bool(a[0].as_char() == a[1].as_char()),
+        Float2string => Value::string(&crate::show::float2string(a[0].as_float())),
+        String2float => {
+            let s = a[0].as_string();
+            match parse_float(&s) {
+                Some(f) => Value::Float(f),
+                None => return Err(m.fail(format!("string2float: \"{s}\" is not a float"), span)),
+            }
+        }
+        StringIsFloat => Value::Bool(parse_float(&a[0].as_string()).is_some()),
+        Ref => Value::Ref(Arc::new(std::sync::Mutex::new(a[0].clone()))),
+        Deref => match &a[0] {
+            Value::Ref(r) => r.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            _ => unreachable!("type checking: a reference"),
+        },
+        Modref => match &a[0] {
+            Value::Ref(r) => {
+                *r.lock().unwrap_or_else(|e| e.into_inner()) = a[1].clone();
+                Value::unit()
+            }
+            _ => unreachable!("type checking: a reference"),
+        },
+        ConstructorTag => match &a[0] {
+            Value::Con(c) => Value::Int(c.tag.index as i64),
+            _ => Value::Int(0),
+        },
+        UnsafeCoerce => a[0].clone(),
+        PrintFloat => {
+            crate::io::out(&crate::show::float2string(a[0].as_float()));
+            Value::unit()
+        }
+        Accelerate => a[0].clone(),
+        Create | CreateList | CreateRope | IsList | IsRope | Length | Concat | Get | Set | Cons | Snoc | SplitAt
+        | Reverse | Head | Tail | Null | Map | ParallelMap | Mapi | Iter | Iteri | Foldl | Foldr | Subsequence
+        | Map2 | Reduce | Flatten | Loop | SeqLoop | SeqLoopAcc => return seq::call(m, b, args, span),
+        TensorCreateUninitInt | TensorCreateUninitFloat | TensorCreateCArrayInt | TensorCreateCArrayFloat
+        | TensorCreateDense | TensorGetExn | TensorSetExn | TensorLinearGetExn | TensorLinearSetExn | TensorRank
+        | TensorShape | TensorReshapeExn | TensorCopy | TensorTransposeExn | TensorSliceExn | TensorSubExn
+        | TensorIterSlice | TensorEq | Tensor2string => return tensor::call(m, b, args, span),
+        Print | PrintError | Dprint | FlushStdout | FlushStderr | ReadLine | ReadBytesAsString | ReadFile | WriteFile
+        | FileExists | DeleteFile | Argv | Command | Exit | Error | RandIntU | RandSetSeed | WallTimeMs | SleepMs
+        | Eqsym | Gensym | Sym2hash => return system::call(m, b, args, span),
+    })
+}
+
+/// OCaml's `float_of_string` on the forms MExpr programs use.
+fn parse_float(s: &str) -> Option<f64> {
+    let t = s.trim();
+    if t.is_empty() {
+        return None;
+    }
+    t.replace('_', "").parse::<f64>().ok()
+}
+
+/// The value of an `external` declaration.
+pub fn external(name: &str) -> Value {
+    let (arity, run): (usize, Option<fn(&[Value]) -> Value>) = match name {
+        "externalSin" => (1, Some(|a| Value::Float(a[0].as_float().sin()))),
+        "externalCos" => (1, Some(|a| Value::Float(a[0].as_float().cos()))),
+        "externalTan" => (1, Some(|a| Value::Float(a[0].as_float().tan()))),
+        "externalExp" => (1, Some(|a| Value::Float(a[0].as_float().exp()))),
+        "externalLog" => (1, Some(|a| Value::Float(a[0].as_float().ln()))),
+        "externalSqrt" => (1, Some(|a| Value::Float(a[0].as_float().sqrt()))),
+        "externalAtan" => (1, Some(|a| Value::Float(a[0].as_float().atan()))),
+        "externalAtan2" => (2, Some(|a| Value::Float(a[0].as_float().atan2(a[1].as_float())))),
+        "externalPow" => (2, Some(|a| Value::Float(a[0].as_float().powf(a[1].as_float())))),
+        _ => (0, None),
+    };
+    Value::External(Arc::new(ExternFn { name: name.into(), arity, run }))
+}

@@ -1,0 +1,182 @@
+//! Sequence built-ins and the parallel keywords over sequences.
+
+use super::parallel;
+use crate::error::Res;
+use crate::eval::{Args, Machine};
+use crate::value::{Seq, Value};
+use pmx_ast::{Builtin, Span};
+use smallvec::smallvec;
+use std::sync::Arc;
+
+/// The index `i` of a sequence of length `n`, or the run-time error.
+fn index(m: &Machine, i: i64, n: usize, span: Span) -> Res<usize> {
+    if i < 0 {
+        return Err(m.fail(format!("Negative index used to access sequence: index {i}"), span));
+    }
+    if i as usize >= n {
+        return Err(m.fail(format!("Out of bounds access in sequence: index {i} but the length is {n}"), span));
+    }
+    Ok(i as usize)
+}
+
+fn seq_value(s: Seq) -> Value {
+    Value::seq(s)
+}
+
+/// Takes the sequence out of its value, without copying when unshared.
+fn take_seq(v: Value) -> Seq {
+    match v {
+        Value::Seq(s) => Arc::try_unwrap(s).unwrap_or_else(|s| (*s).clone()),
+        _ => unreachable!("type checking: a sequence"),
+    }
+}
+
+pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Value> {
+    use Builtin::*;
+    Ok(match b {
+        Create | CreateList | CreateRope => {
+            let n = args[0].as_int();
+            if n < 0 {
+                return Err(m.fail(format!("create: negative length {n}"), span));
+            }
+            let f = args[1].clone();
+            let mut values = Vec::with_capacity(n as usize);
+            for i in 0..n {
+                values.push(m.apply(f.clone(), smallvec![Value::Int(i)], span)?);
+            }
+            seq_value(Seq::from_values(values))
+        }
+        IsList => Value::Bool(false),
+        IsRope => Value::Bool(true),
+        Length => Value::Int(args[0].as_seq().len() as i64),
+        Concat => seq_value(args[0].as_seq().concat(args[1].as_seq())),
+        Get => {
+            let s = args[0].as_seq();
+            let i = index(m, args[1].as_int(), s.len(), span)?;
+            s.get(i)
+        }
+        Set => {
+            let i = index(m, args[1].as_int(), args[0].as_seq().len(), span)?;
+            let v = args.pop().expect("three arguments");
+            args.pop();
+            let s = take_seq(args.pop().expect("three arguments"));
+            seq_value(s.set(i, v))
+        }
+        Cons => seq_value(args[1].as_seq().cons(args[0].clone())),
+        Snoc => seq_value(args[0].as_seq().snoc(args[1].clone())),
+        SplitAt => {
+            let s = args[0].as_seq();
+            let i = args[1].as_int();
+            if i < 0 {
+                return Err(m.fail(format!("Split at using negative index: {i}"), span));
+            }
+            if i as usize > s.len() {
+                return Err(m.fail(format!("Split at index out of bounds: index {i} but the length is {}", s.len()), span));
+            }
+            let i = i as usize;
+            Value::tuple(vec![seq_value(s.slice(0, i)), seq_value(s.slice(i, s.len()))])
+        }
+        Reverse => seq_value(args[0].as_seq().reverse()),
+        Head => {
+            let s = args[0].as_seq();
+            if s.is_empty() {
+                return Err(m.fail("Head on empty sequence", span));
+            }
+            s.get(0)
+        }
+        Tail => {
+            let s = args[0].as_seq();
+            if s.is_empty() {
+                return Err(m.fail("Tail on empty sequence", span));
+            }
+            seq_value(s.slice(1, s.len()))
+        }
+        Null => Value::Bool(args[0].as_seq().is_empty()),
+        Subsequence => {
+            let s = args[0].as_seq();
+            let (from, len) = (args[1].as_int(), args[2].as_int());
+            if from < 0 {
+                return Err(m.fail(format!("Subsequence using negative index: {from}"), span));
+            }
+            if len < 0 {
+                return Err(m.fail(format!("Subsequence using negative length: {len}"), span));
+            }
+            // Clamped to what is available.
+            let start = (from as usize).min(s.len());
+            let end = start.saturating_add(len as usize).min(s.len());
+            seq_value(s.slice(start, end))
+        }
+        Map | ParallelMap => {
+            let values = parallel::map(m, &args[0], args[1].as_seq(), span)?;
+            seq_value(Seq::from_values(values))
+        }
+        Mapi => {
+            let (f, s) = (args[0].clone(), args[1].as_seq());
+            let mut out = Vec::with_capacity(s.len());
+            for i in 0..s.len() {
+                out.push(m.apply(f.clone(), smallvec![Value::Int(i as i64), s.get(i)], span)?);
+            }
+            seq_value(Seq::from_values(out))
+        }
+        Iter | Iteri => {
+            let (f, s) = (args[0].clone(), args[1].as_seq());
+            for i in 0..s.len() {
+                let a = if b == Iter { smallvec![s.get(i)] } else { smallvec![Value::Int(i as i64), s.get(i)] };
+                m.apply(f.clone(), a, span)?;
+            }
+            Value::unit()
+        }
+        Foldl => {
+            let (f, mut acc, s) = (args[0].clone(), args[1].clone(), args[2].as_seq());
+            for i in 0..s.len() {
+                acc = m.apply(f.clone(), smallvec![acc, s.get(i)], span)?;
+            }
+            acc
+        }
+        Foldr => {
+            let (f, mut acc, s) = (args[0].clone(), args[1].clone(), args[2].as_seq());
+            for i in (0..s.len()).rev() {
+                acc = m.apply(f.clone(), smallvec![s.get(i), acc], span)?;
+            }
+            acc
+        }
+        Map2 => {
+            let (a, b) = (args[1].as_seq(), args[2].as_seq());
+            if a.len() != b.len() {
+                return Err(m.fail(
+                    format!("map2 on sequences of different lengths ({} and {})", a.len(), b.len()),
+                    span,
+                ));
+            }
+            seq_value(Seq::from_values(parallel::map2(m, &args[0], a, b, span)?))
+        }
+        Reduce => parallel::reduce(m, &args[0], &args[1], args[2].as_seq(), span)?,
+        Flatten => {
+            let outer = args[0].as_seq();
+            let mut acc = Seq::empty();
+            for i in 0..outer.len() {
+                acc = acc.concat(outer.get(i).as_seq());
+            }
+            seq_value(acc)
+        }
+        Loop => {
+            parallel::par_loop(m, args[0].as_int(), &args[1], span)?;
+            Value::unit()
+        }
+        SeqLoop => {
+            let f = args[1].clone();
+            for i in 0..args[0].as_int().max(0) {
+                m.apply(f.clone(), smallvec![Value::Int(i)], span)?;
+            }
+            Value::unit()
+        }
+        SeqLoopAcc => {
+            let (mut acc, n, f) = (args[0].clone(), args[1].as_int(), args[2].clone());
+            for i in 0..n.max(0) {
+                acc = m.apply(f.clone(), smallvec![acc, Value::Int(i)], span)?;
+            }
+            acc
+        }
+        _ => unreachable!("not a sequence built-in: {b:?}"),
+    })
+}

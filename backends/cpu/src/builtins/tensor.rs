@@ -1,0 +1,119 @@
+//! Tensor built-ins.
+
+use crate::error::Res;
+use crate::eval::{Args, Machine};
+use crate::tensor::{ElemKind, Tensor};
+use crate::value::{Seq, Value};
+use pmx_ast::{Builtin, Span};
+use smallvec::smallvec;
+use std::sync::Arc;
+
+fn shape(m: &Machine, v: &Value, span: Span) -> Res<Vec<usize>> {
+    v.as_seq()
+        .ints()
+        .into_iter()
+        .map(|d| usize::try_from(d).map_err(|_| m.fail(format!("a tensor dimension cannot be negative ({d})"), span)))
+        .collect()
+}
+
+/// The index of element `lin` (row-major) of a tensor of this shape.
+fn index_of(lin: usize, shape: &[usize]) -> Value {
+    let mut idx = vec![0i64; shape.len()];
+    let mut rem = lin;
+    for k in (0..shape.len()).rev() {
+        idx[k] = (rem % shape[k]) as i64;
+        rem /= shape[k];
+    }
+    Value::seq(Seq::from_values(idx.into_iter().map(Value::Int).collect()))
+}
+
+fn tensor_value(t: Tensor) -> Value {
+    Value::Tensor(Arc::new(t))
+}
+
+pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
+    use Builtin::*;
+    let err = |m: &Machine, e: String| m.fail(e, span);
+    Ok(match b {
+        TensorCreateUninitInt | TensorCreateUninitFloat => {
+            let shape = shape(m, &args[0], span)?;
+            let (kind, zero) =
+                if b == TensorCreateUninitInt { (ElemKind::Int, Value::Int(0)) } else { (ElemKind::Float, Value::Float(0.0)) };
+            tensor_value(Tensor::from_fn::<()>(kind, shape, |_| Ok(zero.clone())).unwrap_or_else(|_| unreachable!()))
+        }
+        TensorCreateCArrayInt | TensorCreateCArrayFloat | TensorCreateDense => {
+            let dims = shape(m, &args[0], span)?;
+            let f = args[1].clone();
+            let n: usize = dims.iter().product();
+            let mut values = Vec::with_capacity(n);
+            for lin in 0..n {
+                values.push(m.apply(f.clone(), smallvec![index_of(lin, &dims)], span)?);
+            }
+            let kind = match (b, values.first()) {
+                (TensorCreateCArrayInt, _) => ElemKind::Int,
+                (TensorCreateCArrayFloat, _) => ElemKind::Float,
+                (_, Some(Value::Int(_))) => ElemKind::Int,
+                (_, Some(Value::Float(_))) => ElemKind::Float,
+                _ => ElemKind::Boxed,
+            };
+            tensor_value(Tensor::from_fn::<()>(kind, dims, |i| Ok(values[i].clone())).unwrap_or_else(|_| unreachable!()))
+        }
+        TensorGetExn => args[0].as_tensor().get(&args[1].as_seq().ints()).map_err(|e| err(m, e))?,
+        TensorSetExn => {
+            args[0].as_tensor().set(&args[1].as_seq().ints(), args[2].clone()).map_err(|e| err(m, e))?;
+            Value::unit()
+        }
+        TensorLinearGetExn => args[0].as_tensor().linear_get(args[1].as_int()).map_err(|e| err(m, e))?,
+        TensorLinearSetExn => {
+            args[0].as_tensor().linear_set(args[1].as_int(), args[2].clone()).map_err(|e| err(m, e))?;
+            Value::unit()
+        }
+        TensorRank => Value::Int(args[0].as_tensor().rank() as i64),
+        TensorShape => {
+            Value::seq(Seq::from_values(args[0].as_tensor().shape.iter().map(|d| Value::Int(*d as i64)).collect()))
+        }
+        TensorReshapeExn => {
+            let s = shape(m, &args[1], span)?;
+            tensor_value(args[0].as_tensor().reshape(s).map_err(|e| err(m, e))?)
+        }
+        TensorCopy => tensor_value(args[0].as_tensor().copy()),
+        TensorTransposeExn => {
+            tensor_value(args[0].as_tensor().transpose(args[1].as_int(), args[2].as_int()).map_err(|e| err(m, e))?)
+        }
+        TensorSliceExn => tensor_value(args[0].as_tensor().slice(&args[1].as_seq().ints()).map_err(|e| err(m, e))?),
+        TensorSubExn => {
+            tensor_value(args[0].as_tensor().sub(args[1].as_int(), args[2].as_int()).map_err(|e| err(m, e))?)
+        }
+        TensorIterSlice => {
+            let (f, t) = (args[0].clone(), args[1].as_tensor().clone());
+            let rows = if t.rank() == 0 { 0 } else { t.shape[0] };
+            for i in 0..rows {
+                let row = t.slice(&[i as i64]).map_err(|e| err(m, e))?;
+                m.apply(f.clone(), smallvec![Value::Int(i as i64), tensor_value(row)], span)?;
+            }
+            Value::unit()
+        }
+        TensorEq => {
+            let (eq, a, b) = (args[0].clone(), args[1].as_tensor(), args[2].as_tensor());
+            if a.shape != b.shape {
+                return Ok(Value::Bool(false));
+            }
+            let (xs, ys) = (a.values(), b.values());
+            for (x, y) in xs.into_iter().zip(ys) {
+                if !m.apply(eq.clone(), smallvec![x, y], span)?.as_bool() {
+                    return Ok(Value::Bool(false));
+                }
+            }
+            Value::Bool(true)
+        }
+        Tensor2string => {
+            let (f, t) = (args[0].clone(), args[1].as_tensor().clone());
+            let mut parts = Vec::new();
+            for v in t.values() {
+                parts.push(m.apply(f.clone(), smallvec![v], span)?.as_string());
+            }
+            Value::string(&format!("[{}]", parts.join(", ")))
+        }
+        _ => unreachable!("not a tensor built-in: {b:?}"),
+    })
+}

@@ -1,0 +1,123 @@
+//! The code the evaluator runs, compiled from the typed AST.
+//!
+//! Variables are resolved to where their values live: a slot of the
+//! current frame, a value captured by the current closure, a global (a
+//! top-level binding), or the closure itself (for self-recursion, so that
+//! recursive closures need no reference cycle). Nested lambdas
+//! `lam a. lam b. e` become one function of two parameters; application
+//! spines `f x y` are one call, and saturated built-in calls are direct
+//! operations.
+
+use crate::value::Value;
+use pmx_ast::{Builtin, NameId, SmolStr, Span};
+use std::sync::Arc;
+
+/// Where a captured value comes from, in the frame that creates the closure.
+#[derive(Clone, Copy, Debug)]
+pub enum Source {
+    Local(u32),
+    Capture(u32),
+    /// The closure running in that frame.
+    SelfClosure,
+}
+
+pub struct LamCode {
+    /// The name it was bound to, for call traces.
+    pub name: SmolStr,
+    pub arity: usize,
+    /// Frame size: parameters first, then locals.
+    pub slots: usize,
+    pub body: Code,
+    pub span: Span,
+}
+
+pub enum Code {
+    Lit(Value),
+    Local(u32),
+    Capture(u32),
+    Global(u32),
+    SelfClosure,
+    Builtin(Builtin),
+    External(SmolStr),
+    Lam(Arc<LamCode>, Box<[Source]>),
+    /// A call with at least one argument.
+    App(Box<Code>, Box<[Code]>, Span),
+    /// A built-in applied to exactly its number of arguments.
+    Prim(Builtin, Box<[Code]>, Span),
+    Let(u32, Box<Code>, Box<Code>),
+    /// Local recursive bindings. With `cells`, each slot first holds an
+    /// empty cell that the bindings read through `CellGet` and that is
+    /// filled once every value exists (mutual recursion); without, there
+    /// is one function that refers to itself through `SelfClosure`.
+    LetRec { members: Box<[(u32, Code)]>, cells: bool, body: Box<Code> },
+    /// The value in a recursion cell.
+    CellGet(Box<Code>),
+    Match(Box<Code>, Box<Pat>, Box<Code>, Box<Code>),
+    Seq(Box<[Code]>),
+    Record(Arc<[SmolStr]>, Box<[Code]>),
+    RecordUpdate(Box<Code>, Box<[(SmolStr, Code)]>),
+    Proj(Box<Code>, SmolStr),
+    ConApp(NameId, SmolStr, Box<Code>),
+    Never(Span),
+    Utest(Box<UtestCode>, Box<Code>),
+    Accelerate(Box<Code>, Box<[BoundaryCheck]>, Span),
+    /// A part of the program that did not compile (reported statically).
+    Error(Span),
+}
+
+pub struct UtestCode {
+    pub test: Code,
+    pub expected: Code,
+    pub using: Option<(Code, String)>,
+    pub on_fail: Option<Code>,
+    pub span: Span,
+}
+
+pub enum Pat {
+    Wild,
+    Bind(u32),
+    Int(i64),
+    Char(char),
+    Bool(bool),
+    Con(NameId, Box<Pat>),
+    Record(Box<[(SmolStr, Pat)]>),
+    Seq(Box<[Pat]>),
+    Edge(Box<[Pat]>, Option<u32>, Box<[Pat]>),
+    And(Box<Pat>, Box<Pat>),
+    Or(Box<Pat>, Box<Pat>),
+    Not(Box<Pat>),
+}
+
+/// A run-time check of an assumption the GPU code relies on, made at an
+/// `accelerate` boundary in debug mode on one value that crosses it.
+pub struct BoundaryCheck {
+    /// The name of the variable that crosses the boundary.
+    pub name: SmolStr,
+    pub value: Code,
+    pub kind: CheckKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckKind {
+    /// Tensors (also inside sequences and records) have rank at most the
+    /// maximum.
+    TensorRank,
+    /// Nested sequences are regular: the inner sequences of each level
+    /// have equal lengths.
+    Regular,
+}
+
+/// One step of a program's top level, run in order.
+pub enum Step {
+    /// Evaluate in a fresh frame of `slots` and store in a global.
+    Define { global: u32, slots: usize, code: Code },
+    Utest { slots: usize, utest: UtestCode },
+    Main { slots: usize, code: Code },
+}
+
+pub struct Program {
+    pub steps: Vec<Step>,
+    pub globals: usize,
+    /// The names of globals, for messages.
+    pub global_names: Vec<SmolStr>,
+}

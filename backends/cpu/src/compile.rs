@@ -1,0 +1,470 @@
+//! Typed AST to [`Code`]: resolves every variable to where its value lives
+//! and gives closures flat lists of captured values.
+
+use crate::code::*;
+use crate::value::Value;
+use pmx_ast::{Builtin, Expr, ExprKind, Item, Lit, Module, NameId, PatKind, SmolStr, Ty, TyKind, Utest};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::sync::Arc;
+
+/// The number of arguments a built-in takes before it computes.
+pub fn builtin_arity(b: Builtin) -> usize {
+    let sig = b.type_signature();
+    let (mut depth, mut arrows) = (0i32, 0usize);
+    let bytes = sig.as_bytes();
+    for (i, c) in bytes.iter().enumerate() {
+        match c {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b'-' if depth == 0 && bytes.get(i + 1) == Some(&b'>') => arrows += 1,
+            _ => {}
+        }
+    }
+    arrows
+}
+
+/// One function being compiled: its frame and what it captures.
+struct FnCtx {
+    locals: FxHashMap<NameId, u32>,
+    slots: u32,
+    captures: Vec<(NameId, Source)>,
+    /// The name the function is bound to in a recursive binding.
+    self_name: Option<NameId>,
+}
+
+impl FnCtx {
+    fn new(self_name: Option<NameId>) -> FnCtx {
+        FnCtx { locals: FxHashMap::default(), slots: 0, captures: Vec::new(), self_name }
+    }
+}
+
+pub struct Compiler {
+    globals: FxHashMap<NameId, u32>,
+    global_names: Vec<SmolStr>,
+    ctxs: Vec<FnCtx>,
+    /// Names bound through recursion cells.
+    cells: FxHashSet<NameId>,
+}
+
+/// Compiles the modules of a program, in load order.
+pub fn compile_program(modules: &[&Module]) -> Program {
+    let mut c = Compiler {
+        globals: FxHashMap::default(),
+        global_names: Vec::new(),
+        ctxs: Vec::new(),
+        cells: FxHashSet::default(),
+    };
+    let mut steps = Vec::new();
+    for module in modules {
+        for item in &module.items {
+            c.item(item, &mut steps);
+        }
+    }
+    if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
+        c.ctxs.push(FnCtx::new(None));
+        let code = c.expr(main);
+        let slots = c.ctxs.pop().expect("context pushed").slots as usize;
+        steps.push(Step::Main { slots, code });
+    }
+    Program { steps, globals: c.global_names.len(), global_names: c.global_names }
+}
+
+impl Compiler {
+    fn global(&mut self, id: NameId, name: &SmolStr) -> u32 {
+        let g = self.global_names.len() as u32;
+        self.globals.insert(id, g);
+        self.global_names.push(name.clone());
+        g
+    }
+
+    /// Compiles an expression evaluated at the top level in its own frame.
+    fn top_expr(&mut self, e: &Expr, name: &SmolStr, self_name: Option<NameId>) -> (usize, Code) {
+        self.ctxs.push(FnCtx::new(None));
+        let code = self.value(e, name, self_name);
+        let slots = self.ctxs.pop().expect("context pushed").slots as usize;
+        (slots, code)
+    }
+
+    fn item(&mut self, item: &Item, steps: &mut Vec<Step>) {
+        match item {
+            Item::Let(b) => {
+                let (slots, code) = self.top_expr(&b.value, &b.name.text, None);
+                let global = self.global(b.name.id, &b.name.text);
+                steps.push(Step::Define { global, slots, code });
+            }
+            Item::RecLets(bindings, _) => {
+                // Globals need no cells: each refers to the others by slot.
+                let globals: Vec<u32> = bindings.iter().map(|b| self.global(b.name.id, &b.name.text)).collect();
+                for (b, global) in bindings.iter().zip(globals) {
+                    let (slots, code) = self.top_expr(&b.value, &b.name.text, None);
+                    steps.push(Step::Define { global, slots, code });
+                }
+            }
+            Item::External(d) => {
+                let global = self.global(d.name.id, &d.name.text);
+                steps.push(Step::Define { global, slots: 0, code: Code::External(d.name.text.clone()) });
+            }
+            Item::Utest(u) => {
+                self.ctxs.push(FnCtx::new(None));
+                let utest = self.utest(u);
+                let slots = self.ctxs.pop().expect("context pushed").slots as usize;
+                steps.push(Step::Utest { slots, utest });
+            }
+            Item::Type(_) | Item::Con(_) => {}
+        }
+    }
+
+    fn ctx(&mut self) -> &mut FnCtx {
+        self.ctxs.last_mut().expect("inside a function context")
+    }
+
+    fn new_slot(&mut self, id: NameId) -> u32 {
+        let ctx = self.ctx();
+        if let Some(s) = ctx.locals.get(&id) {
+            return *s;
+        }
+        let s = ctx.slots;
+        ctx.slots += 1;
+        ctx.locals.insert(id, s);
+        s
+    }
+
+    fn var(&mut self, id: NameId, span: pmx_ast::Span) -> Code {
+        if let Some(b) = id.as_builtin() {
+            return if builtin_arity(b) == 0 { Code::Prim(b, Box::new([]), span) } else { Code::Builtin(b) };
+        }
+        if let Some(g) = self.globals.get(&id) {
+            return Code::Global(*g);
+        }
+        let depth = self.ctxs.len() - 1;
+        let Some(loc) = self.lookup(depth, id) else { return Code::Error(span) };
+        if self.cells.contains(&id) {
+            Code::CellGet(Box::new(loc))
+        } else {
+            loc
+        }
+    }
+
+    fn lookup(&mut self, depth: usize, id: NameId) -> Option<Code> {
+        let ctx = &self.ctxs[depth];
+        if let Some(s) = ctx.locals.get(&id) {
+            return Some(Code::Local(*s));
+        }
+        if ctx.self_name == Some(id) {
+            return Some(Code::SelfClosure);
+        }
+        if let Some(i) = ctx.captures.iter().position(|(n, _)| *n == id) {
+            return Some(Code::Capture(i as u32));
+        }
+        if depth == 0 {
+            return None;
+        }
+        let source = match self.lookup(depth - 1, id)? {
+            Code::Local(s) => Source::Local(s),
+            Code::Capture(i) => Source::Capture(i),
+            Code::SelfClosure => Source::SelfClosure,
+            _ => return None,
+        };
+        let ctx = &mut self.ctxs[depth];
+        ctx.captures.push((id, source));
+        Some(Code::Capture(ctx.captures.len() as u32 - 1))
+    }
+
+    /// A bound value: lambdas become named functions.
+    fn value(&mut self, e: &Expr, name: &SmolStr, self_name: Option<NameId>) -> Code {
+        match &e.kind {
+            ExprKind::Lam { .. } => self.lam(e, name.clone(), self_name),
+            _ => self.expr(e),
+        }
+    }
+
+    fn lam(&mut self, e: &Expr, name: SmolStr, self_name: Option<NameId>) -> Code {
+        let mut params = Vec::new();
+        let mut body = e;
+        while let ExprKind::Lam { param, body: b, .. } = &body.kind {
+            params.push(param.id);
+            body = b;
+        }
+        let mut ctx = FnCtx::new(self_name);
+        for (i, p) in params.iter().enumerate() {
+            ctx.locals.insert(*p, i as u32);
+        }
+        ctx.slots = params.len() as u32;
+        self.ctxs.push(ctx);
+        let body = self.expr(body);
+        let ctx = self.ctxs.pop().expect("context pushed");
+        let code = LamCode { name, arity: params.len(), slots: ctx.slots as usize, body, span: e.span };
+        let sources: Vec<Source> = ctx.captures.into_iter().map(|(_, s)| s).collect();
+        Code::Lam(Arc::new(code), sources.into_boxed_slice())
+    }
+
+    fn utest(&mut self, u: &Utest) -> UtestCode {
+        UtestCode {
+            test: self.expr(&u.test),
+            expected: self.expr(&u.expected),
+            using: u.using.as_ref().map(|e| {
+                let name = match &e.kind {
+                    ExprKind::Var(n) => n.text.to_string(),
+                    _ => "<function>".to_string(),
+                };
+                (self.expr(e), name)
+            }),
+            on_fail: u.on_fail.as_ref().map(|e| self.expr(e)),
+            span: u.span,
+        }
+    }
+
+    fn exprs(&mut self, es: &[Expr]) -> Box<[Code]> {
+        es.iter().map(|e| self.expr(e)).collect()
+    }
+
+    pub fn expr(&mut self, e: &Expr) -> Code {
+        match &e.kind {
+            ExprKind::Var(name) => self.var(name.id, e.span),
+            ExprKind::Lit(lit) => Code::Lit(match lit {
+                Lit::Int(i) => Value::Int(*i),
+                Lit::Float(f) => Value::Float(*f),
+                Lit::Char(c) => Value::Char(*c),
+                Lit::Bool(b) => Value::Bool(*b),
+                Lit::Str(s) => Value::string(s),
+            }),
+            ExprKind::Lam { .. } => self.lam(e, SmolStr::new_static("<lambda>"), None),
+            ExprKind::Let(b, body) => {
+                let value = self.value(&b.value, &b.name.text, None);
+                let slot = self.new_slot(b.name.id);
+                Code::Let(slot, Box::new(value), Box::new(self.expr(body)))
+            }
+            ExprKind::RecLets(bindings, body) => {
+                let single_fn = bindings.len() == 1 && matches!(bindings[0].value.kind, ExprKind::Lam { .. });
+                let slots: Vec<u32> = bindings.iter().map(|b| self.new_slot(b.name.id)).collect();
+                let members: Box<[(u32, Code)]> = if single_fn {
+                    let b = &bindings[0];
+                    Box::new([(slots[0], self.value(&b.value, &b.name.text, Some(b.name.id)))])
+                } else {
+                    for b in bindings {
+                        self.cells.insert(b.name.id);
+                    }
+                    bindings.iter().zip(&slots).map(|(b, s)| (*s, self.value(&b.value, &b.name.text, None))).collect()
+                };
+                Code::LetRec { members, cells: !single_fn, body: Box::new(self.expr(body)) }
+            }
+            ExprKind::App(..) => self.application(e),
+            ExprKind::Match { scrutinee, pattern, then, otherwise } => {
+                let s = self.expr(scrutinee);
+                let p = self.pat(pattern);
+                Code::Match(Box::new(s), Box::new(p), Box::new(self.expr(then)), Box::new(self.expr(otherwise)))
+            }
+            ExprKind::Seq(items) => Code::Seq(self.exprs(items)),
+            ExprKind::Record(fields) => {
+                let mut fields: Vec<(SmolStr, Code)> =
+                    fields.iter().map(|(l, f)| (l.text.clone(), self.expr(f))).collect();
+                fields.sort_by(|a, b| pmx_ast::compare_labels(&a.0, &b.0));
+                let (labels, codes): (Vec<SmolStr>, Vec<Code>) = fields.into_iter().unzip();
+                Code::Record(Arc::from(labels), codes.into_boxed_slice())
+            }
+            ExprKind::RecordUpdate(record, fields) => {
+                let r = self.expr(record);
+                let fields = fields.iter().map(|(l, f)| (l.text.clone(), self.expr(f))).collect();
+                Code::RecordUpdate(Box::new(r), fields)
+            }
+            ExprKind::Proj(record, label) => Code::Proj(Box::new(self.expr(record)), label.text.clone()),
+            ExprKind::ConApp(con, arg) => Code::ConApp(con.id, con.text.clone(), Box::new(self.expr(arg))),
+            ExprKind::Never => Code::Never(e.span),
+            ExprKind::Utest(u, body) => Code::Utest(Box::new(self.utest(u)), Box::new(self.expr(body))),
+            ExprKind::External(d, body) => {
+                let slot = self.new_slot(d.name.id);
+                Code::Let(slot, Box::new(Code::External(d.name.text.clone())), Box::new(self.expr(body)))
+            }
+            ExprKind::TypeDecl(_, body) | ExprKind::ConDecl(_, body) => self.expr(body),
+            ExprKind::Error => Code::Error(e.span),
+        }
+    }
+
+    /// An application spine: saturated built-ins become direct operations.
+    fn application(&mut self, e: &Expr) -> Code {
+        let mut args = Vec::new();
+        let mut head = e;
+        while let ExprKind::App(f, a) = &head.kind {
+            args.push(a.as_ref());
+            head = f;
+        }
+        args.reverse();
+        if let ExprKind::Var(name) = &head.kind {
+            if let Some(b) = name.id.as_builtin() {
+                if b == Builtin::Accelerate && args.len() == 1 {
+                    return self.accelerate(args[0]);
+                }
+                let arity = builtin_arity(b);
+                if args.len() >= arity && arity > 0 {
+                    let prim = Code::Prim(b, args[..arity].iter().map(|a| self.expr(a)).collect(), e.span);
+                    if args.len() == arity {
+                        return prim;
+                    }
+                    let rest = args[arity..].iter().map(|a| self.expr(a)).collect();
+                    return Code::App(Box::new(prim), rest, e.span);
+                }
+            }
+        }
+        let f = self.expr(head);
+        let args = args.iter().map(|a| self.expr(a)).collect();
+        Code::App(Box::new(f), args, e.span)
+    }
+
+    /// `accelerate e`: the body, and the checks debug mode makes on the
+    /// values that cross into it (the variables it uses from outside).
+    fn accelerate(&mut self, body: &Expr) -> Code {
+        let mut bound = FxHashSet::default();
+        let mut free: Vec<(NameId, SmolStr, Ty, pmx_ast::Span)> = Vec::new();
+        free_vars(body, &mut bound, &mut free);
+        let mut checks = Vec::new();
+        for (id, name, ty, span) in free {
+            if id.as_builtin().is_some() {
+                continue;
+            }
+            for kind in [CheckKind::TensorRank, CheckKind::Regular] {
+                let needed = match kind {
+                    CheckKind::TensorRank => contains_tensor(&ty),
+                    CheckKind::Regular => contains_nested_seq(&ty),
+                };
+                if needed {
+                    let value = self.var(id, span);
+                    checks.push(BoundaryCheck { name: name.clone(), value, kind });
+                }
+            }
+        }
+        let code = self.expr(body);
+        Code::Accelerate(Box::new(code), checks.into_boxed_slice(), body.span)
+    }
+
+    fn pat(&mut self, p: &pmx_ast::Pat) -> Pat {
+        match &p.kind {
+            PatKind::Wild | PatKind::Error => Pat::Wild,
+            PatKind::Bind(name) => Pat::Bind(self.new_slot(name.id)),
+            PatKind::Int(i) => Pat::Int(*i),
+            PatKind::Char(c) => Pat::Char(*c),
+            PatKind::Bool(b) => Pat::Bool(*b),
+            PatKind::Con(con, arg) => Pat::Con(con.id, Box::new(self.pat(arg))),
+            PatKind::Record(fields) => {
+                Pat::Record(fields.iter().map(|(l, f)| (l.text.clone(), self.pat(f))).collect())
+            }
+            PatKind::Seq(items) => Pat::Seq(items.iter().map(|i| self.pat(i)).collect()),
+            PatKind::Edge { prefix, middle, suffix } => Pat::Edge(
+                prefix.iter().map(|i| self.pat(i)).collect(),
+                middle.as_ref().filter(|m| !m.is_anonymous()).map(|m| self.new_slot(m.id)),
+                suffix.iter().map(|i| self.pat(i)).collect(),
+            ),
+            PatKind::And(a, b) => Pat::And(Box::new(self.pat(a)), Box::new(self.pat(b))),
+            PatKind::Or(a, b) => Pat::Or(Box::new(self.pat(a)), Box::new(self.pat(b))),
+            PatKind::Not(a) => Pat::Not(Box::new(self.pat(a))),
+        }
+    }
+}
+
+fn contains_tensor(t: &Ty) -> bool {
+    match t.kind() {
+        TyKind::Tensor(_) => true,
+        TyKind::Seq(e) => contains_tensor(e),
+        TyKind::Record(fields) => fields.iter().any(|(_, f)| contains_tensor(f)),
+        _ => false,
+    }
+}
+
+fn contains_nested_seq(t: &Ty) -> bool {
+    match t.kind() {
+        TyKind::Seq(e) => matches!(e.kind(), TyKind::Seq(_)) || contains_nested_seq(e),
+        TyKind::Record(fields) => fields.iter().any(|(_, f)| contains_nested_seq(f)),
+        _ => false,
+    }
+}
+
+/// The variables an expression uses that it does not bind, with their
+/// types, first occurrence first.
+fn free_vars(
+    e: &Expr,
+    bound: &mut FxHashSet<NameId>,
+    out: &mut Vec<(NameId, SmolStr, Ty, pmx_ast::Span)>,
+) {
+    let bind_pat = |p: &pmx_ast::Pat, bound: &mut FxHashSet<NameId>| pat_binders(p, bound);
+    match &e.kind {
+        ExprKind::Var(n) => {
+            if !bound.contains(&n.id) && !out.iter().any(|(id, ..)| *id == n.id) {
+                out.push((n.id, n.text.clone(), e.ty.clone(), e.span));
+            }
+        }
+        ExprKind::Lit(_) | ExprKind::Never | ExprKind::Error => {}
+        ExprKind::Lam { param, body, .. } => {
+            bound.insert(param.id);
+            free_vars(body, bound, out);
+        }
+        ExprKind::Let(b, body) => {
+            free_vars(&b.value, bound, out);
+            bound.insert(b.name.id);
+            free_vars(body, bound, out);
+        }
+        ExprKind::RecLets(bs, body) => {
+            for b in bs {
+                bound.insert(b.name.id);
+            }
+            for b in bs {
+                free_vars(&b.value, bound, out);
+            }
+            free_vars(body, bound, out);
+        }
+        ExprKind::App(f, a) => {
+            free_vars(f, bound, out);
+            free_vars(a, bound, out);
+        }
+        ExprKind::Match { scrutinee, pattern, then, otherwise } => {
+            free_vars(scrutinee, bound, out);
+            bind_pat(pattern, bound);
+            free_vars(then, bound, out);
+            free_vars(otherwise, bound, out);
+        }
+        ExprKind::Seq(items) => items.iter().for_each(|i| free_vars(i, bound, out)),
+        ExprKind::Record(fields) => fields.iter().for_each(|(_, f)| free_vars(f, bound, out)),
+        ExprKind::RecordUpdate(r, fields) => {
+            free_vars(r, bound, out);
+            fields.iter().for_each(|(_, f)| free_vars(f, bound, out));
+        }
+        ExprKind::Proj(r, _) => free_vars(r, bound, out),
+        ExprKind::ConApp(_, a) => free_vars(a, bound, out),
+        ExprKind::Utest(u, body) => {
+            free_vars(&u.test, bound, out);
+            free_vars(&u.expected, bound, out);
+            if let Some(x) = &u.using {
+                free_vars(x, bound, out);
+            }
+            if let Some(x) = &u.on_fail {
+                free_vars(x, bound, out);
+            }
+            free_vars(body, bound, out);
+        }
+        ExprKind::External(d, body) => {
+            bound.insert(d.name.id);
+            free_vars(body, bound, out);
+        }
+        ExprKind::TypeDecl(_, body) | ExprKind::ConDecl(_, body) => free_vars(body, bound, out),
+    }
+}
+
+fn pat_binders(p: &pmx_ast::Pat, bound: &mut FxHashSet<NameId>) {
+    match &p.kind {
+        PatKind::Bind(n) => {
+            bound.insert(n.id);
+        }
+        PatKind::Con(_, a) | PatKind::Not(a) => pat_binders(a, bound),
+        PatKind::Record(fields) => fields.iter().for_each(|(_, f)| pat_binders(f, bound)),
+        PatKind::Seq(items) => items.iter().for_each(|i| pat_binders(i, bound)),
+        PatKind::Edge { prefix, middle, suffix } => {
+            prefix.iter().chain(suffix).for_each(|i| pat_binders(i, bound));
+            if let Some(m) = middle {
+                bound.insert(m.id);
+            }
+        }
+        PatKind::And(a, b) | PatKind::Or(a, b) => {
+            pat_binders(a, bound);
+            pat_binders(b, bound);
+        }
+        PatKind::Wild | PatKind::Int(_) | PatKind::Char(_) | PatKind::Bool(_) | PatKind::Error => {}
+    }
+}

@@ -1,0 +1,290 @@
+//! Tensors: mutable, row-major, contiguous storage shared by views.
+//!
+//! `tensorSubExn`, `tensorSliceExn` and `tensorReshapeExn` return views on
+//! the same storage, so a write through one is seen through all. Elements
+//! of `Int` and `Float` tensors are relaxed atomics: iterations of a
+//! parallel `loop` may write one tensor at the same time, which is defined
+//! behaviour (the program's promise is that the result does not depend on
+//! the order). Each view exposes its storage's address range, rank, shape
+//! and offset, which alias reconstruction for the GPU needs.
+
+use crate::value::Value;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+pub enum TensorData {
+    Int(Box<[AtomicI64]>),
+    Float(Box<[AtomicU64]>),
+    /// Tensors of other element types (`tensorCreateDense`).
+    Boxed(Box<[Mutex<Value>]>),
+}
+
+impl TensorData {
+    fn len(&self) -> usize {
+        match self {
+            TensorData::Int(d) => d.len(),
+            TensorData::Float(d) => d.len(),
+            TensorData::Boxed(d) => d.len(),
+        }
+    }
+
+    fn elem_size(&self) -> usize {
+        match self {
+            TensorData::Int(_) | TensorData::Float(_) => 8,
+            TensorData::Boxed(_) => std::mem::size_of::<Mutex<Value>>(),
+        }
+    }
+
+    fn base_address(&self) -> usize {
+        match self {
+            TensorData::Int(d) => d.as_ptr() as usize,
+            TensorData::Float(d) => d.as_ptr() as usize,
+            TensorData::Boxed(d) => d.as_ptr() as usize,
+        }
+    }
+
+    pub fn get(&self, i: usize) -> Value {
+        match self {
+            TensorData::Int(d) => Value::Int(d[i].load(Relaxed)),
+            TensorData::Float(d) => Value::Float(f64::from_bits(d[i].load(Relaxed))),
+            TensorData::Boxed(d) => d[i].lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        }
+    }
+
+    pub fn set(&self, i: usize, v: Value) {
+        match (self, v) {
+            (TensorData::Int(d), Value::Int(x)) => d[i].store(x, Relaxed),
+            (TensorData::Float(d), Value::Float(x)) => d[i].store(x.to_bits(), Relaxed),
+            (TensorData::Boxed(d), x) => *d[i].lock().unwrap_or_else(|e| e.into_inner()) = x,
+            _ => unreachable!("type checking guarantees the element type"),
+        }
+    }
+}
+
+/// The element representation a new tensor gets.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ElemKind {
+    Int,
+    Float,
+    Boxed,
+}
+
+/// A view: `shape` elements starting at `offset` of shared storage.
+pub struct Tensor {
+    pub data: Arc<TensorData>,
+    pub offset: usize,
+    pub shape: Vec<usize>,
+}
+
+impl Tensor {
+    /// A tensor of the given shape whose elements are produced in row-major
+    /// order by `f`.
+    pub fn from_fn<E>(
+        kind: ElemKind,
+        shape: Vec<usize>,
+        mut f: impl FnMut(usize) -> Result<Value, E>,
+    ) -> Result<Tensor, E> {
+        let n: usize = shape.iter().product();
+        let data = match kind {
+            ElemKind::Int => {
+                let mut v = Vec::with_capacity(n);
+                for i in 0..n {
+                    v.push(AtomicI64::new(f(i)?.as_int()));
+                }
+                TensorData::Int(v.into_boxed_slice())
+            }
+            ElemKind::Float => {
+                let mut v = Vec::with_capacity(n);
+                for i in 0..n {
+                    v.push(AtomicU64::new(f(i)?.as_float().to_bits()));
+                }
+                TensorData::Float(v.into_boxed_slice())
+            }
+            ElemKind::Boxed => {
+                let mut v = Vec::with_capacity(n);
+                for i in 0..n {
+                    v.push(Mutex::new(f(i)?));
+                }
+                TensorData::Boxed(v.into_boxed_slice())
+            }
+        };
+        Ok(Tensor { data: Arc::new(data), offset: 0, shape })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn size(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn kind(&self) -> ElemKind {
+        match &*self.data {
+            TensorData::Int(_) => ElemKind::Int,
+            TensorData::Float(_) => ElemKind::Float,
+            TensorData::Boxed(_) => ElemKind::Boxed,
+        }
+    }
+
+    /// The byte range of this view's elements in memory.
+    pub fn address_range(&self) -> (usize, usize) {
+        let size = self.data.elem_size();
+        let begin = self.data.base_address() + self.offset * size;
+        (begin, begin + self.size() * size)
+    }
+
+    /// The byte range of the whole storage the view belongs to.
+    pub fn storage_range(&self) -> (usize, usize) {
+        let begin = self.data.base_address();
+        (begin, begin + self.data.len() * self.data.elem_size())
+    }
+
+    /// The linear position of a full index, or a message saying what is
+    /// wrong with it.
+    pub fn linear_index(&self, index: &[i64]) -> Result<usize, String> {
+        if index.len() != self.rank() {
+            return Err(format!(
+                "Wrong number of dimensions used to access tensor: the tensor has rank {} but {} indices were given",
+                self.rank(),
+                index.len()
+            ));
+        }
+        let mut pos = 0usize;
+        for (k, (&i, &dim)) in index.iter().zip(&self.shape).enumerate() {
+            if i < 0 || i as usize >= dim {
+                return Err(format!(
+                    "Invalid indices used to access tensor: index {i} in dimension {k} is outside 0..{dim}"
+                ));
+            }
+            pos = pos * dim + i as usize;
+        }
+        Ok(pos)
+    }
+
+    pub fn get(&self, index: &[i64]) -> Result<Value, String> {
+        let i = self.linear_index(index)?;
+        Ok(self.data.get(self.offset + i))
+    }
+
+    pub fn set(&self, index: &[i64], v: Value) -> Result<(), String> {
+        let i = self.linear_index(index)?;
+        self.data.set(self.offset + i, v);
+        Ok(())
+    }
+
+    pub fn linear_get(&self, i: i64) -> Result<Value, String> {
+        self.check_linear(i)?;
+        Ok(self.data.get(self.offset + i as usize))
+    }
+
+    pub fn linear_set(&self, i: i64, v: Value) -> Result<(), String> {
+        self.check_linear(i)?;
+        self.data.set(self.offset + i as usize, v);
+        Ok(())
+    }
+
+    fn check_linear(&self, i: i64) -> Result<(), String> {
+        if i < 0 {
+            return Err(format!("Negative index used to access tensor: {i}"));
+        }
+        if i as usize >= self.size() {
+            return Err(format!("Out of bounds access in tensor: index {i} but the tensor has {} elements", self.size()));
+        }
+        Ok(())
+    }
+
+    /// The elements of this view in row-major order.
+    pub fn values(&self) -> Vec<Value> {
+        (0..self.size()).map(|i| self.data.get(self.offset + i)).collect()
+    }
+
+    /// `tensorSubExn t ofs len`: rows `ofs..ofs+len` of dimension 0.
+    pub fn sub(&self, ofs: i64, len: i64) -> Result<Tensor, String> {
+        if self.rank() == 0 {
+            return Err("Subtensor of a tensor of rank 0".into());
+        }
+        if ofs < 0 {
+            return Err(format!("Subtensor using negative offset: {ofs}"));
+        }
+        if len < 0 {
+            return Err(format!("Subtensor using negative length: {len}"));
+        }
+        let (ofs, len) = (ofs as usize, len as usize);
+        if ofs + len > self.shape[0] {
+            return Err(format!("Subtensor out of bounds: {ofs}..{} of dimension 0 of size {}", ofs + len, self.shape[0]));
+        }
+        let row: usize = self.shape[1..].iter().product();
+        let mut shape = self.shape.clone();
+        shape[0] = len;
+        Ok(Tensor { data: self.data.clone(), offset: self.offset + ofs * row, shape })
+    }
+
+    /// `tensorSliceExn t idx`: fixes the leading dimensions.
+    pub fn slice(&self, index: &[i64]) -> Result<Tensor, String> {
+        if index.len() > self.rank() {
+            return Err(format!(
+                "Slice of a tensor of rank {} with {} indices",
+                self.rank(),
+                index.len()
+            ));
+        }
+        let mut ofs = 0usize;
+        for (k, &i) in index.iter().enumerate() {
+            if i < 0 || i as usize >= self.shape[k] {
+                return Err(format!(
+                    "Invalid indices used to slice tensor: index {i} in dimension {k} is outside 0..{}",
+                    self.shape[k]
+                ));
+            }
+            ofs = ofs * self.shape[k] + i as usize;
+        }
+        let rest = self.shape[index.len()..].to_vec();
+        let inner: usize = rest.iter().product();
+        Ok(Tensor { data: self.data.clone(), offset: self.offset + ofs * inner, shape: rest })
+    }
+
+    pub fn reshape(&self, shape: Vec<usize>) -> Result<Tensor, String> {
+        let n: usize = shape.iter().product();
+        if n != self.size() {
+            return Err(format!(
+                "Invalid reshape: a tensor of {} elements cannot have shape {:?}",
+                self.size(),
+                shape
+            ));
+        }
+        Ok(Tensor { data: self.data.clone(), offset: self.offset, shape })
+    }
+
+    /// A copy with its own storage.
+    pub fn copy(&self) -> Tensor {
+        let values = self.values();
+        Tensor::from_fn::<()>(self.kind(), self.shape.clone(), |i| Ok(values[i].clone()))
+            .unwrap_or_else(|_| unreachable!("copying cannot fail"))
+    }
+
+    /// A copy with dimensions `d1` and `d2` swapped.
+    pub fn transpose(&self, d1: i64, d2: i64) -> Result<Tensor, String> {
+        let r = self.rank() as i64;
+        if d1 < 0 || d2 < 0 || d1 >= r || d2 >= r {
+            return Err(format!("Invalid transpose of dimensions {d1} and {d2} of a tensor of rank {r}"));
+        }
+        let (d1, d2) = (d1 as usize, d2 as usize);
+        let mut shape = self.shape.clone();
+        shape.swap(d1, d2);
+        let values = self.values();
+        let src_shape = self.shape.clone();
+        Tensor::from_fn::<String>(self.kind(), shape.clone(), |lin| {
+            // The index in the result, then swapped back into the source.
+            let mut idx = vec![0usize; shape.len()];
+            let mut rem = lin;
+            for k in (0..shape.len()).rev() {
+                idx[k] = rem % shape[k];
+                rem /= shape[k];
+            }
+            idx.swap(d1, d2);
+            let src = idx.iter().zip(&src_shape).fold(0usize, |acc, (i, d)| acc * d + i);
+            Ok(values[src].clone())
+        })
+    }
+}

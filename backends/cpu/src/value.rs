@@ -1,0 +1,340 @@
+//! Run-time values.
+//!
+//! Values are cheap to clone (scalars, or a shared pointer). Sequences of
+//! `Int`, `Float`, `Char` and `Bool` are stored unboxed and contiguously;
+//! other sequences hold boxed values. Everything is `Send + Sync` so that
+//! parallel keywords can run on rayon's threads: references are mutexes and
+//! tensor elements are atomics.
+
+use crate::buffer::View;
+use crate::code::LamCode;
+use crate::tensor::Tensor;
+use pmx_ast::{compare_labels, Builtin, NameId, SmolStr};
+use std::sync::{Arc, LazyLock, Mutex};
+
+#[derive(Clone)]
+pub enum Value {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Char(char),
+    Seq(Arc<Seq>),
+    Record(Arc<Record>),
+    Con(Arc<ConValue>),
+    Closure(Arc<Closure>),
+    /// A function applied to fewer arguments than it takes.
+    Partial(Arc<Partial>),
+    Builtin(Builtin),
+    /// A function declared with `external`.
+    External(Arc<ExternFn>),
+    Tensor(Arc<Tensor>),
+    Ref(Arc<Mutex<Value>>),
+    Symbol(u64),
+}
+
+static UNIT: LazyLock<Arc<Record>> =
+    LazyLock::new(|| Arc::new(Record { labels: Arc::from(Vec::new()), values: Box::new([]) }));
+
+impl Value {
+    pub fn unit() -> Value {
+        Value::Record(UNIT.clone())
+    }
+
+    pub fn seq(s: Seq) -> Value {
+        Value::Seq(Arc::new(s))
+    }
+
+    pub fn string(s: &str) -> Value {
+        Value::seq(Seq::Char(View::from_vec(s.chars().collect())))
+    }
+
+    pub fn tuple(items: Vec<Value>) -> Value {
+        let labels: Vec<SmolStr> = (0..items.len()).map(|i| SmolStr::new(i.to_string())).collect();
+        Value::Record(Arc::new(Record { labels: Arc::from(labels), values: items.into_boxed_slice() }))
+    }
+
+    pub fn as_int(&self) -> i64 {
+        match self {
+            Value::Int(i) => *i,
+            _ => unreachable!("type checking guarantees an Int"),
+        }
+    }
+
+    pub fn as_float(&self) -> f64 {
+        match self {
+            Value::Float(f) => *f,
+            _ => unreachable!("type checking guarantees a Float"),
+        }
+    }
+
+    pub fn as_bool(&self) -> bool {
+        match self {
+            Value::Bool(b) => *b,
+            _ => unreachable!("type checking guarantees a Bool"),
+        }
+    }
+
+    pub fn as_char(&self) -> char {
+        match self {
+            Value::Char(c) => *c,
+            _ => unreachable!("type checking guarantees a Char"),
+        }
+    }
+
+    pub fn as_seq(&self) -> &Seq {
+        match self {
+            Value::Seq(s) => s,
+            _ => unreachable!("type checking guarantees a sequence"),
+        }
+    }
+
+    pub fn as_tensor(&self) -> &Arc<Tensor> {
+        match self {
+            Value::Tensor(t) => t,
+            _ => unreachable!("type checking guarantees a tensor"),
+        }
+    }
+
+    /// The text of a `[Char]` value.
+    pub fn as_string(&self) -> String {
+        self.as_seq().to_string_lossy()
+    }
+}
+
+/// A record; labels sorted as [`compare_labels`] orders them. Tuples are
+/// records labelled `0`, `1`, ...; `()` has no field.
+pub struct Record {
+    pub labels: Arc<[SmolStr]>,
+    pub values: Box<[Value]>,
+}
+
+impl Record {
+    /// Builds a record from fields in any order.
+    pub fn from_fields(mut fields: Vec<(SmolStr, Value)>) -> Record {
+        fields.sort_by(|a, b| compare_labels(&a.0, &b.0));
+        let (labels, values): (Vec<SmolStr>, Vec<Value>) = fields.into_iter().unzip();
+        Record { labels: Arc::from(labels), values: values.into_boxed_slice() }
+    }
+
+    pub fn get(&self, label: &str) -> Option<&Value> {
+        self.labels.iter().position(|l| l == label).map(|i| &self.values[i])
+    }
+}
+
+/// A value built with a constructor of a variant type.
+pub struct ConValue {
+    pub tag: NameId,
+    pub name: SmolStr,
+    pub arg: Value,
+}
+
+/// A function value: compiled code and the values it captured.
+pub struct Closure {
+    pub code: Arc<LamCode>,
+    pub env: Box<[Value]>,
+}
+
+/// An external function: its name and, when pmx implements it, the code.
+pub struct ExternFn {
+    pub name: SmolStr,
+    pub arity: usize,
+    pub run: Option<fn(&[Value]) -> Value>,
+}
+
+pub struct Partial {
+    pub func: Value,
+    pub args: Vec<Value>,
+}
+
+/// A sequence, by element representation.
+#[derive(Clone)]
+pub enum Seq {
+    Int(View<i64>),
+    Float(View<f64>),
+    Char(View<char>),
+    Bool(View<bool>),
+    Boxed(View<Value>),
+}
+
+/// Applies an expression to the view of any representation.
+macro_rules! with_view {
+    ($seq:expr, $v:ident => $e:expr) => {
+        match $seq {
+            Seq::Int($v) => $e,
+            Seq::Float($v) => $e,
+            Seq::Char($v) => $e,
+            Seq::Bool($v) => $e,
+            Seq::Boxed($v) => $e,
+        }
+    };
+}
+
+/// Maps a view to a view of the same representation.
+macro_rules! map_view {
+    ($seq:expr, $v:ident => $e:expr) => {
+        match $seq {
+            Seq::Int($v) => Seq::Int($e),
+            Seq::Float($v) => Seq::Float($e),
+            Seq::Char($v) => Seq::Char($e),
+            Seq::Bool($v) => Seq::Bool($e),
+            Seq::Boxed($v) => Seq::Boxed($e),
+        }
+    };
+}
+
+impl Seq {
+    pub fn empty() -> Seq {
+        Seq::Boxed(View::empty())
+    }
+
+    /// A sequence of values, unboxed when the elements are scalars.
+    pub fn from_values(values: Vec<Value>) -> Seq {
+        match values.first() {
+            Some(Value::Int(_)) => Seq::Int(View::from_vec(values.iter().map(Value::as_int).collect())),
+            Some(Value::Float(_)) => Seq::Float(View::from_vec(values.iter().map(Value::as_float).collect())),
+            Some(Value::Char(_)) => Seq::Char(View::from_vec(values.iter().map(Value::as_char).collect())),
+            Some(Value::Bool(_)) => Seq::Bool(View::from_vec(values.iter().map(Value::as_bool).collect())),
+            _ => Seq::Boxed(View::from_vec(values)),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        with_view!(self, v => v.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `i` (which must be in range).
+    pub fn get(&self, i: usize) -> Value {
+        match self {
+            Seq::Int(v) => Value::Int(v.as_slice()[i]),
+            Seq::Float(v) => Value::Float(v.as_slice()[i]),
+            Seq::Char(v) => Value::Char(v.as_slice()[i]),
+            Seq::Bool(v) => Value::Bool(v.as_slice()[i]),
+            Seq::Boxed(v) => v.as_slice()[i].clone(),
+        }
+    }
+
+    pub fn to_values(&self) -> Vec<Value> {
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+
+    pub fn to_string_lossy(&self) -> String {
+        match self {
+            Seq::Char(v) => v.as_slice().iter().collect(),
+            other => other.to_values().iter().filter_map(|c| if let Value::Char(c) = c { Some(*c) } else { None }).collect(),
+        }
+    }
+
+    /// Elements `from..to`, sharing storage.
+    pub fn slice(&self, from: usize, to: usize) -> Seq {
+        map_view!(self, v => v.slice(from, to))
+    }
+
+    /// Whether the representation can hold `value` without boxing.
+    fn accepts(&self, value: &Value) -> bool {
+        matches!(
+            (self, value),
+            (Seq::Int(_), Value::Int(_))
+                | (Seq::Float(_), Value::Float(_))
+                | (Seq::Char(_), Value::Char(_))
+                | (Seq::Bool(_), Value::Bool(_))
+        ) || matches!((self, value), (Seq::Boxed(_), v) if !is_scalar(v))
+    }
+
+    /// `self ++ [value]`.
+    pub fn snoc(&self, value: Value) -> Seq {
+        if self.is_empty() {
+            return Seq::from_values(vec![value]);
+        }
+        if !self.accepts(&value) {
+            let mut all = self.to_values();
+            all.push(value);
+            return Seq::from_values(all);
+        }
+        match (self, value) {
+            (Seq::Int(v), Value::Int(x)) => Seq::Int(v.append(&[x])),
+            (Seq::Float(v), Value::Float(x)) => Seq::Float(v.append(&[x])),
+            (Seq::Char(v), Value::Char(x)) => Seq::Char(v.append(&[x])),
+            (Seq::Bool(v), Value::Bool(x)) => Seq::Bool(v.append(&[x])),
+            (Seq::Boxed(v), x) => Seq::Boxed(v.append(&[x])),
+            _ => unreachable!("checked by accepts"),
+        }
+    }
+
+    /// `[value] ++ self`.
+    pub fn cons(&self, value: Value) -> Seq {
+        if self.is_empty() {
+            return Seq::from_values(vec![value]);
+        }
+        if !self.accepts(&value) {
+            let mut all = vec![value];
+            all.extend(self.to_values());
+            return Seq::from_values(all);
+        }
+        match (self, value) {
+            (Seq::Int(v), Value::Int(x)) => Seq::Int(v.prepend(&[x])),
+            (Seq::Float(v), Value::Float(x)) => Seq::Float(v.prepend(&[x])),
+            (Seq::Char(v), Value::Char(x)) => Seq::Char(v.prepend(&[x])),
+            (Seq::Bool(v), Value::Bool(x)) => Seq::Bool(v.prepend(&[x])),
+            (Seq::Boxed(v), x) => Seq::Boxed(v.prepend(&[x])),
+            _ => unreachable!("checked by accepts"),
+        }
+    }
+
+    pub fn concat(&self, other: &Seq) -> Seq {
+        if other.is_empty() {
+            return self.clone();
+        }
+        if self.is_empty() {
+            return other.clone();
+        }
+        match (self, other) {
+            (Seq::Int(a), Seq::Int(b)) => Seq::Int(a.concat(b)),
+            (Seq::Float(a), Seq::Float(b)) => Seq::Float(a.concat(b)),
+            (Seq::Char(a), Seq::Char(b)) => Seq::Char(a.concat(b)),
+            (Seq::Bool(a), Seq::Bool(b)) => Seq::Bool(a.concat(b)),
+            (Seq::Boxed(a), Seq::Boxed(b)) => Seq::Boxed(a.concat(b)),
+            (a, b) => {
+                let mut all = a.to_values();
+                all.extend(b.to_values());
+                Seq::from_values(all)
+            }
+        }
+    }
+
+    /// The sequence with element `i` replaced (in place when unshared).
+    pub fn set(self, i: usize, value: Value) -> Seq {
+        if !self.accepts(&value) {
+            let mut all = self.to_values();
+            all[i] = value;
+            return Seq::from_values(all);
+        }
+        match (self, value) {
+            (Seq::Int(v), Value::Int(x)) => Seq::Int(v.set(i, x)),
+            (Seq::Float(v), Value::Float(x)) => Seq::Float(v.set(i, x)),
+            (Seq::Char(v), Value::Char(x)) => Seq::Char(v.set(i, x)),
+            (Seq::Bool(v), Value::Bool(x)) => Seq::Bool(v.set(i, x)),
+            (Seq::Boxed(v), x) => Seq::Boxed(v.set(i, x)),
+            _ => unreachable!("checked by accepts"),
+        }
+    }
+
+    pub fn reverse(&self) -> Seq {
+        map_view!(self, v => { let mut items = v.as_slice().to_vec(); items.reverse(); View::from_vec(items) })
+    }
+
+    /// The integers of an `[Int]` (tensor shapes and indices).
+    pub fn ints(&self) -> Vec<i64> {
+        match self {
+            Seq::Int(v) => v.as_slice().to_vec(),
+            other => other.to_values().iter().map(Value::as_int).collect(),
+        }
+    }
+}
+
+fn is_scalar(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::Float(_) | Value::Char(_) | Value::Bool(_))
+}
