@@ -151,11 +151,19 @@ pub fn locator(db: &Database) -> pmx_cpu::io::Locator {
 /// calls that led there, most recent first.
 pub fn runtime_error(db: &Database, e: &pmx_cpu::RuntimeError, color: ColorChoice) {
     let locate = locator(db);
-    let mut notes: Vec<String> = e
-        .trace
-        .iter()
-        .map(|(name, span)| format!("in `{name}`, called at {}", locate(*span)))
-        .collect();
+    // Consecutive identical frames (a deep recursion) are shown once.
+    let mut notes: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < e.trace.len() {
+        let mut j = i + 1;
+        while j < e.trace.len() && e.trace[j] == e.trace[i] {
+            j += 1;
+        }
+        let (name, span) = &e.trace[i];
+        let times = if j - i > 1 { format!(" ({} times)", j - i) } else { String::new() };
+        notes.push(format!("in `{name}`, called at {}{times}", locate(*span)));
+        i = j;
+    }
     if e.omitted > 0 {
         notes.push(format!("... and {} more calls", e.omitted));
     }

@@ -44,6 +44,15 @@ pub enum Code {
     App(Box<Code>, Box<[Code]>, Span),
     /// A built-in applied to exactly its number of arguments.
     Prim(Builtin, Box<[Code]>, Span),
+    /// A scalar built-in of two arguments (arithmetic, comparison).
+    Bin(BinOp, Box<Code>, Box<Code>, Span),
+    /// `tensorGetExn t [i, j]` with the index written as a list: the
+    /// index is not built as a sequence.
+    TensorGet(Box<Code>, Box<[Code]>, Span),
+    /// `tensorSetExn t [i, j] v`, likewise: the tensor and the value.
+    TensorSet(Box<(Code, Code)>, Box<[Code]>, Span),
+    /// `if x op y then a else b` for a comparison `op`: no Bool is built.
+    If(BinOp, Box<(Code, Code, Code, Code)>),
     Let(u32, Box<Code>, Box<Code>),
     /// Local recursive bindings. With `cells`, each slot first holds an
     /// empty cell that the bindings read through `CellGet` and that is
@@ -120,4 +129,89 @@ pub struct Program {
     pub globals: usize,
     /// The names of globals, for messages.
     pub global_names: Vec<SmolStr>,
+}
+
+/// The two-argument scalar built-ins, evaluated without a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Addi,
+    Subi,
+    Muli,
+    Divi,
+    Modi,
+    Eqi,
+    Neqi,
+    Lti,
+    Gti,
+    Leqi,
+    Geqi,
+    Addf,
+    Subf,
+    Mulf,
+    Divf,
+    Eqf,
+    Neqf,
+    Ltf,
+    Gtf,
+    Leqf,
+    Geqf,
+    Eqc,
+}
+
+impl BinOp {
+    pub fn is_comparison(self) -> bool {
+        use BinOp::*;
+        matches!(self, Eqi | Neqi | Lti | Gti | Leqi | Geqi | Eqf | Neqf | Ltf | Gtf | Leqf | Geqf | Eqc)
+    }
+
+    /// Compares two scalars (`self` must be a comparison).
+    #[inline(always)]
+    pub fn compare(self, a: &Value, b: &Value) -> bool {
+        use BinOp::*;
+        match (self, a, b) {
+            (Eqi, Value::Int(x), Value::Int(y)) => x == y,
+            (Neqi, Value::Int(x), Value::Int(y)) => x != y,
+            (Lti, Value::Int(x), Value::Int(y)) => x < y,
+            (Gti, Value::Int(x), Value::Int(y)) => x > y,
+            (Leqi, Value::Int(x), Value::Int(y)) => x <= y,
+            (Geqi, Value::Int(x), Value::Int(y)) => x >= y,
+            (Eqf, Value::Float(x), Value::Float(y)) => x == y,
+            (Neqf, Value::Float(x), Value::Float(y)) => x != y,
+            (Ltf, Value::Float(x), Value::Float(y)) => x < y,
+            (Gtf, Value::Float(x), Value::Float(y)) => x > y,
+            (Leqf, Value::Float(x), Value::Float(y)) => x <= y,
+            (Geqf, Value::Float(x), Value::Float(y)) => x >= y,
+            (Eqc, Value::Char(x), Value::Char(y)) => x == y,
+            _ => unreachable!("type checking: comparable scalars"),
+        }
+    }
+
+    pub fn from_builtin(b: Builtin) -> Option<BinOp> {
+        use Builtin as B;
+        Some(match b {
+            B::Addi => BinOp::Addi,
+            B::Subi => BinOp::Subi,
+            B::Muli => BinOp::Muli,
+            B::Divi => BinOp::Divi,
+            B::Modi => BinOp::Modi,
+            B::Eqi => BinOp::Eqi,
+            B::Neqi => BinOp::Neqi,
+            B::Lti => BinOp::Lti,
+            B::Gti => BinOp::Gti,
+            B::Leqi => BinOp::Leqi,
+            B::Geqi => BinOp::Geqi,
+            B::Addf => BinOp::Addf,
+            B::Subf => BinOp::Subf,
+            B::Mulf => BinOp::Mulf,
+            B::Divf => BinOp::Divf,
+            B::Eqf => BinOp::Eqf,
+            B::Neqf => BinOp::Neqf,
+            B::Ltf => BinOp::Ltf,
+            B::Gtf => BinOp::Gtf,
+            B::Leqf => BinOp::Leqf,
+            B::Geqf => BinOp::Geqf,
+            B::Eqc => BinOp::Eqc,
+            _ => return None,
+        })
+    }
 }

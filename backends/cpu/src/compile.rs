@@ -251,6 +251,13 @@ impl Compiler {
             ExprKind::App(..) => self.application(e),
             ExprKind::Match { scrutinee, pattern, then, otherwise } => {
                 let s = self.expr(scrutinee);
+                if let (Code::Bin(op, _, _, _), PatKind::Bool(true)) = (&s, &pattern.kind) {
+                    if op.is_comparison() {
+                        let Code::Bin(op, x, y, _) = s else { unreachable!("matched above") };
+                        let (t, o) = (self.expr(then), self.expr(otherwise));
+                        return Code::If(op, Box::new((*x, *y, t, o)));
+                    }
+                }
                 let p = self.pat(pattern);
                 Code::Match(Box::new(s), Box::new(p), Box::new(self.expr(then)), Box::new(self.expr(otherwise)))
             }
@@ -295,6 +302,23 @@ impl Compiler {
                     return self.accelerate(args[0]);
                 }
                 let arity = builtin_arity(b);
+                if let (Builtin::TensorGetExn | Builtin::TensorSetExn, ExprKind::Seq(items)) =
+                    (b, args.get(1).map(|a| &a.kind).unwrap_or(&ExprKind::Never))
+                {
+                    if args.len() == arity {
+                        let t = self.expr(args[0]);
+                        let index: Box<[Code]> = items.iter().map(|i| self.expr(i)).collect();
+                        if b == Builtin::TensorGetExn {
+                            return Code::TensorGet(Box::new(t), index, e.span);
+                        }
+                        let v = self.expr(args[2]);
+                        return Code::TensorSet(Box::new((t, v)), index, e.span);
+                    }
+                }
+                if let (Some(op), 2) = (BinOp::from_builtin(b), args.len()) {
+                    let (x, y) = (self.expr(args[0]), self.expr(args[1]));
+                    return Code::Bin(op, Box::new(x), Box::new(y), e.span);
+                }
                 if args.len() >= arity && arity > 0 {
                     let prim = Code::Prim(b, args[..arity].iter().map(|a| self.expr(a)).collect(), e.span);
                     if args.len() == arity {

@@ -9,7 +9,7 @@ use crate::code::*;
 use crate::error::{Fail, Res, RuntimeError, TRACE_LIMIT};
 use crate::value::*;
 use crate::Options;
-use pmx_ast::{SmolStr, Span};
+use pmx_ast::Span;
 use smallvec::SmallVec;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -37,6 +37,11 @@ pub struct Frame<'a> {
 
 enum Flow {
     Ret(Value),
+    /// A tail call of the running closure; the arguments are in place.
+    Again,
+    /// A tail call of another closure with exactly its number of arguments,
+    /// which are in place at the frame's base.
+    Switch(Arc<Closure>),
     Tail(Value, Args, Span),
 }
 
@@ -44,8 +49,11 @@ enum Flow {
 pub struct Machine {
     pub shared: Arc<Shared>,
     stack: Vec<Value>,
-    /// Calls in progress: function name and call site.
-    calls: Vec<(SmolStr, Span)>,
+    /// Calls in progress: the function's code and the call site. The code
+    /// is alive while its call is (its closure is held by the caller).
+    calls: Vec<(*const LamCode, Span)>,
+    /// The lowest address the stack may grow to before a call fails.
+    stack_limit: usize,
     /// Inside an `accelerate` expression.
     pub accelerated: bool,
 }
@@ -53,16 +61,21 @@ pub struct Machine {
 /// Below this much stack left, a call fails instead of overflowing.
 const STACK_RESERVE: usize = 256 * 1024;
 
+/// The current stack address (approximately: the address of a local).
+#[inline(always)]
+fn stack_address() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
 impl Machine {
     pub fn new(shared: Arc<Shared>) -> Machine {
-        Machine { shared, stack: Vec::with_capacity(1024), calls: Vec::new(), accelerated: false }
-    }
-
-    /// A machine for another thread, in the same accelerated state.
-    pub fn fork(&self) -> Machine {
-        let mut m = Machine::new(self.shared.clone());
-        m.accelerated = self.accelerated;
-        m
+        let here = stack_address();
+        let stack_limit = match stacker::remaining_stack() {
+            Some(left) => here.saturating_sub(left) + STACK_RESERVE,
+            None => 0,
+        };
+        Machine { shared, stack: Vec::with_capacity(1024), calls: Vec::new(), stack_limit, accelerated: false }
     }
 
     pub fn fail(&self, message: impl Into<String>, span: Span) -> Fail {
@@ -70,7 +83,8 @@ impl Machine {
         Box::new(RuntimeError {
             message: message.into(),
             span,
-            trace: self.calls.iter().rev().take(shown).cloned().collect(),
+            // Safety: each recorded code is alive while its call is.
+            trace: self.calls.iter().rev().take(shown).map(|(code, span)| (unsafe { (**code).name.clone() }, *span)).collect(),
             omitted: self.calls.len() - shown,
             exit: None,
         })
@@ -103,6 +117,18 @@ impl Machine {
         r
     }
 
+    /// Drops a frame's values; scalars need no destructor call.
+    #[inline(always)]
+    fn pop_frame(&mut self, bp: usize) {
+        while self.stack.len() > bp {
+            match self.stack.pop() {
+                Some(Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Char(_)) => {}
+                Some(other) => drop(other),
+                None => break,
+            }
+        }
+    }
+
     fn push_frame(&mut self, slots: usize) -> usize {
         let bp = self.stack.len();
         self.stack.resize(bp + slots, Value::Int(0));
@@ -113,43 +139,126 @@ impl Machine {
         self.stack[fr.bp + slot as usize].clone()
     }
 
-    pub fn eval(&mut self, code: &Code, fr: &Frame) -> Res<Value> {
-        match code {
+    /// A simple operand without a call of `eval` (locals and literals are
+    /// the common case).
+    #[inline(always)]
+    fn leaf(&self, c: &Code, fr: &Frame) -> Option<Value> {
+        match c {
+            Code::Local(s) => Some(self.stack[fr.bp + *s as usize].clone()),
+            Code::Lit(v) => Some(v.clone()),
+            _ => None,
+        }
+    }
+
+    /// An operand: leaves, and operators and calls on leaves, are computed
+    /// here without going through `eval`.
+    #[inline(always)]
+    fn operand(&mut self, c: &Code, fr: &Frame) -> Res<Value> {
+        match c {
+            Code::Local(s) => Ok(self.stack[fr.bp + *s as usize].clone()),
             Code::Lit(v) => Ok(v.clone()),
-            Code::Local(s) => Ok(self.local(fr, *s)),
-            Code::Capture(i) => Ok(fr.closure.expect("captures only inside closures").env[*i as usize].clone()),
-            Code::Global(g) => match self.shared.globals[*g as usize].get() {
-                Some(v) => Ok(v.clone()),
-                None => Err(self.fail(
-                    format!("`{}` is used before it is defined", self.shared.program.global_names[*g as usize]),
-                    Span::BUILTIN,
-                )),
+            Code::Bin(op, x, y, span) => match (self.leaf(x, fr), self.leaf(y, fr)) {
+                (Some(a), Some(b)) => self.bin(*op, a, b, *span),
+                _ => self.eval(c, fr),
             },
+            _ => self.eval(c, fr),
+        }
+    }
+
+    fn global(&self, g: u32) -> Res<Value> {
+        match self.shared.globals[g as usize].get() {
+            Some(v) => Ok(v.clone()),
+            None => Err(self.fail(
+                format!("`{}` is used before it is defined", self.shared.program.global_names[g as usize]),
+                Span::BUILTIN,
+            )),
+        }
+    }
+
+    pub fn eval(&mut self, code: &Code, fr: &Frame) -> Res<Value> {
+        let mut code = code;
+        loop {
+            match code {
+                Code::Lit(v) => return Ok(v.clone()),
+                Code::Local(s) => return Ok(self.local(fr, *s)),
+                Code::Capture(i) => {
+                    return Ok(fr.closure.expect("captures only inside closures").env[*i as usize].clone())
+                }
+                Code::Global(g) => return self.global(*g),
+                Code::Bin(op, x, y, span) => {
+                    let a = self.operand(x, fr)?;
+                    let b = self.operand(y, fr)?;
+                    return self.bin(*op, a, b, *span);
+                }
+                Code::App(f, args, span) => return self.app(f, args, *span, fr),
+                Code::TensorGet(t, index, span) => {
+                    let tv = self.operand(t, fr)?;
+                    let mut ix: SmallVec<[i64; 4]> = SmallVec::new();
+                    for c in index.iter() {
+                        ix.push(self.operand(c, fr)?.as_int());
+                    }
+                    return tv.as_tensor().get(&ix).map_err(|m| self.fail(m, *span));
+                }
+                Code::TensorSet(parts, index, span) => {
+                    let tv = self.operand(&parts.0, fr)?;
+                    let mut ix: SmallVec<[i64; 4]> = SmallVec::new();
+                    for c in index.iter() {
+                        ix.push(self.operand(c, fr)?.as_int());
+                    }
+                    let v = self.operand(&parts.1, fr)?;
+                    tv.as_tensor().set(&ix, v).map_err(|m| self.fail(m, *span))?;
+                    return Ok(Value::unit());
+                }
+                Code::Prim(b, args, span) => {
+                    let mut argv = Args::with_capacity(args.len());
+                    for a in args.iter() {
+                        argv.push(self.operand(a, fr)?);
+                    }
+                    return crate::builtins::call(self, *b, argv, *span);
+                }
+                Code::Let(slot, value, body) => {
+                    let v = self.eval(value, fr)?;
+                    self.stack[fr.bp + *slot as usize] = v;
+                    code = body;
+                }
+                Code::If(op, parts) => {
+                    let (x, y, then, otherwise) = &**parts;
+                    let a = self.operand(x, fr)?;
+                    let b = self.operand(y, fr)?;
+                    code = if op.compare(&a, &b) { then } else { otherwise };
+                }
+                Code::Match(scrutinee, pat, then, otherwise) => {
+                    let v = self.operand(scrutinee, fr)?;
+                    let hit = match (&**pat, &v) {
+                        (Pat::Bool(p), Value::Bool(b)) => p == b,
+                        _ => self.matches(pat, &v, fr),
+                    };
+                    code = if hit { then } else { otherwise };
+                }
+                Code::LetRec { members, cells, body } => {
+                    self.letrec(members, *cells, fr)?;
+                    code = body;
+                }
+                Code::Utest(u, body) => {
+                    if self.shared.options.utests.includes(u.span) {
+                        self.utest(u, fr)?;
+                    }
+                    code = body;
+                }
+                _ => return self.eval_cold(code, fr),
+            }
+        }
+    }
+
+    /// The forms that are not on the hot path, kept out of `eval` so that
+    /// its frame stays small (deep recursion uses less stack).
+    #[inline(never)]
+    fn eval_cold(&mut self, code: &Code, fr: &Frame) -> Res<Value> {
+        match code {
             Code::SelfClosure => Ok(Value::Closure(fr.closure.expect("self inside a closure").clone())),
             Code::Builtin(b) => Ok(Value::Builtin(*b)),
             Code::External(name) => Ok(crate::builtins::external(name)),
             Code::Lam(lam, sources) => Ok(self.closure(lam, sources, fr)),
-            Code::App(f, args, span) => {
-                let fv = self.eval(f, fr)?;
-                let mut argv = Args::with_capacity(args.len());
-                for a in args.iter() {
-                    argv.push(self.eval(a, fr)?);
-                }
-                self.apply(fv, argv, *span)
-            }
-            Code::Prim(b, args, span) => {
-                let mut argv = Args::with_capacity(args.len());
-                for a in args.iter() {
-                    argv.push(self.eval(a, fr)?);
-                }
-                crate::builtins::call(self, *b, argv, *span)
-            }
-            Code::Let(..) | Code::LetRec { .. } | Code::Match(..) | Code::Utest(..) => {
-                match self.eval_tail(code, fr)? {
-                    Flow::Ret(v) => Ok(v),
-                    Flow::Tail(f, args, span) => self.apply(f, args, span),
-                }
-            }
             Code::CellGet(cell) => match self.eval(cell, fr)? {
                 Value::Ref(r) => Ok(r.lock().unwrap_or_else(|e| e.into_inner()).clone()),
                 _ => unreachable!("recursion cells are references"),
@@ -190,24 +299,191 @@ impl Machine {
                 let arg = self.eval(arg, fr)?;
                 Ok(Value::Con(Arc::new(ConValue { tag: *tag, name: name.clone(), arg })))
             }
-            Code::Never(span) => Err(self.fail("Reached a never term, which should be impossible (no pattern matched)", *span)),
+            Code::Never(span) => {
+                Err(self.fail("Reached a never term, which should be impossible (no pattern matched)", *span))
+            }
             Code::Accelerate(body, checks, span) => self.accelerate(body, checks, *span, fr),
             Code::Error(span) => Err(self.fail("this part of the program has errors and cannot run", *span)),
+            other => self.eval(other, fr),
         }
     }
 
+    #[inline(always)]
+    fn bin(&self, op: BinOp, a: Value, b: Value, span: Span) -> Res<Value> {
+        use BinOp::*;
+        Ok(match op {
+            Addi => Value::Int(a.as_int().wrapping_add(b.as_int())),
+            Subi => Value::Int(a.as_int().wrapping_sub(b.as_int())),
+            Muli => Value::Int(a.as_int().wrapping_mul(b.as_int())),
+            Divi | Modi => {
+                let (x, y) = (a.as_int(), b.as_int());
+                if y == 0 {
+                    return Err(self.fail("Division by zero", span));
+                }
+                Value::Int(if op == Divi { x.wrapping_div(y) } else { x.wrapping_rem(y) })
+            }
+            Eqi => Value::Bool(a.as_int() == b.as_int()),
+            Neqi => Value::Bool(a.as_int() != b.as_int()),
+            Lti => Value::Bool(a.as_int() < b.as_int()),
+            Gti => Value::Bool(a.as_int() > b.as_int()),
+            Leqi => Value::Bool(a.as_int() <= b.as_int()),
+            Geqi => Value::Bool(a.as_int() >= b.as_int()),
+            Addf => Value::Float(a.as_float() + b.as_float()),
+            Subf => Value::Float(a.as_float() - b.as_float()),
+            Mulf => Value::Float(a.as_float() * b.as_float()),
+            Divf => Value::Float(a.as_float() / b.as_float()),
+            Eqf => Value::Bool(a.as_float() == b.as_float()),
+            Neqf => Value::Bool(a.as_float() != b.as_float()),
+            Ltf => Value::Bool(a.as_float() < b.as_float()),
+            Gtf => Value::Bool(a.as_float() > b.as_float()),
+            Leqf => Value::Bool(a.as_float() <= b.as_float()),
+            Geqf => Value::Bool(a.as_float() >= b.as_float()),
+            Eqc => Value::Bool(a.as_char() == b.as_char()),
+        })
+    }
+
+    /// A call. A closure applied to exactly its number of arguments gets
+    /// them evaluated straight into its frame.
+    fn app(&mut self, f: &Code, args: &[Code], span: Span, fr: &Frame) -> Res<Value> {
+        if let Code::Global(g) = f {
+            // A top-level function is borrowed, not cloned: globals are set
+            // once and live as long as `shared`, which outlives this call.
+            let shared: *const Shared = &*self.shared;
+            // Safety: see above; `shared` is kept alive by `self.shared`.
+            let global = unsafe { (*shared).globals[*g as usize].get() };
+            if let Some(Value::Closure(c)) = global {
+                if c.code.arity == args.len() {
+                    return self.call_with(c, args, span, fr);
+                }
+            }
+        }
+        let fv = self.operand(f, fr)?;
+        if let Value::Closure(c) = &fv {
+            if c.code.arity == args.len() {
+                return self.call_with(c, args, span, fr);
+            }
+        }
+        self.app_generic(fv, args, span, fr)
+    }
+
+    /// Calls a closure with exactly its number of arguments, evaluated
+    /// straight into its frame.
+    #[inline]
+    fn call_with(&mut self, c: &Arc<Closure>, args: &[Code], span: Span, fr: &Frame) -> Res<Value> {
+        let bp = self.stack.len();
+        for a in args {
+            match self.operand(a, fr) {
+                Ok(v) => self.stack.push(v),
+                Err(e) => {
+                    self.stack.truncate(bp);
+                    return Err(e);
+                }
+            }
+        }
+        self.enter(c, bp, span)
+    }
+
+    fn app_generic(&mut self, fv: Value, args: &[Code], span: Span, fr: &Frame) -> Res<Value> {
+        let mut argv = Args::with_capacity(args.len());
+        for a in args {
+            argv.push(self.operand(a, fr)?);
+        }
+        self.apply(fv, argv, span)
+    }
+
+    /// Runs a closure whose arguments are on the stack from `bp`. Tail
+    /// calls with exactly the callee's number of arguments reuse the frame.
+    fn enter(&mut self, c: &Arc<Closure>, bp: usize, span: Span) -> Res<Value> {
+        if stack_address() < self.stack_limit {
+            self.stack.truncate(bp);
+            return Err(self.fail("stack overflow: the recursion is too deep", span));
+        }
+        let top = bp + c.code.slots;
+        if self.stack.len() < top {
+            self.stack.resize(top, Value::Int(0));
+        }
+        self.calls.push((&*c.code as *const LamCode, span));
+        let mut owned: Option<Arc<Closure>> = None;
+        loop {
+            let current = owned.as_ref().unwrap_or(c);
+            let result = self.eval_tail(&current.code.body, &Frame { bp, closure: Some(current) });
+            match result {
+                Ok(Flow::Again) => continue,
+                Ok(Flow::Switch(next)) => {
+                    let top = bp + next.code.slots;
+                    if self.stack.len() < top {
+                        self.stack.resize(top, Value::Int(0));
+                    }
+                    if let Some(last) = self.calls.last_mut() {
+                        last.0 = &*next.code as *const LamCode;
+                    }
+                    owned = Some(next);
+                    continue;
+                }
+                other => {
+                    self.pop_frame(bp);
+                    self.calls.pop();
+                    return match other? {
+                        Flow::Ret(v) => Ok(v),
+                        Flow::Tail(g, args, s) => self.apply(g, args, s),
+                        Flow::Again | Flow::Switch(_) => unreachable!("handled above"),
+                    };
+                }
+            }
+        }
+    }
+
+    /// A call in tail position. With exactly the callee's number of
+    /// arguments, they are written over the current frame's parameters.
+    fn tail_call(&mut self, f: &Code, args: &[Code], span: Span, fr: &Frame) -> Res<Flow> {
+        let fv = self.operand(f, fr)?;
+        if let Value::Closure(target) = fv {
+            if target.code.arity == args.len() {
+                // Temporaries go above both frames' parameters, so that
+                // moving them down cannot overwrite one not yet moved.
+                if self.stack.len() < fr.bp + args.len() {
+                    self.stack.resize(fr.bp + args.len(), Value::Int(0));
+                }
+                let top = self.stack.len();
+                for a in args {
+                    match self.operand(a, fr) {
+                        Ok(v) => self.stack.push(v),
+                        Err(e) => {
+                            self.stack.truncate(top);
+                            return Err(e);
+                        }
+                    }
+                }
+                for k in 0..args.len() {
+                    let v = std::mem::replace(&mut self.stack[top + k], Value::Int(0));
+                    self.stack[fr.bp + k] = v;
+                }
+                self.pop_frame(top);
+                if fr.closure.is_some_and(|c| Arc::ptr_eq(c, &target)) {
+                    return Ok(Flow::Again);
+                }
+                return Ok(Flow::Switch(target));
+            }
+            let mut argv = Args::with_capacity(args.len());
+            for a in args {
+                argv.push(self.operand(a, fr)?);
+            }
+            return Ok(Flow::Tail(Value::Closure(target), argv, span));
+        }
+        let mut argv = Args::with_capacity(args.len());
+        for a in args {
+            argv.push(self.operand(a, fr)?);
+        }
+        Ok(Flow::Tail(fv, argv, span))
+    }
+
+    /// Evaluates a function body: a call in tail position is returned, not
+    /// made, so that the caller's loop makes it without growing the stack.
     fn eval_tail(&mut self, code: &Code, fr: &Frame) -> Res<Flow> {
         let mut code = code;
         loop {
             match code {
-                Code::App(f, args, span) => {
-                    let fv = self.eval(f, fr)?;
-                    let mut argv = Args::with_capacity(args.len());
-                    for a in args.iter() {
-                        argv.push(self.eval(a, fr)?);
-                    }
-                    return Ok(Flow::Tail(fv, argv, *span));
-                }
+                Code::App(f, args, span) => return self.tail_call(f, args, *span, fr),
                 Code::Let(slot, value, body) => {
                     let v = self.eval(value, fr)?;
                     self.stack[fr.bp + *slot as usize] = v;
@@ -217,9 +493,19 @@ impl Machine {
                     self.letrec(members, *cells, fr)?;
                     code = body;
                 }
+                Code::If(op, parts) => {
+                    let (x, y, then, otherwise) = &**parts;
+                    let a = self.operand(x, fr)?;
+                    let b = self.operand(y, fr)?;
+                    code = if op.compare(&a, &b) { then } else { otherwise };
+                }
                 Code::Match(scrutinee, pat, then, otherwise) => {
-                    let v = self.eval(scrutinee, fr)?;
-                    code = if self.matches(pat, &v, fr) { then } else { otherwise };
+                    let v = self.operand(scrutinee, fr)?;
+                    let hit = match (&**pat, &v) {
+                        (Pat::Bool(p), Value::Bool(b)) => p == b,
+                        _ => self.matches(pat, &v, fr),
+                    };
+                    code = if hit { then } else { otherwise };
                 }
                 Code::Utest(u, body) => {
                     if self.shared.options.utests.includes(u.span) {
@@ -269,7 +555,7 @@ impl Machine {
 
     /// Applies a function value to arguments.
     pub fn apply(&mut self, f: Value, args: Args, span: Span) -> Res<Value> {
-        let (mut f, mut args, mut span) = (f, args, span);
+        let (mut f, mut args) = (f, args);
         loop {
             match f {
                 Value::Closure(c) => {
@@ -277,32 +563,15 @@ impl Machine {
                     if args.len() < arity {
                         return Ok(Value::Partial(Arc::new(Partial { func: Value::Closure(c), args: args.to_vec() })));
                     }
-                    if stacker::remaining_stack().is_some_and(|left| left < STACK_RESERVE) {
-                        return Err(self.fail("stack overflow: the recursion is too deep", span));
-                    }
-                    let rest: Args = args.drain(arity..).collect();
+                    let rest: Args = if args.len() > arity { args.drain(arity..).collect() } else { Args::new() };
                     let bp = self.stack.len();
                     self.stack.extend(args.drain(..));
-                    self.stack.resize(bp + c.code.slots, Value::Int(0));
-                    self.calls.push((c.code.name.clone(), span));
-                    let result = self.eval_tail(&c.code.body, &Frame { bp, closure: Some(&c) });
-                    self.stack.truncate(bp);
-                    self.calls.pop();
-                    match result? {
-                        Flow::Ret(v) => {
-                            if rest.is_empty() {
-                                return Ok(v);
-                            }
-                            f = v;
-                            args = rest;
-                        }
-                        Flow::Tail(g, mut more, s) => {
-                            more.extend(rest);
-                            f = g;
-                            args = more;
-                            span = s;
-                        }
+                    let v = self.enter(&c, bp, span)?;
+                    if rest.is_empty() {
+                        return Ok(v);
                     }
+                    f = v;
+                    args = rest;
                 }
                 Value::Partial(p) => {
                     let mut all: Args = p.args.iter().cloned().collect();

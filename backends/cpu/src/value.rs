@@ -12,7 +12,10 @@ use crate::tensor::Tensor;
 use pmx_ast::{compare_labels, Builtin, NameId, SmolStr};
 use std::sync::{Arc, LazyLock, Mutex};
 
-#[derive(Clone)]
+// A 64-bit tag puts every payload at offset 8, so a value copies as two
+// words; with a byte tag, `Bool` and `Char` payloads sit at odd offsets and
+// copies stall on partially overlapping stores.
+#[repr(u64)]
 pub enum Value {
     Int(i64),
     Float(f64),
@@ -30,6 +33,39 @@ pub enum Value {
     Tensor(Arc<Tensor>),
     Ref(Arc<Mutex<Value>>),
     Symbol(u64),
+}
+
+impl Clone for Value {
+    /// Scalars first: they are most of what the evaluator copies.
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        match self {
+            Value::Int(i) => Value::Int(*i),
+            Value::Float(f) => Value::Float(*f),
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Char(c) => Value::Char(*c),
+            other => other.clone_shared(),
+        }
+    }
+}
+
+impl Value {
+    #[inline(never)]
+    fn clone_shared(&self) -> Value {
+        match self {
+            Value::Seq(x) => Value::Seq(x.clone()),
+            Value::Record(x) => Value::Record(x.clone()),
+            Value::Con(x) => Value::Con(x.clone()),
+            Value::Closure(x) => Value::Closure(x.clone()),
+            Value::Partial(x) => Value::Partial(x.clone()),
+            Value::Builtin(b) => Value::Builtin(*b),
+            Value::External(x) => Value::External(x.clone()),
+            Value::Tensor(x) => Value::Tensor(x.clone()),
+            Value::Ref(x) => Value::Ref(x.clone()),
+            Value::Symbol(s) => Value::Symbol(*s),
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Char(_) => unreachable!("scalars are copied"),
+        }
+    }
 }
 
 static UNIT: LazyLock<Arc<Record>> =
@@ -337,4 +373,13 @@ impl Seq {
 
 fn is_scalar(v: &Value) -> bool {
     matches!(v, Value::Int(_) | Value::Float(_) | Value::Char(_) | Value::Bool(_))
+}
+
+#[cfg(test)]
+mod layout {
+    #[test]
+    fn values_are_two_words() {
+        assert_eq!(std::mem::size_of::<super::Value>(), 16);
+        assert_eq!(std::mem::size_of::<crate::error::Res<super::Value>>(), 16);
+    }
 }

@@ -43,11 +43,13 @@ fn per_chunk<T: Send>(
     body: impl Fn(&mut Machine, usize, usize) -> Res<T> + Sync,
 ) -> Res<Vec<T>> {
     let ranges = chunks(n);
+    let (shared, accelerated) = (m.shared.clone(), m.accelerated);
     let results: Vec<Res<T>> = pool().install(|| {
         ranges
             .par_iter()
             .map(|&(lo, hi)| {
-                let mut worker = m.fork();
+                let mut worker = Machine::new(shared.clone());
+                worker.accelerated = accelerated;
                 body(&mut worker, lo, hi)
             })
             .collect()
