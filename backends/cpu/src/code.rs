@@ -8,9 +8,15 @@
 //! spines `f x y` are one call, and saturated built-in calls are direct
 //! operations.
 
+use crate::eval::{Frame, Machine};
 use crate::value::Value;
 use pmx_ast::{Builtin, NameId, SmolStr, Span};
 use std::sync::Arc;
+
+/// Compiled code: a closure that evaluates one node (see `thunk.rs`).
+pub type Thunk = Box<dyn Fn(&mut Machine, &Frame) -> crate::error::Res<Value> + Send + Sync>;
+/// Compiled code in tail position: calls are returned, not made.
+pub type TailThunk = Box<dyn Fn(&mut Machine, &Frame) -> crate::error::Res<crate::eval::Flow> + Send + Sync>;
 
 /// Where a captured value comes from, in the frame that creates the closure.
 #[derive(Clone, Copy, Debug)]
@@ -27,7 +33,7 @@ pub struct LamCode {
     pub arity: usize,
     /// Frame size: parameters first, then locals.
     pub slots: usize,
-    pub body: Code,
+    pub body: TailThunk,
     pub span: Span,
 }
 
@@ -58,7 +64,11 @@ pub enum Code {
     /// empty cell that the bindings read through `CellGet` and that is
     /// filled once every value exists (mutual recursion); without, there
     /// is one function that refers to itself through `SelfClosure`.
-    LetRec { members: Box<[(u32, Code)]>, cells: bool, body: Box<Code> },
+    LetRec {
+        members: Box<[(u32, Code)]>,
+        cells: bool,
+        body: Box<Code>,
+    },
     /// The value in a recursion cell.
     CellGet(Box<Code>),
     Match(Box<Code>, Box<Pat>, Box<Code>, Box<Code>),
@@ -106,6 +116,13 @@ pub struct BoundaryCheck {
     pub kind: CheckKind,
 }
 
+/// A compiled top-level step.
+pub enum StepThunk {
+    Define { global: u32, slots: usize, code: Thunk },
+    Utest { slots: usize, span: Span, utest: Thunk },
+    Main { slots: usize, code: Thunk },
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckKind {
     /// Tensors (also inside sequences and records) have rank at most the
@@ -119,13 +136,23 @@ pub enum CheckKind {
 /// One step of a program's top level, run in order.
 pub enum Step {
     /// Evaluate in a fresh frame of `slots` and store in a global.
-    Define { global: u32, slots: usize, code: Code },
-    Utest { slots: usize, utest: UtestCode },
-    Main { slots: usize, code: Code },
+    Define {
+        global: u32,
+        slots: usize,
+        code: Code,
+    },
+    Utest {
+        slots: usize,
+        utest: UtestCode,
+    },
+    Main {
+        slots: usize,
+        code: Code,
+    },
 }
 
 pub struct Program {
-    pub steps: Vec<Step>,
+    pub steps: Vec<StepThunk>,
     pub globals: usize,
     /// The names of globals, for messages.
     pub global_names: Vec<SmolStr>,

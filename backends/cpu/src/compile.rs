@@ -66,6 +66,7 @@ pub fn compile_program(modules: &[&Module]) -> Program {
         let slots = c.ctxs.pop().expect("context pushed").slots as usize;
         steps.push(Step::Main { slots, code });
     }
+    let steps = steps.into_iter().map(crate::thunk::step).collect();
     Program { steps, globals: c.global_names.len(), global_names: c.global_names }
 }
 
@@ -193,6 +194,7 @@ impl Compiler {
         self.ctxs.push(ctx);
         let body = self.expr(body);
         let ctx = self.ctxs.pop().expect("context pushed");
+        let body = crate::thunk::tail(body);
         let code = LamCode { name, arity: params.len(), slots: ctx.slots as usize, body, span: e.span };
         let sources: Vec<Source> = ctx.captures.into_iter().map(|(_, s)| s).collect();
         Code::Lam(Arc::new(code), sources.into_boxed_slice())
@@ -368,9 +370,7 @@ impl Compiler {
             PatKind::Char(c) => Pat::Char(*c),
             PatKind::Bool(b) => Pat::Bool(*b),
             PatKind::Con(con, arg) => Pat::Con(con.id, Box::new(self.pat(arg))),
-            PatKind::Record(fields) => {
-                Pat::Record(fields.iter().map(|(l, f)| (l.text.clone(), self.pat(f))).collect())
-            }
+            PatKind::Record(fields) => Pat::Record(fields.iter().map(|(l, f)| (l.text.clone(), self.pat(f))).collect()),
             PatKind::Seq(items) => Pat::Seq(items.iter().map(|i| self.pat(i)).collect()),
             PatKind::Edge { prefix, middle, suffix } => Pat::Edge(
                 prefix.iter().map(|i| self.pat(i)).collect(),
@@ -403,11 +403,7 @@ fn contains_nested_seq(t: &Ty) -> bool {
 
 /// The variables an expression uses that it does not bind, with their
 /// types, first occurrence first.
-fn free_vars(
-    e: &Expr,
-    bound: &mut FxHashSet<NameId>,
-    out: &mut Vec<(NameId, SmolStr, Ty, pmx_ast::Span)>,
-) {
+fn free_vars(e: &Expr, bound: &mut FxHashSet<NameId>, out: &mut Vec<(NameId, SmolStr, Ty, pmx_ast::Span)>) {
     let bind_pat = |p: &pmx_ast::Pat, bound: &mut FxHashSet<NameId>| pat_binders(p, bound);
     match &e.kind {
         ExprKind::Var(n) => {

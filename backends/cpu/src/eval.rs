@@ -1,9 +1,10 @@
-//! The evaluator: runs [`Code`] on a machine with a value stack.
+//! The machine that runs compiled code (see `thunk.rs`).
 //!
 //! Each call's frame is a window of the value stack (parameters first).
 //! Calls in tail position do not grow the Rust stack: the function body
-//! returns the call to make and `apply` loops. A non-tail recursion deeper
-//! than the thread's stack allows ends in a "stack overflow" error.
+//! returns the call to make and `enter` loops, reusing the frame. A
+//! non-tail recursion deeper than the thread's stack allows ends in a
+//! "stack overflow" error.
 
 use crate::code::*;
 use crate::error::{Fail, Res, RuntimeError, TRACE_LIMIT};
@@ -35,20 +36,22 @@ pub struct Frame<'a> {
     pub closure: Option<&'a Arc<Closure>>,
 }
 
-enum Flow {
+/// How a function body ends.
+pub enum Flow {
     Ret(Value),
     /// A tail call of the running closure; the arguments are in place.
     Again,
     /// A tail call of another closure with exactly its number of arguments,
     /// which are in place at the frame's base.
     Switch(Arc<Closure>),
-    Tail(Value, Args, Span),
+    /// Any other tail call (rare: boxed to keep `Flow` small).
+    Tail(Box<(Value, Args, Span)>),
 }
 
 /// One thread of evaluation.
 pub struct Machine {
     pub shared: Arc<Shared>,
-    stack: Vec<Value>,
+    pub(crate) stack: Vec<Value>,
     /// Calls in progress: the function's code and the call site. The code
     /// is alive while its call is (its closure is held by the caller).
     calls: Vec<(*const LamCode, Span)>,
@@ -84,42 +87,46 @@ impl Machine {
             message: message.into(),
             span,
             // Safety: each recorded code is alive while its call is.
-            trace: self.calls.iter().rev().take(shown).map(|(code, span)| (unsafe { (**code).name.clone() }, *span)).collect(),
+            trace: self
+                .calls
+                .iter()
+                .rev()
+                .take(shown)
+                .map(|(code, span)| (unsafe { (**code).name.clone() }, *span))
+                .collect(),
             omitted: self.calls.len() - shown,
             exit: None,
         })
     }
 
-    pub fn run_step(&mut self, step: &Step) -> Res<Option<Value>> {
+    pub fn run_step(&mut self, step: &StepThunk) -> Res<Option<Value>> {
         match step {
-            Step::Define { global, slots, code } => {
-                let v = self.eval_top(*slots, code)?;
+            StepThunk::Define { global, slots, code } => {
+                let v = self.run_top(*slots, code)?;
                 let _ = self.shared.globals[*global as usize].set(v);
                 Ok(None)
             }
-            Step::Utest { slots, utest } => {
-                if self.shared.options.utests.includes(utest.span) {
-                    let bp = self.push_frame(*slots);
-                    let r = self.utest(utest, &Frame { bp, closure: None });
-                    self.stack.truncate(bp);
-                    r?;
+            StepThunk::Utest { slots, span, utest } => {
+                if self.shared.options.utests.includes(*span) {
+                    self.run_top(*slots, utest)?;
                 }
                 Ok(None)
             }
-            Step::Main { slots, code } => self.eval_top(*slots, code).map(Some),
+            StepThunk::Main { slots, code } => self.run_top(*slots, code).map(Some),
         }
     }
 
-    fn eval_top(&mut self, slots: usize, code: &Code) -> Res<Value> {
-        let bp = self.push_frame(slots);
-        let r = self.eval(code, &Frame { bp, closure: None });
-        self.stack.truncate(bp);
+    fn run_top(&mut self, slots: usize, code: &Thunk) -> Res<Value> {
+        let bp = self.stack.len();
+        self.stack.resize(bp + slots, Value::Int(0));
+        let r = code(self, &Frame { bp, closure: None });
+        self.pop_frame(bp);
         r
     }
 
     /// Drops a frame's values; scalars need no destructor call.
     #[inline(always)]
-    fn pop_frame(&mut self, bp: usize) {
+    pub(crate) fn pop_frame(&mut self, bp: usize) {
         while self.stack.len() > bp {
             match self.stack.pop() {
                 Some(Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Char(_)) => {}
@@ -129,43 +136,7 @@ impl Machine {
         }
     }
 
-    fn push_frame(&mut self, slots: usize) -> usize {
-        let bp = self.stack.len();
-        self.stack.resize(bp + slots, Value::Int(0));
-        bp
-    }
-
-    fn local(&self, fr: &Frame, slot: u32) -> Value {
-        self.stack[fr.bp + slot as usize].clone()
-    }
-
-    /// A simple operand without a call of `eval` (locals and literals are
-    /// the common case).
-    #[inline(always)]
-    fn leaf(&self, c: &Code, fr: &Frame) -> Option<Value> {
-        match c {
-            Code::Local(s) => Some(self.stack[fr.bp + *s as usize].clone()),
-            Code::Lit(v) => Some(v.clone()),
-            _ => None,
-        }
-    }
-
-    /// An operand: leaves, and operators and calls on leaves, are computed
-    /// here without going through `eval`.
-    #[inline(always)]
-    fn operand(&mut self, c: &Code, fr: &Frame) -> Res<Value> {
-        match c {
-            Code::Local(s) => Ok(self.stack[fr.bp + *s as usize].clone()),
-            Code::Lit(v) => Ok(v.clone()),
-            Code::Bin(op, x, y, span) => match (self.leaf(x, fr), self.leaf(y, fr)) {
-                (Some(a), Some(b)) => self.bin(*op, a, b, *span),
-                _ => self.eval(c, fr),
-            },
-            _ => self.eval(c, fr),
-        }
-    }
-
-    fn global(&self, g: u32) -> Res<Value> {
+    pub(crate) fn global(&self, g: u32) -> Res<Value> {
         match self.shared.globals[g as usize].get() {
             Some(v) => Ok(v.clone()),
             None => Err(self.fail(
@@ -175,225 +146,9 @@ impl Machine {
         }
     }
 
-    pub fn eval(&mut self, code: &Code, fr: &Frame) -> Res<Value> {
-        let mut code = code;
-        loop {
-            match code {
-                Code::Lit(v) => return Ok(v.clone()),
-                Code::Local(s) => return Ok(self.local(fr, *s)),
-                Code::Capture(i) => {
-                    return Ok(fr.closure.expect("captures only inside closures").env[*i as usize].clone())
-                }
-                Code::Global(g) => return self.global(*g),
-                Code::Bin(op, x, y, span) => {
-                    let a = self.operand(x, fr)?;
-                    let b = self.operand(y, fr)?;
-                    return self.bin(*op, a, b, *span);
-                }
-                Code::App(f, args, span) => return self.app(f, args, *span, fr),
-                Code::TensorGet(t, index, span) => {
-                    let tv = self.operand(t, fr)?;
-                    let mut ix: SmallVec<[i64; 4]> = SmallVec::new();
-                    for c in index.iter() {
-                        ix.push(self.operand(c, fr)?.as_int());
-                    }
-                    return tv.as_tensor().get(&ix).map_err(|m| self.fail(m, *span));
-                }
-                Code::TensorSet(parts, index, span) => {
-                    let tv = self.operand(&parts.0, fr)?;
-                    let mut ix: SmallVec<[i64; 4]> = SmallVec::new();
-                    for c in index.iter() {
-                        ix.push(self.operand(c, fr)?.as_int());
-                    }
-                    let v = self.operand(&parts.1, fr)?;
-                    tv.as_tensor().set(&ix, v).map_err(|m| self.fail(m, *span))?;
-                    return Ok(Value::unit());
-                }
-                Code::Prim(b, args, span) => {
-                    let mut argv = Args::with_capacity(args.len());
-                    for a in args.iter() {
-                        argv.push(self.operand(a, fr)?);
-                    }
-                    return crate::builtins::call(self, *b, argv, *span);
-                }
-                Code::Let(slot, value, body) => {
-                    let v = self.eval(value, fr)?;
-                    self.stack[fr.bp + *slot as usize] = v;
-                    code = body;
-                }
-                Code::If(op, parts) => {
-                    let (x, y, then, otherwise) = &**parts;
-                    let a = self.operand(x, fr)?;
-                    let b = self.operand(y, fr)?;
-                    code = if op.compare(&a, &b) { then } else { otherwise };
-                }
-                Code::Match(scrutinee, pat, then, otherwise) => {
-                    let v = self.operand(scrutinee, fr)?;
-                    let hit = match (&**pat, &v) {
-                        (Pat::Bool(p), Value::Bool(b)) => p == b,
-                        _ => self.matches(pat, &v, fr),
-                    };
-                    code = if hit { then } else { otherwise };
-                }
-                Code::LetRec { members, cells, body } => {
-                    self.letrec(members, *cells, fr)?;
-                    code = body;
-                }
-                Code::Utest(u, body) => {
-                    if self.shared.options.utests.includes(u.span) {
-                        self.utest(u, fr)?;
-                    }
-                    code = body;
-                }
-                _ => return self.eval_cold(code, fr),
-            }
-        }
-    }
-
-    /// The forms that are not on the hot path, kept out of `eval` so that
-    /// its frame stays small (deep recursion uses less stack).
-    #[inline(never)]
-    fn eval_cold(&mut self, code: &Code, fr: &Frame) -> Res<Value> {
-        match code {
-            Code::SelfClosure => Ok(Value::Closure(fr.closure.expect("self inside a closure").clone())),
-            Code::Builtin(b) => Ok(Value::Builtin(*b)),
-            Code::External(name) => Ok(crate::builtins::external(name)),
-            Code::Lam(lam, sources) => Ok(self.closure(lam, sources, fr)),
-            Code::CellGet(cell) => match self.eval(cell, fr)? {
-                Value::Ref(r) => Ok(r.lock().unwrap_or_else(|e| e.into_inner()).clone()),
-                _ => unreachable!("recursion cells are references"),
-            },
-            Code::Seq(items) => {
-                let mut values = Vec::with_capacity(items.len());
-                for i in items.iter() {
-                    values.push(self.eval(i, fr)?);
-                }
-                Ok(Value::seq(Seq::from_values(values)))
-            }
-            Code::Record(labels, fields) => {
-                if fields.is_empty() {
-                    return Ok(Value::unit());
-                }
-                let mut values = Vec::with_capacity(fields.len());
-                for f in fields.iter() {
-                    values.push(self.eval(f, fr)?);
-                }
-                Ok(Value::Record(Arc::new(Record { labels: labels.clone(), values: values.into_boxed_slice() })))
-            }
-            Code::RecordUpdate(record, updates) => {
-                let Value::Record(r) = self.eval(record, fr)? else { unreachable!("type checking: a record") };
-                let mut values = r.values.to_vec();
-                for (label, code) in updates.iter() {
-                    let v = self.eval(code, fr)?;
-                    if let Some(i) = r.labels.iter().position(|l| l == label) {
-                        values[i] = v;
-                    }
-                }
-                Ok(Value::Record(Arc::new(Record { labels: r.labels.clone(), values: values.into_boxed_slice() })))
-            }
-            Code::Proj(record, label) => {
-                let Value::Record(r) = self.eval(record, fr)? else { unreachable!("type checking: a record") };
-                Ok(r.get(label).cloned().expect("type checking: the field exists"))
-            }
-            Code::ConApp(tag, name, arg) => {
-                let arg = self.eval(arg, fr)?;
-                Ok(Value::Con(Arc::new(ConValue { tag: *tag, name: name.clone(), arg })))
-            }
-            Code::Never(span) => {
-                Err(self.fail("Reached a never term, which should be impossible (no pattern matched)", *span))
-            }
-            Code::Accelerate(body, checks, span) => self.accelerate(body, checks, *span, fr),
-            Code::Error(span) => Err(self.fail("this part of the program has errors and cannot run", *span)),
-            other => self.eval(other, fr),
-        }
-    }
-
-    #[inline(always)]
-    fn bin(&self, op: BinOp, a: Value, b: Value, span: Span) -> Res<Value> {
-        use BinOp::*;
-        Ok(match op {
-            Addi => Value::Int(a.as_int().wrapping_add(b.as_int())),
-            Subi => Value::Int(a.as_int().wrapping_sub(b.as_int())),
-            Muli => Value::Int(a.as_int().wrapping_mul(b.as_int())),
-            Divi | Modi => {
-                let (x, y) = (a.as_int(), b.as_int());
-                if y == 0 {
-                    return Err(self.fail("Division by zero", span));
-                }
-                Value::Int(if op == Divi { x.wrapping_div(y) } else { x.wrapping_rem(y) })
-            }
-            Eqi => Value::Bool(a.as_int() == b.as_int()),
-            Neqi => Value::Bool(a.as_int() != b.as_int()),
-            Lti => Value::Bool(a.as_int() < b.as_int()),
-            Gti => Value::Bool(a.as_int() > b.as_int()),
-            Leqi => Value::Bool(a.as_int() <= b.as_int()),
-            Geqi => Value::Bool(a.as_int() >= b.as_int()),
-            Addf => Value::Float(a.as_float() + b.as_float()),
-            Subf => Value::Float(a.as_float() - b.as_float()),
-            Mulf => Value::Float(a.as_float() * b.as_float()),
-            Divf => Value::Float(a.as_float() / b.as_float()),
-            Eqf => Value::Bool(a.as_float() == b.as_float()),
-            Neqf => Value::Bool(a.as_float() != b.as_float()),
-            Ltf => Value::Bool(a.as_float() < b.as_float()),
-            Gtf => Value::Bool(a.as_float() > b.as_float()),
-            Leqf => Value::Bool(a.as_float() <= b.as_float()),
-            Geqf => Value::Bool(a.as_float() >= b.as_float()),
-            Eqc => Value::Bool(a.as_char() == b.as_char()),
-        })
-    }
-
-    /// A call. A closure applied to exactly its number of arguments gets
-    /// them evaluated straight into its frame.
-    fn app(&mut self, f: &Code, args: &[Code], span: Span, fr: &Frame) -> Res<Value> {
-        if let Code::Global(g) = f {
-            // A top-level function is borrowed, not cloned: globals are set
-            // once and live as long as `shared`, which outlives this call.
-            let shared: *const Shared = &*self.shared;
-            // Safety: see above; `shared` is kept alive by `self.shared`.
-            let global = unsafe { (*shared).globals[*g as usize].get() };
-            if let Some(Value::Closure(c)) = global {
-                if c.code.arity == args.len() {
-                    return self.call_with(c, args, span, fr);
-                }
-            }
-        }
-        let fv = self.operand(f, fr)?;
-        if let Value::Closure(c) = &fv {
-            if c.code.arity == args.len() {
-                return self.call_with(c, args, span, fr);
-            }
-        }
-        self.app_generic(fv, args, span, fr)
-    }
-
-    /// Calls a closure with exactly its number of arguments, evaluated
-    /// straight into its frame.
-    #[inline]
-    fn call_with(&mut self, c: &Arc<Closure>, args: &[Code], span: Span, fr: &Frame) -> Res<Value> {
-        let bp = self.stack.len();
-        for a in args {
-            match self.operand(a, fr) {
-                Ok(v) => self.stack.push(v),
-                Err(e) => {
-                    self.stack.truncate(bp);
-                    return Err(e);
-                }
-            }
-        }
-        self.enter(c, bp, span)
-    }
-
-    fn app_generic(&mut self, fv: Value, args: &[Code], span: Span, fr: &Frame) -> Res<Value> {
-        let mut argv = Args::with_capacity(args.len());
-        for a in args {
-            argv.push(self.operand(a, fr)?);
-        }
-        self.apply(fv, argv, span)
-    }
-
     /// Runs a closure whose arguments are on the stack from `bp`. Tail
     /// calls with exactly the callee's number of arguments reuse the frame.
-    fn enter(&mut self, c: &Arc<Closure>, bp: usize, span: Span) -> Res<Value> {
+    pub(crate) fn enter(&mut self, c: &Arc<Closure>, bp: usize, span: Span) -> Res<Value> {
         if stack_address() < self.stack_limit {
             self.stack.truncate(bp);
             return Err(self.fail("stack overflow: the recursion is too deep", span));
@@ -406,7 +161,7 @@ impl Machine {
         let mut owned: Option<Arc<Closure>> = None;
         loop {
             let current = owned.as_ref().unwrap_or(c);
-            let result = self.eval_tail(&current.code.body, &Frame { bp, closure: Some(current) });
+            let result = (current.code.body)(self, &Frame { bp, closure: Some(current) });
             match result {
                 Ok(Flow::Again) => continue,
                 Ok(Flow::Switch(next)) => {
@@ -418,14 +173,16 @@ impl Machine {
                         last.0 = &*next.code as *const LamCode;
                     }
                     owned = Some(next);
-                    continue;
                 }
                 other => {
                     self.pop_frame(bp);
                     self.calls.pop();
                     return match other? {
                         Flow::Ret(v) => Ok(v),
-                        Flow::Tail(g, args, s) => self.apply(g, args, s),
+                        Flow::Tail(call) => {
+                            let (g, args, s) = *call;
+                            self.apply(g, args, s)
+                        }
                         Flow::Again | Flow::Switch(_) => unreachable!("handled above"),
                     };
                 }
@@ -433,96 +190,11 @@ impl Machine {
         }
     }
 
-    /// A call in tail position. With exactly the callee's number of
-    /// arguments, they are written over the current frame's parameters.
-    fn tail_call(&mut self, f: &Code, args: &[Code], span: Span, fr: &Frame) -> Res<Flow> {
-        let fv = self.operand(f, fr)?;
-        if let Value::Closure(target) = fv {
-            if target.code.arity == args.len() {
-                // Temporaries go above both frames' parameters, so that
-                // moving them down cannot overwrite one not yet moved.
-                if self.stack.len() < fr.bp + args.len() {
-                    self.stack.resize(fr.bp + args.len(), Value::Int(0));
-                }
-                let top = self.stack.len();
-                for a in args {
-                    match self.operand(a, fr) {
-                        Ok(v) => self.stack.push(v),
-                        Err(e) => {
-                            self.stack.truncate(top);
-                            return Err(e);
-                        }
-                    }
-                }
-                for k in 0..args.len() {
-                    let v = std::mem::replace(&mut self.stack[top + k], Value::Int(0));
-                    self.stack[fr.bp + k] = v;
-                }
-                self.pop_frame(top);
-                if fr.closure.is_some_and(|c| Arc::ptr_eq(c, &target)) {
-                    return Ok(Flow::Again);
-                }
-                return Ok(Flow::Switch(target));
-            }
-            let mut argv = Args::with_capacity(args.len());
-            for a in args {
-                argv.push(self.operand(a, fr)?);
-            }
-            return Ok(Flow::Tail(Value::Closure(target), argv, span));
-        }
-        let mut argv = Args::with_capacity(args.len());
-        for a in args {
-            argv.push(self.operand(a, fr)?);
-        }
-        Ok(Flow::Tail(fv, argv, span))
-    }
-
-    /// Evaluates a function body: a call in tail position is returned, not
-    /// made, so that the caller's loop makes it without growing the stack.
-    fn eval_tail(&mut self, code: &Code, fr: &Frame) -> Res<Flow> {
-        let mut code = code;
-        loop {
-            match code {
-                Code::App(f, args, span) => return self.tail_call(f, args, *span, fr),
-                Code::Let(slot, value, body) => {
-                    let v = self.eval(value, fr)?;
-                    self.stack[fr.bp + *slot as usize] = v;
-                    code = body;
-                }
-                Code::LetRec { members, cells, body } => {
-                    self.letrec(members, *cells, fr)?;
-                    code = body;
-                }
-                Code::If(op, parts) => {
-                    let (x, y, then, otherwise) = &**parts;
-                    let a = self.operand(x, fr)?;
-                    let b = self.operand(y, fr)?;
-                    code = if op.compare(&a, &b) { then } else { otherwise };
-                }
-                Code::Match(scrutinee, pat, then, otherwise) => {
-                    let v = self.operand(scrutinee, fr)?;
-                    let hit = match (&**pat, &v) {
-                        (Pat::Bool(p), Value::Bool(b)) => p == b,
-                        _ => self.matches(pat, &v, fr),
-                    };
-                    code = if hit { then } else { otherwise };
-                }
-                Code::Utest(u, body) => {
-                    if self.shared.options.utests.includes(u.span) {
-                        self.utest(u, fr)?;
-                    }
-                    code = body;
-                }
-                other => return Ok(Flow::Ret(self.eval(other, fr)?)),
-            }
-        }
-    }
-
-    fn letrec(&mut self, members: &[(u32, Code)], cells: bool, fr: &Frame) -> Res<()> {
+    pub(crate) fn letrec(&mut self, members: &[(usize, Thunk)], cells: bool, fr: &Frame) -> Res<()> {
         if !cells {
             for (slot, value) in members {
-                let v = self.eval(value, fr)?;
-                self.stack[fr.bp + *slot as usize] = v;
+                let v = value(self, fr)?;
+                self.stack[fr.bp + *slot] = v;
             }
             return Ok(());
         }
@@ -530,22 +202,22 @@ impl Machine {
             .iter()
             .map(|(slot, _)| {
                 let cell = Arc::new(Mutex::new(Value::unit()));
-                self.stack[fr.bp + *slot as usize] = Value::Ref(cell.clone());
+                self.stack[fr.bp + *slot] = Value::Ref(cell.clone());
                 cell
             })
             .collect();
         for ((_, value), cell) in members.iter().zip(cells) {
-            let v = self.eval(value, fr)?;
+            let v = value(self, fr)?;
             *cell.lock().unwrap_or_else(|e| e.into_inner()) = v;
         }
         Ok(())
     }
 
-    fn closure(&self, lam: &Arc<LamCode>, sources: &[Source], fr: &Frame) -> Value {
+    pub(crate) fn closure(&self, lam: &Arc<LamCode>, sources: &[Source], fr: &Frame) -> Value {
         let env: Box<[Value]> = sources
             .iter()
             .map(|s| match s {
-                Source::Local(slot) => self.local(fr, *slot),
+                Source::Local(slot) => self.stack[fr.bp + *slot as usize].clone(),
                 Source::Capture(i) => fr.closure.expect("captures only inside closures").env[*i as usize].clone(),
                 Source::SelfClosure => Value::Closure(fr.closure.expect("self inside a closure").clone()),
             })
@@ -613,7 +285,7 @@ impl Machine {
     }
 
     /// Whether `v` matches `p`, binding the pattern's variables.
-    fn matches(&mut self, p: &Pat, v: &Value, fr: &Frame) -> bool {
+    pub(crate) fn matches(&mut self, p: &Pat, v: &Value, fr: &Frame) -> bool {
         match p {
             Pat::Wild => true,
             Pat::Bind(slot) => {
@@ -665,48 +337,34 @@ impl Machine {
         }
     }
 
-    fn utest(&mut self, u: &UtestCode, fr: &Frame) -> Res<()> {
-        let a = self.eval(&u.test, fr)?;
-        let b = self.eval(&u.expected, fr)?;
-        let ok = match &u.using {
-            Some((eq, _)) => {
-                let f = self.eval(eq, fr)?;
-                self.apply(f, smallvec::smallvec![a.clone(), b.clone()], u.span)?.as_bool()
-            }
-            None => crate::show::equal(&a, &b).map_err(|m| self.fail(m, u.span))?,
+    /// Records one utest: `a` and `b` compared with `eq` (a function and
+    /// its name) or structurally; `on_fail` makes the failure message.
+    pub(crate) fn utest(
+        &mut self,
+        a: Value,
+        b: Value,
+        eq: Option<(Value, &str)>,
+        on_fail: Option<Value>,
+        span: Span,
+    ) -> Res<()> {
+        let ok = match &eq {
+            Some((f, _)) => self.apply(f.clone(), smallvec::smallvec![a.clone(), b.clone()], span)?.as_bool(),
+            None => crate::show::equal(&a, &b).map_err(|m| self.fail(m, span))?,
         };
         if ok {
             self.shared.tests.lock().unwrap_or_else(|e| e.into_inner()).passed += 1;
             crate::io::out(".");
             return Ok(());
         }
-        let mut detail = match &u.on_fail {
-            Some(f) => {
-                let f = self.eval(f, fr)?;
-                self.apply(f, smallvec::smallvec![a.clone(), b.clone()], u.span)?.as_string()
-            }
+        let mut detail = match on_fail {
+            Some(f) => self.apply(f, smallvec::smallvec![a.clone(), b.clone()], span)?.as_string(),
             None => format!("    LHS: {}\n    RHS: {}", crate::show::show(&a), crate::show::show(&b)),
         };
-        if let Some((_, name)) = &u.using {
+        if let Some((_, name)) = eq {
             detail.push_str(&format!("\n    Using: {name}"));
         }
         self.shared.tests.lock().unwrap_or_else(|e| e.into_inner()).failed += 1;
-        crate::io::utest_failure(u.span, &detail);
+        crate::io::utest_failure(span, &detail);
         Ok(())
-    }
-
-    fn accelerate(&mut self, body: &Code, checks: &[BoundaryCheck], span: Span, fr: &Frame) -> Res<Value> {
-        if self.shared.options.debug {
-            for check in checks {
-                let v = self.eval(&check.value, fr)?;
-                if let Err(m) = crate::checks::check(check.kind, &v, self.shared.options.tensor_max_rank) {
-                    return Err(self.fail(format!("{m} (in the value of `{}` passed to accelerate)", check.name), span));
-                }
-            }
-        }
-        let saved = std::mem::replace(&mut self.accelerated, true);
-        let r = self.eval(body, fr);
-        self.accelerated = saved;
-        r
     }
 }

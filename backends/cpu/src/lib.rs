@@ -24,6 +24,7 @@ mod eval;
 pub mod io;
 mod show;
 pub mod tensor;
+mod thunk;
 pub mod value;
 
 pub use compile::{builtin_arity, compile_program};

@@ -238,6 +238,17 @@ impl Seq {
         with_view!(self, v => v.len())
     }
 
+    /// Whether the program sees the sequence as a list (`isList`); see
+    /// [`View::is_list`].
+    pub fn is_list(&self) -> bool {
+        with_view!(self, v => v.is_list())
+    }
+
+    /// The same sequence, tagged as a list or as a rope.
+    pub fn with_list(self, list: bool) -> Seq {
+        map_view!(self, v => v.with_list(list))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -260,7 +271,9 @@ impl Seq {
     pub fn to_string_lossy(&self) -> String {
         match self {
             Seq::Char(v) => v.as_slice().iter().collect(),
-            other => other.to_values().iter().filter_map(|c| if let Value::Char(c) = c { Some(*c) } else { None }).collect(),
+            other => {
+                other.to_values().iter().filter_map(|c| if let Value::Char(c) = c { Some(*c) } else { None }).collect()
+            }
         }
     }
 
@@ -282,6 +295,10 @@ impl Seq {
 
     /// `self ++ [value]`.
     pub fn snoc(&self, value: Value) -> Seq {
+        self.snoc_rep(value).with_list(self.is_list())
+    }
+
+    fn snoc_rep(&self, value: Value) -> Seq {
         if self.is_empty() {
             return Seq::from_values(vec![value]);
         }
@@ -302,6 +319,10 @@ impl Seq {
 
     /// `[value] ++ self`.
     pub fn cons(&self, value: Value) -> Seq {
+        self.cons_rep(value).with_list(self.is_list())
+    }
+
+    fn cons_rep(&self, value: Value) -> Seq {
         if self.is_empty() {
             return Seq::from_values(vec![value]);
         }
@@ -320,7 +341,12 @@ impl Seq {
         }
     }
 
+    /// `self ++ other`: a list when either is one, as in Miking.
     pub fn concat(&self, other: &Seq) -> Seq {
+        self.concat_rep(other).with_list(self.is_list() || other.is_list())
+    }
+
+    fn concat_rep(&self, other: &Seq) -> Seq {
         if other.is_empty() {
             return self.clone();
         }
@@ -343,6 +369,11 @@ impl Seq {
 
     /// The sequence with element `i` replaced (in place when unshared).
     pub fn set(self, i: usize, value: Value) -> Seq {
+        let list = self.is_list();
+        self.set_rep(i, value).with_list(list)
+    }
+
+    fn set_rep(self, i: usize, value: Value) -> Seq {
         if !self.accepts(&value) {
             let mut all = self.to_values();
             all[i] = value;
@@ -359,7 +390,7 @@ impl Seq {
     }
 
     pub fn reverse(&self) -> Seq {
-        map_view!(self, v => { let mut items = v.as_slice().to_vec(); items.reverse(); View::from_vec(items) })
+        map_view!(self, v => { let mut items = v.as_slice().to_vec(); items.reverse(); View::from_vec(items).with_list(v.is_list()) })
     }
 
     /// The integers of an `[Int]` (tensor shapes and indices).
