@@ -15,6 +15,7 @@
 mod builtin;
 mod expr;
 mod name;
+pub mod print;
 mod ty;
 mod typeexpr;
 
