@@ -62,11 +62,15 @@ pub struct View<T> {
     buf: Arc<Buffer<T>>,
     start: usize,
     end: usize,
+    /// Whether the program sees this sequence as a list rather than a rope
+    /// (`isList`): only a tag, the storage is the same. Results of
+    /// operations on a list are lists.
+    list: bool,
 }
 
 impl<T> Clone for View<T> {
     fn clone(&self) -> Self {
-        View { buf: self.buf.clone(), start: self.start, end: self.end }
+        View { buf: self.buf.clone(), start: self.start, end: self.end, list: self.list }
     }
 }
 
@@ -82,7 +86,18 @@ impl<T: Clone> View<T> {
     fn from_iter_room(items: impl ExactSizeIterator<Item = T>, room: usize) -> View<T> {
         let n = items.len();
         let buf = Buffer::with_room(room, items, room);
-        View { buf: Arc::new(buf), start: room, end: room + n }
+        View { buf: Arc::new(buf), start: room, end: room + n, list: false }
+    }
+
+    /// Whether the sequence is tagged as a list (`createList`).
+    pub fn is_list(&self) -> bool {
+        self.list
+    }
+
+    /// The same view, tagged as a list or as a rope.
+    pub fn with_list(mut self, list: bool) -> View<T> {
+        self.list = list;
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -107,7 +122,7 @@ impl<T: Clone> View<T> {
     /// The window `from..to` of this view (indices relative to it).
     pub fn slice(&self, from: usize, to: usize) -> View<T> {
         debug_assert!(from <= to && to <= self.len());
-        View { buf: self.buf.clone(), start: self.start + from, end: self.start + to }
+        View { buf: self.buf.clone(), start: self.start + from, end: self.start + to, list: self.list }
     }
 
     /// A fresh buffer holding `self ++ extra`, with room to grow at both ends.
@@ -115,7 +130,7 @@ impl<T: Clone> View<T> {
         let n = front.len() + self.len() + back.len();
         let room = (n / 2).max(4);
         let items = front.iter().chain(self.as_slice()).chain(back).cloned();
-        View::from_iter_room(ExactLen(items, n), room)
+        View::from_iter_room(ExactLen(items, n), room).with_list(self.list)
     }
 
     /// Claims `n` slots after the end of this view, if it ends where the
@@ -146,7 +161,7 @@ impl<T: Clone> View<T> {
         }
         if self.claim_back(items.len()) {
             self.write(self.end, items);
-            return View { buf: self.buf.clone(), start: self.start, end: self.end + items.len() };
+            return View { buf: self.buf.clone(), start: self.start, end: self.end + items.len(), list: self.list };
         }
         self.copy_with(&[], items)
     }
@@ -158,24 +173,26 @@ impl<T: Clone> View<T> {
         }
         if self.claim_front(items.len()) {
             self.write(self.start - items.len(), items);
-            return View { buf: self.buf.clone(), start: self.start - items.len(), end: self.end };
+            return View { buf: self.buf.clone(), start: self.start - items.len(), end: self.end, list: self.list };
         }
         self.copy_with(items, &[])
     }
 
-    /// `self ++ other`, extending whichever side can grow in place.
+    /// `self ++ other`, extending whichever side can grow in place. The
+    /// result is a list when either side is one (as in Miking).
     pub fn concat(&self, other: &View<T>) -> View<T> {
+        let list = self.list || other.list;
         if other.is_empty() {
-            return self.clone();
+            return self.clone().with_list(list);
         }
         if self.is_empty() {
-            return other.clone();
+            return other.clone().with_list(list);
         }
         if other.len() <= self.len() || !other.claim_front(self.len()) {
-            return self.append(other.as_slice());
+            return self.append(other.as_slice()).with_list(list);
         }
         other.write(other.start - self.len(), self.as_slice());
-        View { buf: other.buf.clone(), start: other.start - self.len(), end: other.end }
+        View { buf: other.buf.clone(), start: other.start - self.len(), end: other.end, list }
     }
 
     /// The view with element `i` replaced: in place when nothing else
@@ -189,7 +206,7 @@ impl<T: Clone> View<T> {
         }
         let mut items = self.as_slice().to_vec();
         items[i] = value;
-        View::from_vec(items)
+        View::from_vec(items).with_list(self.list)
     }
 }
 
@@ -241,6 +258,17 @@ mod tests {
         assert_eq!(s.as_slice(), &["b", "c"]);
         let u = View::from_vec(vec![1, 2]).set(1, 7);
         assert_eq!(u.as_slice(), &[1, 7]);
+    }
+
+    #[test]
+    fn the_list_tag_follows_the_operations() {
+        let list = View::from_vec(vec![1, 2]).with_list(true);
+        let rope = View::from_vec(vec![3]);
+        assert!(list.append(&[3]).is_list() && list.prepend(&[0]).is_list());
+        assert!(list.slice(1, 2).is_list() && list.clone().set(0, 5).is_list());
+        assert!(list.concat(&rope).is_list() && rope.concat(&list).is_list());
+        assert!(rope.concat(&View::empty().with_list(true)).is_list());
+        assert!(!rope.concat(&rope).is_list() && !rope.append(&[1]).is_list());
     }
 
     #[test]

@@ -217,7 +217,7 @@ mod tests {
     fn floats_print_like_ocaml() {
         assert_eq!(float2string(1.0), "1.");
         assert_eq!(float2string(5e-5), "5e-05");
-        assert_eq!(float2string(3.14), "3.14");
+        assert_eq!(float2string(3.25), "3.25");
         assert_eq!(float2string(-2.5), "-2.5");
         assert_eq!(float2string(1e20), "1e+20");
         assert_eq!(float2string(123456789012.0), "123456789012.");

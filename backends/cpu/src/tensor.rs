@@ -144,10 +144,11 @@ impl Tensor {
     /// wrong with it.
     pub fn linear_index(&self, index: &[i64]) -> Result<usize, String> {
         if index.len() != self.rank() {
+            let given =
+                if index.len() == 1 { "1 index was".to_string() } else { format!("{} indices were", index.len()) };
             return Err(format!(
-                "Wrong number of dimensions used to access tensor: the tensor has rank {} but {} indices were given",
-                self.rank(),
-                index.len()
+                "Wrong number of dimensions used to access tensor: the tensor has rank {} but {given} given",
+                self.rank()
             ));
         }
         let mut pos = 0usize;
@@ -189,7 +190,10 @@ impl Tensor {
             return Err(format!("Negative index used to access tensor: {i}"));
         }
         if i as usize >= self.size() {
-            return Err(format!("Out of bounds access in tensor: index {i} but the tensor has {} elements", self.size()));
+            return Err(format!(
+                "Out of bounds access in tensor: index {i} but the tensor has {} elements",
+                self.size()
+            ));
         }
         Ok(())
     }
@@ -212,7 +216,11 @@ impl Tensor {
         }
         let (ofs, len) = (ofs as usize, len as usize);
         if ofs + len > self.shape[0] {
-            return Err(format!("Subtensor out of bounds: {ofs}..{} of dimension 0 of size {}", ofs + len, self.shape[0]));
+            return Err(format!(
+                "Subtensor out of bounds: {ofs}..{} of dimension 0 of size {}",
+                ofs + len,
+                self.shape[0]
+            ));
         }
         let row: usize = self.shape[1..].iter().product();
         let mut shape = self.shape.clone();
@@ -223,11 +231,7 @@ impl Tensor {
     /// `tensorSliceExn t idx`: fixes the leading dimensions.
     pub fn slice(&self, index: &[i64]) -> Result<Tensor, String> {
         if index.len() > self.rank() {
-            return Err(format!(
-                "Slice of a tensor of rank {} with {} indices",
-                self.rank(),
-                index.len()
-            ));
+            return Err(format!("Slice of a tensor of rank {} with {} indices", self.rank(), index.len()));
         }
         let mut ofs = 0usize;
         for (k, &i) in index.iter().enumerate() {
@@ -247,11 +251,7 @@ impl Tensor {
     pub fn reshape(&self, shape: Vec<usize>) -> Result<Tensor, String> {
         let n: usize = shape.iter().product();
         if n != self.size() {
-            return Err(format!(
-                "Invalid reshape: a tensor of {} elements cannot have shape {:?}",
-                self.size(),
-                shape
-            ));
+            return Err(format!("Invalid reshape: a tensor of {} elements cannot have shape {:?}", self.size(), shape));
         }
         Ok(Tensor { data: self.data.clone(), offset: self.offset, shape })
     }

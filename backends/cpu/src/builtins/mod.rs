@@ -13,8 +13,6 @@ use crate::value::{ExternFn, Value};
 use pmx_ast::{Builtin, Span};
 use std::sync::Arc;
 
-
-
 /// Calls a built-in with exactly its number of arguments.
 pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
     use Builtin::*;
@@ -99,13 +97,28 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
         Create | CreateList | CreateRope | IsList | IsRope | Length | Concat | Get | Set | Cons | Snoc | SplitAt
         | Reverse | Head | Tail | Null | Map | ParallelMap | Mapi | Iter | Iteri | Foldl | Foldr | Subsequence
         | Map2 | Reduce | Flatten | Loop | SeqLoop | SeqLoopAcc => return seq::call(m, b, args, span),
-        TensorCreateUninitInt | TensorCreateUninitFloat | TensorCreateCArrayInt | TensorCreateCArrayFloat
-        | TensorCreateDense | TensorGetExn | TensorSetExn | TensorLinearGetExn | TensorLinearSetExn | TensorRank
-        | TensorShape | TensorReshapeExn | TensorCopy | TensorTransposeExn | TensorSliceExn | TensorSubExn
-        | TensorIterSlice | TensorEq | Tensor2string => return tensor::call(m, b, args, span),
-        Print | PrintError | Dprint | FlushStdout | FlushStderr | ReadLine | ReadBytesAsString | ReadFile | WriteFile
-        | FileExists | DeleteFile | Argv | Command | Exit | Error | RandIntU | RandSetSeed | WallTimeMs | SleepMs
-        | Eqsym | Gensym | Sym2hash => return system::call(m, b, args, span),
+        TensorCreateUninitInt
+        | TensorCreateUninitFloat
+        | TensorCreateCArrayInt
+        | TensorCreateCArrayFloat
+        | TensorCreateDense
+        | TensorGetExn
+        | TensorSetExn
+        | TensorLinearGetExn
+        | TensorLinearSetExn
+        | TensorRank
+        | TensorShape
+        | TensorReshapeExn
+        | TensorCopy
+        | TensorTransposeExn
+        | TensorSliceExn
+        | TensorSubExn
+        | TensorIterSlice
+        | TensorEq
+        | Tensor2string => return tensor::call(m, b, args, span),
+        Print | PrintError | Dprint | FlushStdout | FlushStderr | ReadLine | ReadBytesAsString | ReadFile
+        | WriteFile | FileExists | DeleteFile | Argv | Command | Exit | Error | RandIntU | RandSetSeed | WallTimeMs
+        | SleepMs | Eqsym | Gensym | Sym2hash => return system::call(m, b, args, span),
     })
 }
 
@@ -118,9 +131,12 @@ fn parse_float(s: &str) -> Option<f64> {
     t.replace('_', "").parse::<f64>().ok()
 }
 
+/// The code of an external function pmx implements.
+type ExternCode = fn(&[Value]) -> Value;
+
 /// The value of an `external` declaration.
 pub fn external(name: &str) -> Value {
-    let (arity, run): (usize, Option<fn(&[Value]) -> Value>) = match name {
+    let (arity, run): (usize, Option<ExternCode>) = match name {
         "externalSin" => (1, Some(|a| Value::Float(a[0].as_float().sin()))),
         "externalCos" => (1, Some(|a| Value::Float(a[0].as_float().cos()))),
         "externalTan" => (1, Some(|a| Value::Float(a[0].as_float().tan()))),

@@ -44,10 +44,10 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
             for i in 0..n {
                 values.push(m.apply(f.clone(), smallvec![Value::Int(i)], span)?);
             }
-            seq_value(Seq::from_values(values))
+            seq_value(Seq::from_values(values).with_list(b == CreateList))
         }
-        IsList => Value::Bool(false),
-        IsRope => Value::Bool(true),
+        IsList => Value::Bool(args[0].as_seq().is_list()),
+        IsRope => Value::Bool(!args[0].as_seq().is_list()),
         Length => Value::Int(args[0].as_seq().len() as i64),
         Concat => seq_value(args[0].as_seq().concat(args[1].as_seq())),
         Get => {
@@ -71,7 +71,9 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
                 return Err(m.fail(format!("Split at using negative index: {i}"), span));
             }
             if i as usize > s.len() {
-                return Err(m.fail(format!("Split at index out of bounds: index {i} but the length is {}", s.len()), span));
+                return Err(
+                    m.fail(format!("Split at index out of bounds: index {i} but the length is {}", s.len()), span)
+                );
             }
             let i = i as usize;
             Value::tuple(vec![seq_value(s.slice(0, i)), seq_value(s.slice(i, s.len()))])
@@ -108,7 +110,7 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
         }
         Map | ParallelMap => {
             let values = parallel::map(m, &args[0], args[1].as_seq(), span)?;
-            seq_value(Seq::from_values(values))
+            seq_value(Seq::from_values(values).with_list(args[1].as_seq().is_list()))
         }
         Mapi => {
             let (f, s) = (args[0].clone(), args[1].as_seq());
@@ -116,7 +118,7 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
             for i in 0..s.len() {
                 out.push(m.apply(f.clone(), smallvec![Value::Int(i as i64), s.get(i)], span)?);
             }
-            seq_value(Seq::from_values(out))
+            seq_value(Seq::from_values(out).with_list(s.is_list()))
         }
         Iter | Iteri => {
             let (f, s) = (args[0].clone(), args[1].as_seq());
@@ -143,10 +145,9 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
         Map2 => {
             let (a, b) = (args[1].as_seq(), args[2].as_seq());
             if a.len() != b.len() {
-                return Err(m.fail(
-                    format!("map2 on sequences of different lengths ({} and {})", a.len(), b.len()),
-                    span,
-                ));
+                return Err(
+                    m.fail(format!("map2 on sequences of different lengths ({} and {})", a.len(), b.len()), span)
+                );
             }
             seq_value(Seq::from_values(parallel::map2(m, &args[0], a, b, span)?))
         }

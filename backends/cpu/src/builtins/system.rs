@@ -81,9 +81,9 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
             let _ = std::fs::remove_file(args[0].as_string());
             Value::unit()
         }
-        Argv => Value::seq(crate::value::Seq::from_values(
-            m.shared.options.argv.iter().map(|a| Value::string(a)).collect(),
-        )),
+        Argv => {
+            Value::seq(crate::value::Seq::from_values(m.shared.options.argv.iter().map(|a| Value::string(a)).collect()))
+        }
         Command => {
             crate::io::flush();
             let status = std::process::Command::new("sh").arg("-c").arg(args[0].as_string()).status();
@@ -130,4 +130,3 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
         _ => unreachable!("not a system built-in: {b:?}"),
     })
 }
-

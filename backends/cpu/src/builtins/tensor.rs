@@ -27,6 +27,36 @@ fn index_of(lin: usize, shape: &[usize]) -> Value {
     Value::seq(Seq::from_values(idx.into_iter().map(Value::Int).collect()))
 }
 
+/// Miking's layout of `tensor2string`: a rank-0 tensor is its element,
+/// rank 1 is `[a, b]`, and higher ranks put each row on its own line,
+/// indented with one more tab per level.
+fn write_nested(out: &mut String, elems: &[String], shape: &[usize], indent: &str) {
+    match shape {
+        [] => out.push_str(&elems[0]),
+        [_] => {
+            out.push('[');
+            out.push_str(&elems.join(", "));
+            out.push(']');
+        }
+        [n, rest @ ..] => {
+            let inner: usize = rest.iter().product();
+            let deeper = format!("{indent}\t");
+            out.push_str("[\n");
+            out.push_str(&deeper);
+            for i in 0..*n {
+                if i > 0 {
+                    out.push_str(",\n");
+                    out.push_str(&deeper);
+                }
+                write_nested(out, &elems[i * inner..(i + 1) * inner], rest, &deeper);
+            }
+            out.push('\n');
+            out.push_str(indent);
+            out.push(']');
+        }
+    }
+}
+
 fn tensor_value(t: Tensor) -> Value {
     Value::Tensor(Arc::new(t))
 }
@@ -37,8 +67,11 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
     Ok(match b {
         TensorCreateUninitInt | TensorCreateUninitFloat => {
             let shape = shape(m, &args[0], span)?;
-            let (kind, zero) =
-                if b == TensorCreateUninitInt { (ElemKind::Int, Value::Int(0)) } else { (ElemKind::Float, Value::Float(0.0)) };
+            let (kind, zero) = if b == TensorCreateUninitInt {
+                (ElemKind::Int, Value::Int(0))
+            } else {
+                (ElemKind::Float, Value::Float(0.0))
+            };
             tensor_value(Tensor::from_fn::<()>(kind, shape, |_| Ok(zero.clone())).unwrap_or_else(|_| unreachable!()))
         }
         TensorCreateCArrayInt | TensorCreateCArrayFloat | TensorCreateDense => {
@@ -56,7 +89,9 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
                 (_, Some(Value::Float(_))) => ElemKind::Float,
                 _ => ElemKind::Boxed,
             };
-            tensor_value(Tensor::from_fn::<()>(kind, dims, |i| Ok(values[i].clone())).unwrap_or_else(|_| unreachable!()))
+            tensor_value(
+                Tensor::from_fn::<()>(kind, dims, |i| Ok(values[i].clone())).unwrap_or_else(|_| unreachable!()),
+            )
         }
         TensorGetExn => args[0].as_tensor().get(&args[1].as_seq().ints()).map_err(|e| err(m, e))?,
         TensorSetExn => {
@@ -86,8 +121,12 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
         }
         TensorIterSlice => {
             let (f, t) = (args[0].clone(), args[1].as_tensor().clone());
-            let rows = if t.rank() == 0 { 0 } else { t.shape[0] };
-            for i in 0..rows {
+            // As Miking: a rank-0 tensor is passed whole, with index 0.
+            if t.rank() == 0 {
+                m.apply(f, smallvec![Value::Int(0), Value::Tensor(t)], span)?;
+                return Ok(Value::unit());
+            }
+            for i in 0..t.shape[0] {
                 let row = t.slice(&[i as i64]).map_err(|e| err(m, e))?;
                 m.apply(f.clone(), smallvec![Value::Int(i as i64), tensor_value(row)], span)?;
             }
@@ -108,11 +147,13 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
         }
         Tensor2string => {
             let (f, t) = (args[0].clone(), args[1].as_tensor().clone());
-            let mut parts = Vec::new();
+            let mut parts = Vec::with_capacity(t.size());
             for v in t.values() {
                 parts.push(m.apply(f.clone(), smallvec![v], span)?.as_string());
             }
-            Value::string(&format!("[{}]", parts.join(", ")))
+            let mut out = String::new();
+            write_nested(&mut out, &parts, &t.shape, "");
+            Value::string(&out)
         }
         _ => unreachable!("not a tensor built-in: {b:?}"),
     })
