@@ -42,8 +42,8 @@ pub enum Flow {
     /// A tail call of the running closure; the arguments are in place.
     Again,
     /// A tail call of another closure with exactly its number of arguments,
-    /// which are in place at the frame's base.
-    Switch(Arc<Closure>),
+    /// which are in place at the frame's base; and the call's site.
+    Switch(Arc<Closure>, Span),
     /// Any other tail call (rare: boxed to keep `Flow` small).
     Tail(Box<(Value, Args, Span)>),
 }
@@ -164,13 +164,15 @@ impl Machine {
             let result = (current.code.body)(self, &Frame { bp, closure: Some(current) });
             match result {
                 Ok(Flow::Again) => continue,
-                Ok(Flow::Switch(next)) => {
+                Ok(Flow::Switch(next, site)) => {
                     let top = bp + next.code.slots;
                     if self.stack.len() < top {
                         self.stack.resize(top, Value::Int(0));
                     }
+                    // The caller's frame is gone: the trace shows the callee
+                    // at the tail call's site.
                     if let Some(last) = self.calls.last_mut() {
-                        last.0 = &*next.code as *const LamCode;
+                        *last = (&*next.code as *const LamCode, site);
                     }
                     owned = Some(next);
                 }
@@ -183,7 +185,7 @@ impl Machine {
                             let (g, args, s) = *call;
                             self.apply(g, args, s)
                         }
-                        Flow::Again | Flow::Switch(_) => unreachable!("handled above"),
+                        Flow::Again | Flow::Switch(..) => unreachable!("handled above"),
                     };
                 }
             }

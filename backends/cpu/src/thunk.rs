@@ -219,7 +219,7 @@ fn tail_app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> TailThunk {
                 if fr.closure.is_some_and(|c| Arc::ptr_eq(c, &target)) {
                     return Ok(Flow::Again);
                 }
-                return Ok(Flow::Switch(target));
+                return Ok(Flow::Switch(target, span));
             }
             let argv = collect_args(m, fr, &args)?;
             return Ok(Flow::Tail(Box::new((Value::Closure(target), argv, span))));
