@@ -25,6 +25,24 @@ enum Command {
         #[command(flatten)]
         color: ColorArg,
     },
+    /// Explain each `accelerate` expression: backend, why, parameters, functions.
+    Explain {
+        file: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        #[command(flatten)]
+        color: ColorArg,
+    },
+    /// Print the program after a stage of the accelerate passes, as MExpr.
+    Emit {
+        /// `lifted`: after accelerate binding and lambda lifting;
+        /// `extracted`: the accelerated program alone.
+        #[arg(long, value_enum)]
+        stage: Stage,
+        file: PathBuf,
+        #[command(flatten)]
+        color: ColorArg,
+    },
     /// Run a program (utests are skipped).
     Run {
         #[command(flatten)]
@@ -68,6 +86,12 @@ struct ColorArg {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Stage {
+    Lifted,
+    Extracted,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Human,
     Json,
@@ -87,6 +111,8 @@ pub fn main() -> ExitCode {
     // large stack, so deep programs can be freed too.
     pmx_driver::with_stack(move || match cli.command {
         Command::Check { file, format, color } => check(&file, format, color.color),
+        Command::Explain { file, format, color } => explain(&file, format, color.color),
+        Command::Emit { stage, file, color } => emit(&file, stage, color.color),
         Command::Run { run, args } => run_program(run, args, None),
         Command::Test { run, all_utests, args } => run_program(run, args, Some(all_utests)),
     })
@@ -154,4 +180,53 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         }
     }
     ExitCode::from(outcome.exit_code.clamp(0, 255) as u8)
+}
+
+/// Loads a program; with front-end errors, prints them and gives the exit
+/// code instead.
+fn front_end(db: &Database, path: &Path, color: ColorChoice) -> Result<SourceFile, ExitCode> {
+    let root = load(db, path)?;
+    let diagnostics = pmx_driver::front_end_diagnostics(db, root);
+    if diagnostics.iter().any(|d| d.is_error()) {
+        render::human(db, diagnostics, color);
+        return Err(ExitCode::from(1));
+    }
+    Ok(root)
+}
+
+fn explain(path: &Path, format: Format, color: ColorChoice) -> ExitCode {
+    let db = Database::default();
+    let root = match front_end(&db, path, color) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let Some(analysis) = pmx_driver::accelerate_analysis(&db, root) else { return ExitCode::from(1) };
+    match format {
+        Format::Human => print!("{}", render::explain_human(&db, analysis)),
+        Format::Json => {
+            println!("{}", serde_json::to_string_pretty(&render::explain_json(&db, analysis)).expect("serialises"))
+        }
+    }
+    if analysis.diagnostics.iter().any(|d| d.is_error()) {
+        render::human(&db, &analysis.diagnostics, color);
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+fn emit(path: &Path, stage: Stage, color: ColorChoice) -> ExitCode {
+    let db = Database::default();
+    let root = match front_end(&db, path, color) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    // The query skips programs without `accelerate`; emit shows every stage.
+    let modules: Vec<&pmx_ast::Module> = program_files(&db, root).iter().map(|f| &check_file(&db, *f).module).collect();
+    let analysis = pmx_accelerate::analyze(&modules);
+    let program = match stage {
+        Stage::Lifted => &analysis.lifted,
+        Stage::Extracted => &analysis.extracted,
+    };
+    print!("{}", pmx_ast::print::print_module(&pmx_accelerate::program::to_module(program)));
+    ExitCode::SUCCESS
 }

@@ -4,7 +4,7 @@
 use crate::cli::ColorChoice;
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label as CsLabel, LabelStyle};
 use codespan_reporting::files::SimpleFiles;
-use codespan_reporting::term::termcolor::{self, StandardStream};
+use codespan_reporting::term::termcolor::{self, BufferedStandardStream, StandardStream};
 use pmx_diagnostics::{Diagnostic, LineIndex, Severity, Span};
 use pmx_driver::Database;
 use serde_json::{json, Value};
@@ -41,12 +41,16 @@ pub fn human_to_string(db: &Database, diagnostics: &[Diagnostic]) -> String {
 
 pub fn human(db: &Database, diagnostics: &[Diagnostic], color: ColorChoice) {
     let files = files(db);
-    let writer = StandardStream::stderr(color_choice(color));
+    // Buffered: codespan-reporting writes each diagnostic in many small
+    // pieces, and unbuffered stderr made each piece a system call (seconds
+    // for a file with thousands of errors).
+    let mut writer = BufferedStandardStream::stderr(color_choice(color));
     let config = codespan_reporting::term::Config::default();
-    let mut lock = writer.lock();
     for d in diagnostics {
-        let _ = codespan_reporting::term::emit_to_write_style(&mut lock, &config, &files, &to_codespan(d));
+        let _ = codespan_reporting::term::emit_to_write_style(&mut writer, &config, &files, &to_codespan(d));
     }
+    let _ = std::io::Write::flush(&mut writer);
+    drop(writer);
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     if errors > 0 {
         let plural = if errors == 1 { "" } else { "s" };
@@ -186,4 +190,86 @@ fn color_choice(color: ColorChoice) -> termcolor::ColorChoice {
         ColorChoice::Auto if std::io::IsTerminal::is_terminal(&std::io::stderr()) => termcolor::ColorChoice::Auto,
         ColorChoice::Auto => termcolor::ColorChoice::Never,
     }
+}
+
+/// `pmx explain` for people.
+pub fn explain_human(db: &Database, analysis: &pmx_accelerate::Analysis) -> String {
+    let locate = locator(db);
+    let mut out = String::new();
+    if analysis.accelerates.is_empty() {
+        out.push_str("no accelerate expression\n");
+    }
+    for a in &analysis.accelerates {
+        let b = &a.binding;
+        out.push_str(&format!("{} at {}\n", b.name, locate(b.span)));
+        let backend = match &a.class {
+            pmx_accelerate::Class::One(backend) => backend.name().to_string(),
+            pmx_accelerate::Class::Any => "none (it uses no parallel keyword)".to_string(),
+            pmx_accelerate::Class::Invalid => "none (it uses keywords of both backends)".to_string(),
+        };
+        out.push_str(&format!("  backend: {backend}\n"));
+        for r in &a.reasons {
+            let chain: Vec<String> = r.chain.iter().map(|(n, s)| format!("{n} ({})", locate(*s))).collect();
+            out.push_str(&format!(
+                "  why: {} -> `{}` at {} ({})\n",
+                chain.join(" -> "),
+                r.keyword,
+                locate(r.keyword_span),
+                r.backend.name()
+            ));
+        }
+        if b.params.is_empty() {
+            out.push_str("  parameters: none (it uses no data from outside)\n");
+        } else {
+            out.push_str("  parameters:\n");
+            for p in &b.params {
+                let passing = pmx_accelerate::Passing::of(&p.ty);
+                out.push_str(&format!("    {} : {}  ({})\n", p.name.text, p.ty, passing.describe()));
+            }
+        }
+        out.push_str(&format!("  returns: {}\n", b.result));
+        if a.functions.is_empty() {
+            out.push_str("  functions extracted with it: none\n");
+        } else {
+            out.push_str(&format!("  functions extracted with it: {}\n", a.functions.join(", ")));
+        }
+    }
+    out
+}
+
+/// `pmx explain --format json`.
+pub fn explain_json(db: &Database, analysis: &pmx_accelerate::Analysis) -> Value {
+    let locate = locator(db);
+    Value::Array(
+        analysis
+            .accelerates
+            .iter()
+            .map(|a| {
+                let b = &a.binding;
+                let backend = match &a.class {
+                    pmx_accelerate::Class::One(backend) => json!(backend.name()),
+                    _ => Value::Null,
+                };
+                json!({
+                    "name": b.name.as_str(),
+                    "location": locate(b.span),
+                    "backend": backend,
+                    "class": format!("{:?}", a.class),
+                    "reasons": a.reasons.iter().map(|r| json!({
+                        "backend": r.backend.name(),
+                        "chain": r.chain.iter().map(|(n, s)| json!({"name": n.as_str(), "location": locate(*s)})).collect::<Vec<_>>(),
+                        "keyword": r.keyword.as_str(),
+                        "keyword_location": locate(r.keyword_span),
+                    })).collect::<Vec<_>>(),
+                    "parameters": b.params.iter().map(|p| json!({
+                        "name": p.name.text.as_str(),
+                        "type": p.ty.to_string(),
+                        "passing": pmx_accelerate::Passing::of(&p.ty).describe(),
+                    })).collect::<Vec<_>>(),
+                    "returns": b.result.to_string(),
+                    "functions": a.functions.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    )
 }

@@ -51,10 +51,19 @@ enum Ctx {
     Arg,
 }
 
+/// The namespaces of MExpr: one spelling may name a value, a constructor
+/// and a type at once.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Ns {
+    Value,
+    Con,
+    Type,
+}
+
 struct Printer {
     out: String,
     names: HashMap<NameId, String>,
-    taken: HashMap<String, usize>,
+    taken: HashMap<(Ns, String), usize>,
 }
 
 /// A plain variable identifier: `[a-z_][a-zA-Z0-9_]*`, not `_` alone.
@@ -139,11 +148,15 @@ impl Printer {
     }
 
     fn bind(&mut self, n: &Name) {
+        self.bind_in(Ns::Value, n);
+    }
+
+    fn bind_in(&mut self, ns: Ns, n: &Name) {
         if n.id.as_builtin().is_some() || self.names.contains_key(&n.id) || n.is_anonymous() {
             return;
         }
         let base = n.text.to_string();
-        let count = self.taken.entry(base.clone()).or_insert(0);
+        let count = self.taken.entry((ns, base.clone())).or_insert(0);
         let name = if *count == 0 || !n.id.is_resolved() { base.clone() } else { format!("{base}_{count}") };
         *count += 1;
         self.names.insert(n.id, name);
@@ -154,8 +167,8 @@ impl Printer {
             match item {
                 Item::Let(b) => self.collect_binding(b),
                 Item::RecLets(bs, _) => bs.iter().for_each(|b| self.collect_binding(b)),
-                Item::Type(d) => self.bind(&d.name),
-                Item::Con(d) => self.bind(&d.name),
+                Item::Type(d) => self.bind_in(Ns::Type, &d.name),
+                Item::Con(d) => self.bind_in(Ns::Con, &d.name),
                 Item::Utest(u) => self.collect_utest(u),
                 Item::External(d) => self.bind(&d.name),
             }
@@ -217,11 +230,11 @@ impl Printer {
                 self.collect_expr(body);
             }
             ExprKind::TypeDecl(d, body) => {
-                self.bind(&d.name);
+                self.bind_in(Ns::Type, &d.name);
                 self.collect_expr(body);
             }
             ExprKind::ConDecl(d, body) => {
-                self.bind(&d.name);
+                self.bind_in(Ns::Con, &d.name);
                 self.collect_expr(body);
             }
             ExprKind::Var(_) | ExprKind::Lit(_) | ExprKind::Never | ExprKind::Error => {}

@@ -1,6 +1,6 @@
 //! Stable diagnostic codes. Each code names one kind of problem; tools and
 //! tests match on codes, never on message text. The ranges: E00xx syntax,
-//! E01xx files and includes, E02xx names, E03xx types.
+//! E01xx files and includes, E02xx names, E03xx types, E04xx accelerate.
 
 use serde::Serialize;
 
@@ -54,6 +54,9 @@ codes! {
     AnnotationNeeded = "E0304", "type annotation needed";
     TypeArity = "E0305", "wrong number of type arguments";
     NotAVariantType = "E0306", "constructor of a non-variant type";
+    NestedAccelerate = "E0401", "nested accelerate expression";
+    AccelerateNoKeyword = "E0402", "accelerate expression without a parallel keyword";
+    AccelerateMixedBackends = "E0403", "accelerate expression mixing backends";
 }
 
 impl std::fmt::Display for Code {

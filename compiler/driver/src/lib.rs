@@ -6,7 +6,8 @@
 //! (include paths → files), [`resolve_file`] (names, given the exports of
 //! the included files), [`check_file`] (types), [`file_diagnostics`]; and
 //! per program: [`program_files`] (every file in load order) and
-//! [`program_diagnostics`]. Editing one file's text re-runs only what
+//! [`program_diagnostics`], which adds what [`accelerate_analysis`] (the
+//! accelerate passes) finds. Editing one file's text re-runs only what
 //! depends on it.
 //!
 //! Invariants: no query fails or panics on bad input; every problem is a
@@ -21,8 +22,8 @@ mod queries;
 pub use db::{Database, Db, SourceFile};
 pub use includes::{file_includes, IncludeTarget};
 pub use queries::{
-    check_file, file_diagnostics, parse_file, program_diagnostics, program_files, resolve_file, CheckedFile,
-    ResolvedFile,
+    accelerate_analysis, check_file, file_diagnostics, front_end_diagnostics, parse_file, program_diagnostics,
+    program_files, resolve_file, CheckedFile, ResolvedFile,
 };
 
 /// The stack the front end needs for the deepest program it accepts.

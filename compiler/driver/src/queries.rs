@@ -117,8 +117,36 @@ pub fn program_files(db: &dyn Db, root: SourceFile) -> Vec<SourceFile> {
     order
 }
 
-/// Every diagnostic of every file of a program.
+/// The front end's diagnostics of every file of a program.
+#[salsa::tracked(returns(ref))]
+pub fn front_end_diagnostics(db: &dyn Db, root: SourceFile) -> Vec<Diagnostic> {
+    program_files(db, root).iter().flat_map(|f| file_diagnostics(db, *f).iter().cloned()).collect()
+}
+
+/// The accelerate passes over a program whose front end found no error
+/// (they rely on a well-typed program); `None` otherwise.
+#[salsa::tracked(returns(ref))]
+pub fn accelerate_analysis(db: &dyn Db, root: SourceFile) -> Option<pmx_accelerate::Analysis> {
+    if front_end_diagnostics(db, root).iter().any(|d| d.is_error()) {
+        return None;
+    }
+    // A program can only use `accelerate` by writing its name; without it
+    // there is nothing to analyse.
+    let files = program_files(db, root);
+    if !files.iter().any(|f| f.text(db).contains("accelerate")) {
+        return Some(pmx_accelerate::Analysis::empty());
+    }
+    let modules: Vec<&Module> = program_files(db, root).iter().map(|f| &check_file(db, *f).module).collect();
+    Some(pmx_accelerate::analyze(&modules))
+}
+
+/// Every diagnostic of a program: the front end's, then the accelerate
+/// passes'.
 #[salsa::tracked(returns(ref))]
 pub fn program_diagnostics(db: &dyn Db, root: SourceFile) -> Vec<Diagnostic> {
-    program_files(db, root).iter().flat_map(|f| file_diagnostics(db, *f).iter().cloned()).collect()
+    let mut all = front_end_diagnostics(db, root).clone();
+    if let Some(analysis) = accelerate_analysis(db, root) {
+        all.extend(analysis.diagnostics.iter().cloned());
+    }
+    all
 }

@@ -1,0 +1,197 @@
+//! Classification (Figure 6 of the paper): an accelerate binding is
+//! Futhark-class when it or a binding it depends on uses `map`, `map2`,
+//! `reduce` or `flatten`; CUDA-class when `loop`, `seqLoop`, `seqLoopAcc`
+//! or `printFloat`; Invalid when both; Any when neither. Each binding is
+//! counted once (the set V of the paper), which also handles recursion.
+//! Beside the class, it records why: the chain of bindings from the
+//! accelerate binding to the use of the keyword that decided it.
+
+use crate::free::free_vars;
+use pmx_ast::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    Futhark,
+    Cuda,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Futhark => "Futhark",
+            Backend::Cuda => "CUDA",
+        }
+    }
+
+    pub fn of_keyword(b: Builtin) -> Option<Backend> {
+        use Builtin::*;
+        match b {
+            Map | ParallelMap | Map2 | Reduce | Flatten => Some(Backend::Futhark),
+            Loop | SeqLoop | SeqLoopAcc | PrintFloat => Some(Backend::Cuda),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// No parallel keyword.
+    Any,
+    One(Backend),
+    Invalid,
+}
+
+/// Why a binding has its class: for each backend found, the bindings
+/// passed through (name and span) and the keyword's use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reason {
+    pub backend: Backend,
+    pub chain: Vec<(SmolStr, Span)>,
+    pub keyword: SmolStr,
+    pub keyword_span: Span,
+}
+
+/// The top-level bindings of a program: what each uses.
+pub struct Graph<'a> {
+    values: FxHashMap<NameId, (&'a Binding, Vec<NameId>)>,
+}
+
+impl<'a> Graph<'a> {
+    pub fn new(program: &'a Expr) -> Graph<'a> {
+        let mut values = FxHashMap::default();
+        let mut cur = program;
+        loop {
+            match &cur.kind {
+                ExprKind::Let(b, rest) => {
+                    values.insert(b.name.id, (&**b, free_vars(&b.value).into_iter().map(|f| f.id).collect()));
+                    cur = rest;
+                }
+                ExprKind::RecLets(bs, rest) => {
+                    for b in bs {
+                        values.insert(b.name.id, (b, free_vars(&b.value).into_iter().map(|f| f.id).collect()));
+                    }
+                    cur = rest;
+                }
+                ExprKind::External(_, rest)
+                | ExprKind::TypeDecl(_, rest)
+                | ExprKind::ConDecl(_, rest)
+                | ExprKind::Utest(_, rest) => cur = rest,
+                _ => break,
+            }
+        }
+        Graph { values }
+    }
+
+    /// The bindings reachable from `id` (itself first), each once.
+    pub fn reachable(&self, id: NameId) -> Vec<NameId> {
+        let mut seen = FxHashSet::default();
+        let mut order = Vec::new();
+        let mut stack = vec![id];
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            if let Some((_, deps)) = self.values.get(&n) {
+                order.push(n);
+                for d in deps.iter().rev() {
+                    stack.push(*d);
+                }
+            }
+        }
+        order
+    }
+
+    /// The class of a binding and the reasons for it (one per backend).
+    pub fn classify(&self, id: NameId) -> (Class, Vec<Reason>) {
+        let mut reasons: Vec<Reason> = Vec::new();
+        // Breadth-first, so that each reason's chain is a shortest one.
+        let mut parent: FxHashMap<NameId, NameId> = FxHashMap::default();
+        let mut seen = FxHashSet::default();
+        let mut queue = std::collections::VecDeque::from([id]);
+        seen.insert(id);
+        while let Some(n) = queue.pop_front() {
+            let Some((b, deps)) = self.values.get(&n) else { continue };
+            for (kw, span) in keyword_uses(&b.value) {
+                let Some(backend) = Backend::of_keyword(kw) else { continue };
+                if reasons.iter().any(|r| r.backend == backend) {
+                    continue;
+                }
+                let mut chain = Vec::new();
+                let mut cur = n;
+                loop {
+                    let (cb, _) = self.values[&cur];
+                    chain.push((cb.name.text.clone(), cb.name.span));
+                    match parent.get(&cur) {
+                        Some(p) => cur = *p,
+                        None => break,
+                    }
+                }
+                chain.reverse();
+                reasons.push(Reason { backend, chain, keyword: SmolStr::new(kw.name()), keyword_span: span });
+            }
+            for d in deps {
+                if seen.insert(*d) && self.values.contains_key(d) {
+                    parent.insert(*d, n);
+                    queue.push_back(*d);
+                }
+            }
+        }
+        let class = match reasons.as_slice() {
+            [] => Class::Any,
+            [r] => Class::One(r.backend),
+            _ => Class::Invalid,
+        };
+        (class, reasons)
+    }
+}
+
+/// The uses of built-ins in an expression, in source order.
+fn keyword_uses(e: &Expr) -> Vec<(Builtin, Span)> {
+    let mut out = Vec::new();
+    walk(e, &mut out);
+    out
+}
+
+fn walk(e: &Expr, out: &mut Vec<(Builtin, Span)>) {
+    match &e.kind {
+        ExprKind::Var(n) => {
+            if let Some(b) = n.id.as_builtin() {
+                out.push((b, e.span));
+            }
+        }
+        ExprKind::Lit(_) | ExprKind::Never | ExprKind::Error => {}
+        ExprKind::Lam { body, .. } => walk(body, out),
+        ExprKind::Let(b, body) => {
+            walk(&b.value, out);
+            walk(body, out);
+        }
+        ExprKind::RecLets(bs, body) => {
+            bs.iter().for_each(|b| walk(&b.value, out));
+            walk(body, out);
+        }
+        ExprKind::App(f, a) => {
+            walk(f, out);
+            walk(a, out);
+        }
+        ExprKind::Match { scrutinee, then, otherwise, .. } => {
+            walk(scrutinee, out);
+            walk(then, out);
+            walk(otherwise, out);
+        }
+        ExprKind::Seq(items) => items.iter().for_each(|i| walk(i, out)),
+        ExprKind::Record(fields) => fields.iter().for_each(|(_, f)| walk(f, out)),
+        ExprKind::RecordUpdate(r, fields) => {
+            walk(r, out);
+            fields.iter().for_each(|(_, f)| walk(f, out));
+        }
+        ExprKind::Proj(r, _) => walk(r, out),
+        ExprKind::ConApp(_, a) => walk(a, out),
+        ExprKind::Utest(u, body) => {
+            walk(&u.test, out);
+            walk(&u.expected, out);
+            walk(body, out);
+        }
+        ExprKind::External(_, body) | ExprKind::TypeDecl(_, body) | ExprKind::ConDecl(_, body) => walk(body, out),
+    }
+}

@@ -1,0 +1,161 @@
+//! The accelerate passes, in pipeline order (sections 3 and 4 of the
+//! paper):
+//!
+//! 1. **Bind and lift** (`lift.rs`): each `accelerate e` becomes an
+//!    accelerate binding (a top-level function of the data it uses) and
+//!    every nested function is lambda-lifted.
+//! 2. **Extract** (`extract.rs`): Algorithm 1 keeps the accelerate bindings
+//!    and every binding they depend on, once.
+//! 3. **Nesting** (`nested.rs`): an accelerate binding used by another is
+//!    an error.
+//! 4. **Classify** (`classify.rs`): each accelerate binding is Futhark- or
+//!    CUDA-class, or an error (no keyword, or keywords of both); one
+//!    extracted program per backend.
+//!
+//! The backend rewrites, ANF, well-formedness and copy analysis come next
+//! (not written yet). API: [`analyze`] takes the typed modules of a program
+//! (load order, main file last) and returns an [`Analysis`]; it never fails.
+
+mod classify;
+mod extract;
+mod free;
+mod lift;
+mod nested;
+pub mod program;
+
+pub use classify::{Backend, Class, Reason};
+pub use lift::{AccBinding, Param, SYNTHETIC};
+
+use pmx_ast::*;
+use pmx_diagnostics::{Code, Diagnostic};
+use rustc_hash::FxHashSet;
+
+/// What the passes found about one `accelerate` expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Accelerate {
+    pub binding: AccBinding,
+    pub class: Class,
+    /// Why: one chain per backend whose keyword it uses.
+    pub reasons: Vec<Reason>,
+    /// The functions extracted with it (names, in program order).
+    pub functions: Vec<SmolStr>,
+}
+
+/// How a value crosses into accelerated code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Passing {
+    /// Scalars and records of scalars: by value.
+    Value,
+    /// Sequences: copied in.
+    CopyIn,
+    /// Tensors: copied in, and back out after the call (copy analysis
+    /// will drop copies that are not needed).
+    CopyInOut,
+    /// Functions cannot cross (the well-formedness check rejects them).
+    None,
+}
+
+impl Passing {
+    pub fn of(t: &Ty) -> Passing {
+        fn has(t: &Ty, f: &dyn Fn(&Ty) -> bool) -> bool {
+            f(t) || match t.kind() {
+                TyKind::Seq(e) | TyKind::Tensor(e) => has(e, f),
+                TyKind::Record(fields) => fields.iter().any(|(_, x)| has(x, f)),
+                _ => false,
+            }
+        }
+        if free::is_function(t) {
+            Passing::None
+        } else if has(t, &|x| matches!(x.kind(), TyKind::Tensor(_))) {
+            Passing::CopyInOut
+        } else if has(t, &|x| matches!(x.kind(), TyKind::Seq(_))) {
+            Passing::CopyIn
+        } else {
+            Passing::Value
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Passing::Value => "passed by value",
+            Passing::CopyIn => "copied in",
+            Passing::CopyInOut => "copied in and back out",
+            Passing::None => "not passed (a function)",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Analysis {
+    /// The program after accelerate binding and lambda lifting.
+    pub lifted: Expr,
+    /// The accelerated program: the accelerate bindings and what they use.
+    pub extracted: Expr,
+    pub accelerates: Vec<Accelerate>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Analysis {
+    /// The analysis of a program without `accelerate`.
+    pub fn empty() -> Analysis {
+        let unit = Expr::unit(Span::BUILTIN);
+        Analysis { lifted: unit.clone(), extracted: unit, accelerates: Vec::new(), diagnostics: Vec::new() }
+    }
+}
+
+pub fn analyze(modules: &[&Module]) -> Analysis {
+    let program = program::to_expr(modules);
+    let (lifted, bindings) = lift::lift(program);
+    let ids: FxHashSet<NameId> = bindings.iter().map(|b| b.id).collect();
+    let (_, extracted) = extract::extract(&ids, &lifted);
+    let graph = classify::Graph::new(&extracted);
+    let mut diagnostics = nested::check(&graph, &bindings);
+    let nested_ids: FxHashSet<NameId> = nested::nested_ids(&graph, &bindings);
+    let order = extract::bindings(&extracted);
+    let mut accelerates = Vec::new();
+    for b in bindings {
+        let (class, reasons) = graph.classify(b.id);
+        let reachable: FxHashSet<NameId> = graph.reachable(b.id).into_iter().collect();
+        let functions =
+            order.iter().filter(|(id, _)| *id != b.id && reachable.contains(id)).map(|(_, n)| n.clone()).collect();
+        if !nested_ids.contains(&b.id) {
+            match &class {
+                Class::Any => diagnostics.push(
+                    Diagnostic::error(
+                        Code::AccelerateNoKeyword,
+                        b.span,
+                        "The accelerate expression does not use any parallel keywords. This is not allowed.",
+                    )
+                    .with_label("no parallel keyword is used here or in the functions it calls")
+                    .with_note(
+                        "use `map`, `map2`, `reduce` or `flatten` (Futhark backend), or `loop` (CUDA backend); \
+                         without one, remove `accelerate`",
+                    ),
+                ),
+                Class::Invalid => {
+                    let mut d = Diagnostic::error(
+                        Code::AccelerateMixedBackends,
+                        b.span,
+                        "Accelerate expression uses parallel keywords of multiple backends",
+                    )
+                    .with_label("this accelerate expression");
+                    for r in &reasons {
+                        d = d.with_secondary(
+                            r.keyword_span,
+                            format!("`{}` needs the {} backend", r.keyword, r.backend.name()),
+                        );
+                    }
+                    diagnostics.push(d.with_note(
+                        "an accelerate expression is compiled by one backend: use only Futhark keywords \
+                         (`map`, `map2`, `reduce`, `flatten`) or only CUDA ones (`loop`, `seqLoop`, \
+                         `seqLoopAcc`, `printFloat`), or split it in two",
+                    ));
+                }
+                Class::One(_) => {}
+            }
+        }
+        accelerates.push(Accelerate { binding: b, class, reasons, functions });
+    }
+    pmx_diagnostics::sort_and_dedup(&mut diagnostics);
+    Analysis { lifted, extracted, accelerates, diagnostics }
+}

@@ -1,0 +1,87 @@
+//! The accelerate passes: for each program under `tests/accelerate`, the
+//! program after lifting, the extracted program and `pmx explain` are
+//! snapshots; lifting does not change what a program does; a function
+//! shared by two accelerate expressions is extracted once.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn programs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/accelerate");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("tests/accelerate exists")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "mc"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn pmx(args: &[&str], file: &Path) -> (i32, String, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rel = file.strip_prefix(root).unwrap_or(file);
+    let out = Command::new(env!("CARGO_BIN_EXE_pmx")).args(args).arg(rel).current_dir(root).output().expect("pmx runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn stages_and_explanations() {
+    for f in programs() {
+        let name = f.file_stem().expect("name").to_string_lossy().into_owned();
+        let source = std::fs::read_to_string(&f).expect("readable");
+        let (_, lifted, e1) = pmx(&["emit", "--stage", "lifted", "--color=never"], &f);
+        let (_, extracted, e2) = pmx(&["emit", "--stage", "extracted", "--color=never"], &f);
+        let (code, explained, e3) = pmx(&["explain", "--color=never"], &f);
+        assert_eq!(code, 0, "{name}: {e3}");
+        assert!(e1.is_empty() && e2.is_empty(), "{name}: {e1}{e2}");
+        let shown = format!(
+            "{source}\n==================== lifted\n{lifted}\n==================== extracted\n{extracted}\n==================== explain\n{explained}"
+        );
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("accelerate/snapshots");
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        settings.bind(|| insta::assert_snapshot!(name, shown));
+    }
+}
+
+/// The lifted program, printed and run again, prints what the original
+/// prints.
+#[test]
+fn lifting_preserves_behaviour() {
+    let dir = tempdir();
+    let mut corpus = programs();
+    corpus.extend(
+        ["tests/run/closures_and_recursion.mc", "tests/run/builtins_records_patterns.mc", "tests/run/builtins_seq.mc"]
+            .iter()
+            .map(|p| Path::new(env!("CARGO_MANIFEST_DIR")).join(p)),
+    );
+    for f in corpus {
+        let (code, lifted, err) = pmx(&["emit", "--stage", "lifted", "--color=never"], &f);
+        assert_eq!(code, 0, "{}: {err}", f.display());
+        let out = dir.join(f.file_name().expect("name"));
+        std::fs::write(&out, lifted).expect("writable");
+        let original = pmx(&["test", "--all-utests", "--color=never"], &f);
+        let again = pmx(&["test", "--all-utests", "--color=never"], &out);
+        assert_eq!(original.0, again.0, "{}: exit codes differ\n{}", f.display(), again.2);
+        assert_eq!(original.1, again.1, "{}: outputs differ\n{}", f.display(), again.2);
+    }
+}
+
+#[test]
+fn a_shared_function_is_extracted_once() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/accelerate/shared_function.mc");
+    let (_, extracted, _) = pmx(&["emit", "--stage", "extracted"], &f);
+    assert_eq!(extracted.matches("let square =").count(), 1, "{extracted}");
+    assert_eq!(extracted.matches("let sumSquares =").count(), 1, "{extracted}");
+}
+
+fn tempdir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pmx-accelerate-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
