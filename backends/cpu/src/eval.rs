@@ -157,7 +157,7 @@ impl Machine {
         if self.stack.len() < top {
             self.stack.resize(top, Value::Int(0));
         }
-        self.calls.push((&*c.code as *const LamCode, span));
+        self.calls.push((c.code as *const LamCode, span));
         let mut owned: Option<Arc<Closure>> = None;
         loop {
             let current = owned.as_ref().unwrap_or(c);
@@ -172,7 +172,7 @@ impl Machine {
                     // The caller's frame is gone: the trace shows the callee
                     // at the tail call's site.
                     if let Some(last) = self.calls.last_mut() {
-                        *last = (&*next.code as *const LamCode, site);
+                        *last = (next.code as *const LamCode, site);
                     }
                     owned = Some(next);
                 }
@@ -224,7 +224,10 @@ impl Machine {
                 Source::SelfClosure => Value::Closure(fr.closure.expect("self inside a closure").clone()),
             })
             .collect();
-        Value::Closure(Arc::new(Closure { code: lam.clone(), env }))
+        // Safety: the code belongs to the program in `shared`, which
+        // outlives every value of this run (see `Closure`).
+        let code: &'static LamCode = unsafe { &*Arc::as_ptr(lam) };
+        Value::Closure(Arc::new(Closure { code, env }))
     }
 
     /// Applies a function value to arguments.

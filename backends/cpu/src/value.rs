@@ -165,8 +165,13 @@ pub struct ConValue {
 }
 
 /// A function value: compiled code and the values it captured.
+///
+/// The code is borrowed, not reference-counted: it belongs to the running
+/// program, which outlives every value of the run, and a shared count
+/// bumped by every closure creation on every thread would serialise
+/// parallel code.
 pub struct Closure {
-    pub code: Arc<LamCode>,
+    pub code: &'static LamCode,
     pub env: Box<[Value]>,
 }
 

@@ -12,8 +12,12 @@
 //!    CUDA-class, or an error (no keyword, or keywords of both); one
 //!    extracted program per backend.
 //!
-//! The backend rewrites, ANF, well-formedness and copy analysis come next
-//! (not written yet). API: [`analyze`] takes the typed modules of a program
+//! 5. **Well-formedness** (`wellformed/`): each backend's program is
+//!    checked against that backend's rules (the CUDA rewrite that inlines
+//!    let-bound partial applications runs first).
+//!
+//! The Futhark rewrites (recursion to `map`/`foldl`/`reduce`, size
+//! constraints), ANF and copy analysis come next (not written yet). API: [`analyze`] takes the typed modules of a program
 //! (load order, main file last) and returns an [`Analysis`]; it never fails.
 
 mod classify;
@@ -22,6 +26,7 @@ mod free;
 mod lift;
 mod nested;
 pub mod program;
+mod wellformed;
 
 pub use classify::{Backend, Class, Reason};
 pub use lift::{AccBinding, Param, SYNTHETIC};
@@ -155,6 +160,20 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
             }
         }
         accelerates.push(Accelerate { binding: b, class, reasons, functions });
+    }
+    // One program per backend, each checked by that backend's rules.
+    for backend in [Backend::Futhark, Backend::Cuda] {
+        let members: Vec<&AccBinding> =
+            accelerates.iter().filter(|a| a.class == Class::One(backend)).map(|a| &a.binding).collect();
+        if members.is_empty() {
+            continue;
+        }
+        let ids: FxHashSet<NameId> = members.iter().map(|b| b.id).collect();
+        let (_, mut program) = extract::extract(&ids, &extracted);
+        if backend == Backend::Cuda {
+            wellformed::inline_partial_applications(&mut program);
+        }
+        diagnostics.extend(wellformed::check(backend, &program, &members));
     }
     pmx_diagnostics::sort_and_dedup(&mut diagnostics);
     Analysis { lifted, extracted, accelerates, diagnostics }

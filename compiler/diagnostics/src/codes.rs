@@ -57,6 +57,25 @@ codes! {
     NestedAccelerate = "E0401", "nested accelerate expression";
     AccelerateNoKeyword = "E0402", "accelerate expression without a parallel keyword";
     AccelerateMixedBackends = "E0403", "accelerate expression mixing backends";
+    FutharkFunctionInArray = "E0410", "Futhark: sequence of functions";
+    FutharkFunctionInRecord = "E0411", "Futhark: record with a function field";
+    FutharkFunctionFromIf = "E0412", "Futhark: conditional returning a function";
+    FutharkFunctionFromFold = "E0413", "Futhark: fold with a function accumulator";
+    FutharkRecLet = "E0414", "Futhark: recursion";
+    FutharkExpr = "E0415", "Futhark: expression not supported";
+    FutharkType = "E0416", "Futhark: type not supported";
+    FutharkPattern = "E0417", "Futhark: pattern not supported";
+    FutharkConstant = "E0418", "Futhark: constant not supported";
+    FutharkParameter = "E0419", "Futhark: value cannot cross the boundary";
+    CudaExpr = "E0420", "CUDA: expression not supported";
+    CudaType = "E0421", "CUDA: type not supported";
+    CudaPattern = "E0422", "CUDA: pattern not supported";
+    CudaConstant = "E0423", "CUDA: constant not supported";
+    CudaAppResultType = "E0424", "CUDA: application returning a function";
+    CudaFunctionDef = "E0425", "CUDA: function not defined with one lambda per parameter";
+    CudaFunctionInMatch = "E0426", "CUDA: conditional returning a function";
+    CudaHigherOrderArgument = "E0427", "CUDA: unsupported higher-order argument";
+    CudaBoundary = "E0428", "CUDA: value cannot cross the boundary";
 }
 
 impl std::fmt::Display for Code {

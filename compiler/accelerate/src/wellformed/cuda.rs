@@ -1,0 +1,337 @@
+//! The CUDA backend's rules: an imperative, first-order subset over
+//! tensors, with recursion.
+
+use super::{contains_arrow, error, find, is_variant, spine, Rules};
+use crate::classify::Backend;
+use crate::lift::AccBinding;
+use pmx_ast::*;
+use pmx_diagnostics::{Code, Diagnostic};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+#[derive(Default)]
+pub struct Cuda {
+    diags: Vec<Diagnostic>,
+    params: FxHashSet<NameId>,
+}
+
+/// The built-ins CUDA code may use (the C column of the reference).
+fn supported_constant(b: Builtin) -> bool {
+    use Builtin::*;
+    matches!(
+        b,
+        Addi | Subi | Muli | Divi | Modi | Negi | Eqi | Neqi | Lti | Gti | Leqi | Geqi | Addf | Subf | Mulf | Divf
+            | Negf | Eqf | Neqf | Ltf | Gtf | Leqf | Geqf | Int2float | Floorfi | Get | Length | Foldl
+            | TensorGetExn | TensorSetExn | TensorLinearGetExn | TensorLinearSetExn | TensorRank | TensorShape
+            | TensorSliceExn | TensorSubExn | Print | Dprint | Error | Loop | SeqLoop | SeqLoopAcc | PrintFloat
+            | Accelerate
+    )
+}
+
+fn tensor_of_unsupported(t: &Ty) -> bool {
+    matches!(t.kind(), TyKind::Tensor(e) if !matches!(e.kind(), TyKind::Int | TyKind::Float))
+}
+
+impl Cuda {
+    fn push(&mut self, code: Code, span: Span, rule: String, label: &str, fix: Option<&str>) {
+        self.diags.push(error(code, Backend::Cuda, span, rule, label, fix));
+    }
+
+    /// CudaExprError: no constructors, record updates or utests.
+    fn rule_expression(&mut self, e: &Expr) {
+        let what = match &e.kind {
+            ExprKind::ConApp(..) => "constructor applications",
+            ExprKind::RecordUpdate(..) => "record updates (`{r with l = e}`)",
+            ExprKind::Utest(..) => "utests",
+            _ => return,
+        };
+        let fix = match &e.kind {
+            ExprKind::RecordUpdate(..) => Some("build a new record with every field instead"),
+            ExprKind::Utest(..) => Some("move the utest out of the accelerated code"),
+            _ => Some("variant types cannot be accelerated with CUDA; use records, sequences and tensors"),
+        };
+        self.push(Code::CudaExpr, e.span, format!("{what} are not supported"), "not available in CUDA code", fix);
+    }
+
+    /// CudaConstantError: only the built-ins the CUDA backend provides.
+    fn rule_constant(&mut self, e: &Expr) {
+        if let ExprKind::Var(n) = &e.kind {
+            if let Some(b) = n.id.as_builtin() {
+                if !supported_constant(b) {
+                    let fix = match b {
+                        Builtin::Map | Builtin::Map2 | Builtin::Reduce | Builtin::Flatten | Builtin::ParallelMap => {
+                            Some("functional array code needs the Futhark backend; write it with `loop` for CUDA")
+                        }
+                        Builtin::Create | Builtin::Cons | Builtin::Snoc | Builtin::Concat => {
+                            Some("sequences cannot be created on the GPU; create them before `accelerate`")
+                        }
+                        Builtin::TensorCreateCArrayInt
+                        | Builtin::TensorCreateCArrayFloat
+                        | Builtin::TensorCreateDense
+                        | Builtin::TensorCreateUninitInt
+                        | Builtin::TensorCreateUninitFloat => {
+                            Some("tensors cannot be created on the GPU; create them before `accelerate` and pass them in")
+                        }
+                        _ => None,
+                    };
+                    self.push(
+                        Code::CudaConstant,
+                        e.span,
+                        format!("the built-in `{}` is not supported", b.name()),
+                        "not available in CUDA code",
+                        fix,
+                    );
+                }
+            }
+        }
+    }
+
+    /// CudaAppResultTypeError: an application does not return a function,
+    /// except as the function argument of `loop`, `seqLoop`,
+    /// `seqLoopAcc` or `foldl` (which lambda lifting produces).
+    fn rule_app_result(&mut self, e: &Expr, higher_order_argument: bool) {
+        if matches!(e.kind, ExprKind::App(..)) && e.ty.as_arrow().is_some() && !higher_order_argument {
+            self.push(
+                Code::CudaAppResultType,
+                e.span,
+                "return values of function type are not supported".into(),
+                &format!("this partial application has type `{}`", e.ty),
+                Some("apply the function to all its arguments, or pass it only to `loop`, `seqLoop`, `seqLoopAcc` or `foldl`"),
+            );
+        }
+    }
+
+    /// CudaFunctionInMatch: a conditional does not return a function.
+    fn rule_function_in_match(&mut self, e: &Expr) {
+        if matches!(e.kind, ExprKind::Match { .. }) && e.ty.as_arrow().is_some() {
+            self.push(
+                Code::CudaFunctionInMatch,
+                e.span,
+                "the result of a conditional cannot be a function".into(),
+                &format!("this conditional has type `{}`", e.ty),
+                Some("apply the function in each branch instead"),
+            );
+        }
+    }
+
+    /// CudaHigherOrderArgument: the function argument of `loop`,
+    /// `seqLoop`, `seqLoopAcc` and `foldl` is a variable or an application.
+    fn rule_higher_order_argument(&mut self, e: &Expr) {
+        let (b, args) = spine(e);
+        let Some(b) = b else { return };
+        let i = match b {
+            Builtin::Loop | Builtin::SeqLoop => 1,
+            Builtin::SeqLoopAcc => 2,
+            Builtin::Foldl => 0,
+            _ => return,
+        };
+        if let Some(f) = args.get(i) {
+            if !matches!(f.kind, ExprKind::Var(_) | ExprKind::App(..)) {
+                self.push(
+                    Code::CudaHigherOrderArgument,
+                    f.span,
+                    format!("the function argument of `{}` must be a variable or a partial application", b.name()),
+                    "unsupported higher-order argument",
+                    Some("bind the function with `let` (or define it at the top level) and pass its name"),
+                );
+            }
+        }
+    }
+
+    /// CudaTypeError: no functions inside records or sequences, tensors of
+    /// Int or Float only, no variant types.
+    fn rule_type(&mut self, span: Span, t: &Ty) {
+        let bad = find(t, &|x| {
+            is_variant(x)
+                || tensor_of_unsupported(x)
+                || matches!(x.kind(), TyKind::Seq(e) if contains_arrow(e))
+                || matches!(x.kind(), TyKind::Record(fs) if fs.iter().any(|(_, f)| contains_arrow(f)))
+        });
+        if let Some(bad) = bad {
+            let why = if is_variant(&bad) {
+                "variant types cannot be used in CUDA code"
+            } else if tensor_of_unsupported(&bad) {
+                "CUDA tensors hold Int or Float"
+            } else {
+                "records and sequences cannot hold functions"
+            };
+            self.push(
+                Code::CudaType,
+                span,
+                format!("the type `{bad}` is not supported ({why})"),
+                &format!("this has type `{t}`"),
+                None,
+            );
+        }
+    }
+
+    /// CudaFunctionDefError: a function is defined with one lambda per
+    /// parameter, and no parameter is a function.
+    fn rule_function_def(&mut self, b: &Binding) {
+        let ty = b.scheme.strip_foralls();
+        if ty.as_arrow().is_none() {
+            return;
+        }
+        let mut arity = 0;
+        let mut t = ty;
+        while let Some((p, r)) = t.as_arrow() {
+            if p.as_arrow().is_some() {
+                self.push(
+                    Code::CudaFunctionDef,
+                    b.name.span,
+                    format!("the function `{}` takes a function as a parameter, which is not supported", b.name.text),
+                    &format!("a parameter has type `{p}`"),
+                    Some("higher-order functions cannot run on the GPU; call the function directly"),
+                );
+                return;
+            }
+            arity += 1;
+            t = r;
+        }
+        let mut lambdas = 0;
+        let mut v = &b.value;
+        while let ExprKind::Lam { body, .. } = &v.kind {
+            lambdas += 1;
+            v = body;
+        }
+        if lambdas != arity {
+            self.push(
+                Code::CudaFunctionDef,
+                b.name.span,
+                "functions must be defined using explicit lambdas, using one lambda per parameter".into(),
+                &format!("`{}` has type `{ty}` but {lambdas} lambda(s)", b.name.text),
+                Some("write the function as `lam x. lam y. ...`, one `lam` per parameter"),
+            );
+        }
+    }
+}
+
+impl Rules for Cuda {
+    fn expr(&mut self, e: &Expr, higher_order_argument: bool) {
+        self.rule_constant(e);
+        self.rule_expression(e);
+        self.rule_function_in_match(e);
+        if matches!(e.kind, ExprKind::App(..)) {
+            self.rule_app_result(e, higher_order_argument);
+            self.rule_higher_order_argument(e);
+        }
+    }
+
+    /// CudaPatternError: no constructor patterns.
+    fn pattern(&mut self, p: &Pat) {
+        if let PatKind::Con(k, _) = &p.kind {
+            self.push(
+                Code::CudaPattern,
+                p.span,
+                "constructor patterns are not supported".into(),
+                &format!("`{}` matches a variant type", k.text),
+                None,
+            );
+        }
+    }
+
+    fn binder(&mut self, name: &Name, ty: &Ty, _is_let: bool) {
+        if !self.params.contains(&name.id) {
+            self.rule_type(name.span, ty);
+        }
+    }
+
+    fn binding(&mut self, b: &Binding, _: bool) {
+        self.rule_function_def(b);
+    }
+
+    fn declaration(&mut self, span: Span, what: &str) {
+        self.push(Code::CudaExpr, span, format!("{what} are not supported"), "in accelerated code", None);
+    }
+
+    /// What crosses the boundary: no functions; tensors only of Int and
+    /// Float; tensors and variant values are not returned.
+    fn boundary(&mut self, acc: &AccBinding) {
+        for p in &acc.params {
+            self.params.insert(p.name.id);
+            let bad = find(&p.ty, &|x| x.as_arrow().is_some() || tensor_of_unsupported(x) || is_variant(x));
+            if let Some(bad) = bad {
+                self.push(
+                    Code::CudaBoundary,
+                    p.name.span,
+                    format!("`{}` of type `{}` cannot be passed to accelerated code", p.name.text, p.ty),
+                    &format!("`{bad}` cannot cross into CUDA code"),
+                    Some("only scalars, records, sequences, and tensors of Int or Float can cross into CUDA code"),
+                );
+            }
+        }
+        if let Some(bad) = find(&acc.result, &|x| matches!(x.kind(), TyKind::Tensor(_)) || is_variant(x)) {
+            let what = if is_variant(&bad) { "Data types" } else { "Tensors" };
+            self.push(
+                Code::CudaBoundary,
+                acc.span,
+                format!("{what} cannot be returned from accelerated code"),
+                &format!("this accelerate expression returns `{}`", acc.result),
+                Some("pass a tensor in and write the result into it instead"),
+            );
+        }
+    }
+
+    fn into_diagnostics(self) -> Vec<Diagnostic> {
+        self.diags
+    }
+}
+
+/// The CUDA rewrite of section 4.6: a variable bound to a partial
+/// application (`let g = f x in loop n g`) is replaced by the application
+/// where it is used, so that the well-formedness rules see `loop n (f x)`.
+pub fn inline_partial_applications(e: &mut Expr) {
+    let mut map: FxHashMap<NameId, Expr> = FxHashMap::default();
+    inline(e, &mut map);
+}
+
+fn inline(e: &mut Expr, map: &mut FxHashMap<NameId, Expr>) {
+    if let ExprKind::Var(n) = &e.kind {
+        if let Some(v) = map.get(&n.id) {
+            let span = e.span;
+            *e = v.clone();
+            e.span = span;
+        }
+        return;
+    }
+    if let ExprKind::Let(b, body) = &mut e.kind {
+        inline(&mut b.value, map);
+        if matches!(b.value.kind, ExprKind::App(..)) && b.value.ty.as_arrow().is_some() {
+            map.insert(b.name.id, b.value.clone());
+            let body = std::mem::replace(&mut **body, Expr::unit(e.span));
+            *e = body;
+            inline(e, map);
+            return;
+        }
+        inline(body, map);
+        return;
+    }
+    match &mut e.kind {
+        ExprKind::Lam { body, .. } => inline(body, map),
+        ExprKind::RecLets(bs, body) => {
+            bs.iter_mut().for_each(|b| inline(&mut b.value, map));
+            inline(body, map);
+        }
+        ExprKind::App(f, a) => {
+            inline(f, map);
+            inline(a, map);
+        }
+        ExprKind::Match { scrutinee, then, otherwise, .. } => {
+            inline(scrutinee, map);
+            inline(then, map);
+            inline(otherwise, map);
+        }
+        ExprKind::Seq(items) => items.iter_mut().for_each(|i| inline(i, map)),
+        ExprKind::Record(fields) => fields.iter_mut().for_each(|(_, f)| inline(f, map)),
+        ExprKind::RecordUpdate(r, fields) => {
+            inline(r, map);
+            fields.iter_mut().for_each(|(_, f)| inline(f, map));
+        }
+        ExprKind::Proj(r, _) => inline(r, map),
+        ExprKind::ConApp(_, a) => inline(a, map),
+        ExprKind::Utest(_, body)
+        | ExprKind::External(_, body)
+        | ExprKind::TypeDecl(_, body)
+        | ExprKind::ConDecl(_, body) => inline(body, map),
+        _ => {}
+    }
+}
