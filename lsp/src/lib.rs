@@ -1,0 +1,1 @@
+//! The pmx language server (being written).
