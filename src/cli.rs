@@ -165,7 +165,8 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         Some(false) => pmx_cpu::UtestFiles::Only(root.id(&db)),
         None => pmx_cpu::UtestFiles::None,
     };
-    let options = pmx_cpu::Options { debug: run.debug, utests: utest_files, tensor_max_rank: run.tensor_max_rank, argv };
+    let options =
+        pmx_cpu::Options { debug: run.debug, utests: utest_files, tensor_max_rank: run.tensor_max_rank, argv };
     pmx_cpu::io::set_locator(render::locator(&db));
     let outcome = pmx_cpu::run(&modules, options);
     if let Some(e) = &outcome.error {

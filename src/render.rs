@@ -173,8 +173,9 @@ pub fn runtime_error(db: &Database, e: &pmx_cpu::RuntimeError, color: ColorChoic
     }
     let mut d = CsDiagnostic::error().with_message(&e.message).with_notes(notes);
     if !e.span.is_builtin() {
-        d = d.with_labels(vec![CsLabel::new(LabelStyle::Primary, e.span.file.0 as usize, e.span.range())
-            .with_message("failed here")]);
+        d = d.with_labels(vec![
+            CsLabel::new(LabelStyle::Primary, e.span.file.0 as usize, e.span.range()).with_message("failed here")
+        ]);
     }
     pmx_cpu::io::flush();
     let files = files(db);

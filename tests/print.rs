@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 fn valid_programs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["tests/check/pass", "tests/check/types", "tests/run", "std", "std/ext", "examples", "benches/programs"] {
+    for dir in ["tests/check/pass", "tests/check/types", "tests/run", "std", "std/ext", "examples", "benches/programs"]
+    {
         if let Ok(entries) = std::fs::read_dir(root.join(dir)) {
             for e in entries {
                 let p = e.expect("dir entry").path();

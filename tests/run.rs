@@ -80,7 +80,8 @@ fn standard_library_utests_pass() {
     }
     assert!(files.len() >= 10);
     for f in files {
-        let out = Command::new(env!("CARGO_BIN_EXE_pmx")).args(["test", "--color=never"]).arg(&f).output().expect("pmx runs");
+        let out =
+            Command::new(env!("CARGO_BIN_EXE_pmx")).args(["test", "--color=never"]).arg(&f).output().expect("pmx runs");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{}:\n{stdout}\n{}", f.display(), String::from_utf8_lossy(&out.stderr));
         assert!(stdout.contains(" passed, 0 failed"), "{}: {stdout}", f.display());

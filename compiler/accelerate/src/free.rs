@@ -23,7 +23,11 @@ pub fn free_vars(e: &Expr) -> Vec<FreeVar> {
 fn walk(e: &Expr, bound: &mut FxHashSet<NameId>, out: &mut Vec<FreeVar>) {
     match &e.kind {
         ExprKind::Var(n) => {
-            if n.id.as_builtin().is_none() && n.id.is_resolved() && !bound.contains(&n.id) && !out.iter().any(|f| f.id == n.id) {
+            if n.id.as_builtin().is_none()
+                && n.id.is_resolved()
+                && !bound.contains(&n.id)
+                && !out.iter().any(|f| f.id == n.id)
+            {
                 out.push(FreeVar { id: n.id, name: n.clone(), ty: e.ty.clone() });
             }
         }

@@ -43,7 +43,7 @@ pub struct AccBinding {
 }
 
 enum Pending {
-    Let(Binding),
+    Let(Box<Binding>),
     Rec(Vec<Binding>),
 }
 
@@ -114,7 +114,7 @@ impl Lifter {
         pending.into_iter().rev().fold(e, |rest, p| {
             let (span, ty) = (rest.span, rest.ty.clone());
             let kind = match p {
-                Pending::Let(b) => ExprKind::Let(Box::new(b), Box::new(rest)),
+                Pending::Let(b) => ExprKind::Let(b, Box::new(rest)),
                 Pending::Rec(bs) => ExprKind::RecLets(bs, Box::new(rest)),
             };
             Expr { kind, span, ty }
@@ -217,7 +217,10 @@ impl Lifter {
             b.scheme = b.value.ty.clone();
         }
         for (b, ty) in bs.iter().zip(&tys) {
-            let call = apply(var(&b.name, ty.clone(), b.span), fvs.iter().map(|f| var(&f.name, f.ty.clone(), b.span)).collect());
+            let call = apply(
+                var(&b.name, ty.clone(), b.span),
+                fvs.iter().map(|f| var(&f.name, f.ty.clone(), b.span)).collect(),
+            );
             self.subst.insert(b.name.id, call);
         }
     }
@@ -338,13 +341,13 @@ impl Lifter {
         let fname = self.fresh(if name.is_empty() { "lambda" } else { name }, span);
         let value = lams(&params, lam);
         let ty = value.ty.clone();
-        self.pending.push(Pending::Let(Binding {
+        self.pending.push(Pending::Let(Box::new(Binding {
             name: fname.clone(),
             annotation: None,
             value,
             scheme: ty.clone(),
             span,
-        }));
+        })));
         self.globals.insert(fname.id);
         apply(var(&fname, ty, span), fvs.iter().map(|f| var(&f.name, f.ty.clone(), span)).collect())
     }
@@ -376,7 +379,13 @@ impl Lifter {
                 substitute(v, *id, &call);
             }
             let value = lams(&params, v.clone());
-            lifted.push(Binding { name: names[i].clone(), annotation: None, value, scheme: member_tys[i].clone(), span: bs[i].span });
+            lifted.push(Binding {
+                name: names[i].clone(),
+                annotation: None,
+                value,
+                scheme: member_tys[i].clone(),
+                span: bs[i].span,
+            });
         }
         for n in &names {
             self.globals.insert(n.id);
@@ -385,8 +394,10 @@ impl Lifter {
         // Each use of a member becomes the lifted member applied to what
         // the group captured.
         for (i, b) in bs.iter().enumerate() {
-            let call =
-                apply(var(&names[i], member_tys[i].clone(), span), fvs.iter().map(|f| var(&f.name, f.ty.clone(), span)).collect());
+            let call = apply(
+                var(&names[i], member_tys[i].clone(), span),
+                fvs.iter().map(|f| var(&f.name, f.ty.clone(), span)).collect(),
+            );
             self.subst.insert(b.name.id, call);
         }
         let _ = ty;
@@ -398,10 +409,8 @@ impl Lifter {
         let arg = self.expr(arg);
         // Data crosses the boundary: every free variable but top-level
         // functions (which are extracted with it).
-        let fvs: Vec<FreeVar> = free_vars(&arg)
-            .into_iter()
-            .filter(|f| !(self.globals.contains(&f.id) && is_function(&f.ty)))
-            .collect();
+        let fvs: Vec<FreeVar> =
+            free_vars(&arg).into_iter().filter(|f| !(self.globals.contains(&f.id) && is_function(&f.ty))).collect();
         let mut body = Expr { kind: ExprKind::App(Box::new(keyword), Box::new(arg)), span, ty: ty.clone() };
         let mut params = self.parameters(&fvs, &mut body);
         let dummy = params.is_empty();
@@ -413,7 +422,13 @@ impl Lifter {
         let fname = self.fresh(&format!("accelerate{n}"), span);
         let value = lams(&params, body);
         let fty = value.ty.clone();
-        self.pending.push(Pending::Let(Binding { name: fname.clone(), annotation: None, value, scheme: fty.clone(), span }));
+        self.pending.push(Pending::Let(Box::new(Binding {
+            name: fname.clone(),
+            annotation: None,
+            value,
+            scheme: fty.clone(),
+            span,
+        })));
         self.globals.insert(fname.id);
         self.accelerates.push(AccBinding {
             id: fname.id,
@@ -422,7 +437,11 @@ impl Lifter {
             params: if dummy {
                 Vec::new()
             } else {
-                params.iter().zip(&fvs).map(|((p, t, _), f)| Param { name: p.clone(), ty: t.clone(), source: f.id }).collect()
+                params
+                    .iter()
+                    .zip(&fvs)
+                    .map(|((p, t, _), f)| Param { name: p.clone(), ty: t.clone(), source: f.id })
+                    .collect()
             },
             dummy,
             result: ty,

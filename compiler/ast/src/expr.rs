@@ -171,6 +171,9 @@ pub struct Include {
 }
 
 /// A top-level declaration.
+// A file has few items, each stored once: boxing the large variants
+// (`Utest` holds four expressions) would save little and add indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
     Let(Binding),

@@ -33,7 +33,13 @@ pub struct Resolver<'a> {
     /// While resolving the type of a constructor or external, unbound type
     /// variables are bound implicitly (as if quantified with `all`).
     pub(crate) implicit_tyvars: bool,
+    /// The work spent looking for similar names (see [`Resolver::similar`]).
+    hint_work: usize,
 }
+
+/// The work spent looking for similar names in one file, at most: one unit
+/// per candidate looked at, plus the pairs of characters compared.
+const HINT_BUDGET: usize = 20_000_000;
 
 impl<'a> Resolver<'a> {
     pub fn new(file: FileId, imports: &'a Exports) -> Resolver<'a> {
@@ -49,6 +55,7 @@ impl<'a> Resolver<'a> {
             tyvars: FxHashMap::default(),
             undo: Vec::new(),
             implicit_tyvars: false,
+            hint_work: 0,
         }
     }
 
@@ -175,7 +182,17 @@ impl<'a> Resolver<'a> {
     }
 
     /// A name in scope whose spelling is close to `text`, for hints.
-    fn similar(&self, ns: Ns, text: &str) -> Option<SmolStr> {
+    ///
+    /// Each search compares `text` with every name in scope, so a file with
+    /// many unbound names and many names in scope (generated code, or a
+    /// file that lost an include) would take quadratic time: once the
+    /// searches of a file have spent [`HINT_BUDGET`], no more hints are
+    /// given. Candidates whose length alone rules them out are not compared
+    /// (a megabyte-long name against every name in scope).
+    fn similar(&mut self, ns: Ns, text: &str) -> Option<SmolStr> {
+        if self.hint_work >= HINT_BUDGET {
+            return None;
+        }
         let (local, imported): (&FxHashMap<SmolStr, Vec<NameId>>, &FxHashMap<SmolStr, NameId>) = match ns {
             Ns::Value => (&self.values, &self.imports.values),
             Ns::Con => (&self.cons, &self.imports.cons),
@@ -188,15 +205,33 @@ impl<'a> Resolver<'a> {
             return None;
         }
         let limit = len / 3;
-        local
-            .keys()
-            .map(|k| k.as_str())
-            .chain(imported.keys().map(|k| k.as_str()))
-            .chain(builtins)
-            .map(|cand| (edit_distance(text, cand), cand))
-            .filter(|(d, _)| *d <= limit)
-            .min()
-            .map(|(_, c)| SmolStr::new(c))
+        let mut work = 0usize;
+        let mut best: Option<(usize, &str)> = None;
+        for cand in local.keys().map(|k| k.as_str()).chain(imported.keys().map(|k| k.as_str())).chain(builtins) {
+            // Looking at a candidate costs one unit, and comparing it the
+            // product of the lengths.
+            work += 1;
+            if self.hint_work + work > HINT_BUDGET {
+                break;
+            }
+            let cand_len = cand.chars().count();
+            // The distance is at least the difference in length.
+            if cand_len.abs_diff(len) > limit {
+                continue;
+            }
+            let cost = len.saturating_mul(cand_len);
+            if self.hint_work.saturating_add(work).saturating_add(cost) > HINT_BUDGET {
+                continue;
+            }
+            work += cost;
+            let d = edit_distance(text, cand);
+            if d <= limit && best.is_none_or(|b| (d, cand) < b) {
+                best = Some((d, cand));
+            }
+        }
+        let best = best.map(|(_, c)| SmolStr::new(c));
+        self.hint_work += work;
+        best
     }
 
     pub(crate) fn error(&mut self, code: Code, span: Span, message: String) -> &mut Diagnostic {

@@ -80,7 +80,7 @@ fn describe_kind(kind: &str) -> String {
         "con_ident" => "a constructor name".into(),
         "integer" => "an integer".into(),
         "string" => "a string".into(),
-        other => format!("{}", other.replace('_', " ")),
+        other => other.replace('_', " "),
     }
 }
 
@@ -94,7 +94,10 @@ fn report_error_node(lower: &mut Lower, node: Node) {
     let token = lower.text(first).trim();
     let shown: String = token.chars().take(30).collect();
     let rest = &lower.text[node.end_byte().min(lower.text.len())..];
-    if node.end_byte() > node.start_byte() && rest.trim().is_empty() && node.parent().is_some_and(|p| p.parent().is_none()) {
+    if node.end_byte() > node.start_byte()
+        && rest.trim().is_empty()
+        && node.parent().is_some_and(|p| p.parent().is_none())
+    {
         // The parser gave up on everything from here to the end of the
         // file: an expression was left incomplete.
         let end = lower.text.trim_end().len() as u32;
@@ -102,8 +105,13 @@ fn report_error_node(lower: &mut Lower, node: Node) {
         lower.diags.push(
             Diagnostic::error(Code::SyntaxError, eof, "syntax error: unexpected end of file")
                 .with_label("the file ends here")
-                .with_secondary(Span::new(span.file, span.start, first.end_byte() as u32), "in the construct that starts here")
-                .with_note("something is incomplete: look for a missing `in`, `then`, `else`, `end` or closing bracket"),
+                .with_secondary(
+                    Span::new(span.file, span.start, first.end_byte() as u32),
+                    "in the construct that starts here",
+                )
+                .with_note(
+                    "something is incomplete: look for a missing `in`, `then`, `else`, `end` or closing bracket",
+                ),
         );
         return;
     }
@@ -150,8 +158,11 @@ pub(crate) fn deepest_span(lower: &Lower, root: Node) -> Span {
     let mut depth = 0usize;
     loop {
         if depth >= crate::MAX_DEPTH {
-            let n = cursor.node();
-            return Span::new(lower.file, n.start_byte() as u32, n.start_byte() as u32 + 1);
+            // The first character of the node: it may take several bytes,
+            // or none (a missing node at the end of the file).
+            let start = cursor.node().start_byte();
+            let width = lower.text.get(start..).and_then(|rest| rest.chars().next()).map_or(0, char::len_utf8);
+            return Span::new(lower.file, start as u32, (start + width) as u32);
         }
         if cursor.goto_first_child() {
             depth += 1;

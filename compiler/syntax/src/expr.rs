@@ -4,24 +4,86 @@ use crate::{lexical, Lower};
 use pmx_ast::*;
 use tree_sitter::Node;
 
+/// The function that lowers each kind of expression node.
+type LowerFn<'t> = for<'a, 'n> fn(&'a mut Lower<'t>, Node<'n>) -> Expr;
+
+fn lower_fn<'t>(kind: &str) -> LowerFn<'t> {
+    match kind {
+        "tuple" => Lower::tuple_expr,
+        "seq_literal" => Lower::seq_expr,
+        "record" => Lower::record_expr,
+        "record_update" => Lower::record_update_expr,
+        "projection" => Lower::projection_expr,
+        "application" => Lower::application_expr,
+        "con_app" => Lower::con_app_expr,
+        "sequence_expr" => Lower::sequence_expr,
+        "let_expr" => Lower::let_expr,
+        "rec_let_expr" => Lower::rec_let_expr,
+        "lam_expr" => Lower::lam_expr,
+        "if_expr" => Lower::if_expr,
+        "match_expr" => Lower::match_expr,
+        "match_in_expr" => Lower::match_in_expr,
+        "switch_expr" => Lower::switch,
+        "type_in_expr" | "con_in_expr" | "utest_expr" | "external_expr" => Lower::decl_in_expr,
+        "use_expr" => Lower::use_expr,
+        _ => Lower::leaf_expr,
+    }
+}
+
 impl Lower<'_> {
     /// The expression in a field; an `Error` expression when the field is
     /// missing (its syntax error is reported separately).
-    pub(crate) fn field_expr(&mut self, n: Node, field: &str) -> Expr {
-        match n.child_by_field_name(field) {
+    pub(crate) fn field_expr(&mut self, n: Node, field: &'static str) -> Expr {
+        match self.field(n, field) {
             Some(c) => self.expr(c),
-            None => {
-                let s = self.span(n);
-                Expr::new(ExprKind::Error, Span::new(s.file, s.end, s.end))
-            }
+            None => self.missing_expr(n),
         }
     }
 
+    /// [`Lower::field_expr`], boxed. The recursive forms box their
+    /// subexpressions with this, so that their frames hold pointers rather
+    /// than whole expressions.
+    fn field_box(&mut self, n: Node, field: &'static str) -> Box<Expr> {
+        Box::new(self.field_expr(n, field))
+    }
+
+    /// The `Error` expression for a field that is missing from `n`.
+    fn missing_expr(&self, n: Node) -> Expr {
+        let s = self.span(n);
+        Expr::new(ExprKind::Error, Span::new(s.file, s.end, s.end))
+    }
+
+    /// Lowers an expression. This is the recursion of the lowering, so it
+    /// only dispatches, through one call: each form is lowered by its own
+    /// function, which keeps the frames on the recursive path small even in
+    /// unoptimised builds (one function with every form in it took about
+    /// 16 KB of stack per nesting level in a debug build, so 100,000 nested
+    /// expressions overflowed the driver's 1 GiB stack; a `match` with a
+    /// call per form still took 700 bytes). Parentheses are unwrapped in a
+    /// loop and cost no stack at all.
     pub(crate) fn expr(&mut self, n: Node) -> Expr {
+        let n = self.unparen(n);
+        lower_fn(n.kind())(self, n)
+    }
+
+    /// The expression inside any number of parentheses; a `paren_expr`
+    /// with nothing inside is left as it is (and lowered to an error).
+    fn unparen<'a>(&self, mut n: Node<'a>) -> Node<'a> {
+        while n.kind() == "paren_expr" {
+            match self.first(n) {
+                Some(c) => n = c,
+                None => break,
+            }
+        }
+        n
+    }
+
+    /// Variables, literals, `never`, `()` and anything unknown (an error).
+    fn leaf_expr(&mut self, n: Node) -> Expr {
         let span = self.span(n);
         let kind = match n.kind() {
-            "var" => match self.children(n).first() {
-                Some(c) => ExprKind::Var(self.name(*c)),
+            "var" => match self.first(n) {
+                Some(c) => ExprKind::Var(self.name(c)),
                 None => ExprKind::Error,
             },
             "integer" => match lexical::int(self.text(n)) {
@@ -47,111 +109,153 @@ impl Lower<'_> {
             "false" => ExprKind::Lit(Lit::Bool(false)),
             "never" => ExprKind::Never,
             "unit" => ExprKind::Record(Vec::new()),
-            "paren_expr" => match self.children(n).first() {
-                Some(c) => return self.expr(*c),
-                None => ExprKind::Error,
-            },
-            "tuple" => {
-                let elems = self.children(n);
-                ExprKind::Record(
-                    elems.into_iter().enumerate().map(|(i, c)| (self.index_label(i, c), self.expr(c))).collect(),
-                )
-            }
-            "seq_literal" => ExprKind::Seq(self.children(n).into_iter().map(|c| self.expr(c)).collect()),
-            "record" => ExprKind::Record(self.record_fields(n)),
-            "record_update" => {
-                let record = self.field_expr(n, "record");
-                ExprKind::RecordUpdate(Box::new(record), self.record_fields(n))
-            }
-            "projection" => {
-                let record = self.field_expr(n, "record");
-                match n.child_by_field_name("label") {
-                    Some(l) => ExprKind::Proj(Box::new(record), self.label(l)),
-                    None => ExprKind::Error,
-                }
-            }
-            "application" => {
-                let f = self.field_expr(n, "function");
-                let a = self.field_expr(n, "argument");
-                ExprKind::App(Box::new(f), Box::new(a))
-            }
-            "con_app" => {
-                let con = self.binder(n.child_by_field_name("constructor"), n);
-                let arg = self.field_expr(n, "argument");
-                ExprKind::ConApp(con, Box::new(arg))
-            }
-            "sequence_expr" => {
-                let first = self.field_expr(n, "first");
-                let rest = self.field_expr(n, "rest");
-                let name = Name::unresolved("", Span::new(span.file, first.span.end, first.span.end));
-                let binding = Binding { name, annotation: None, span: first.span, value: first, scheme: Ty::unknown() };
-                ExprKind::Let(Box::new(binding), Box::new(rest))
-            }
-            "let_expr" => {
-                let binding = self.binding(n);
-                let body = self.field_expr(n, "body");
-                ExprKind::Let(Box::new(binding), Box::new(body))
-            }
-            "rec_let_expr" => {
-                let bindings = self.children_of(n, "rec_binding").into_iter().map(|b| self.binding(b)).collect();
-                ExprKind::RecLets(bindings, Box::new(self.field_expr(n, "body")))
-            }
-            "lam_expr" => {
-                let param = self.binder(n.child_by_field_name("param"), n);
-                let annotation = n.child_by_field_name("type").map(|t| self.type_expr(t));
-                let body = self.field_expr(n, "body");
-                ExprKind::Lam { param, annotation, body: Box::new(body) }
-            }
-            "if_expr" => {
-                let cond = self.field_expr(n, "condition");
-                let pattern = Pat::new(PatKind::Bool(true), cond.span);
-                ExprKind::Match {
-                    scrutinee: Box::new(cond),
-                    pattern: Box::new(pattern),
-                    then: Box::new(self.field_expr(n, "then")),
-                    otherwise: Box::new(self.field_expr(n, "else")),
-                }
-            }
-            "match_expr" => ExprKind::Match {
-                scrutinee: Box::new(self.field_expr(n, "scrutinee")),
-                pattern: Box::new(self.field_pat(n, "pattern")),
-                then: Box::new(self.field_expr(n, "then")),
-                otherwise: Box::new(self.field_expr(n, "else")),
-            },
-            "match_in_expr" => ExprKind::Match {
-                scrutinee: Box::new(self.field_expr(n, "scrutinee")),
-                pattern: Box::new(self.field_pat(n, "pattern")),
-                then: Box::new(self.field_expr(n, "body")),
-                otherwise: Box::new(Expr::new(ExprKind::Never, span)),
-            },
-            "switch_expr" => return self.switch(n),
-            "type_in_expr" => {
-                let decl = self.type_decl(n);
-                ExprKind::TypeDecl(Box::new(decl), Box::new(self.field_expr(n, "body")))
-            }
-            "con_in_expr" => {
-                let decl = self.con_decl(n);
-                ExprKind::ConDecl(Box::new(decl), Box::new(self.field_expr(n, "body")))
-            }
-            "utest_expr" => {
-                let utest = self.utest(n);
-                ExprKind::Utest(Box::new(utest), Box::new(self.field_expr(n, "body")))
-            }
-            "external_expr" => {
-                let decl = self.external_decl(n);
-                ExprKind::External(Box::new(decl), Box::new(self.field_expr(n, "body")))
-            }
-            "use_expr" => {
-                self.unsupported(
-                    span,
-                    "MLang (`lang`, `syn`, `sem`, `use`)",
-                    "pmx compiles MExpr; write the program without language fragments",
-                );
-                return self.field_expr(n, "body");
-            }
             _ => ExprKind::Error,
         };
         Expr::new(kind, span)
+    }
+
+    fn tuple_expr(&mut self, n: Node) -> Expr {
+        let mut fields = Vec::new();
+        for (i, c) in self.children(n).into_iter().enumerate() {
+            let label = self.index_label(i, c);
+            fields.push((label, self.expr(c)));
+        }
+        Expr::new(ExprKind::Record(fields), self.span(n))
+    }
+
+    fn seq_expr(&mut self, n: Node) -> Expr {
+        // A plain loop: an iterator chain adds a dozen frames per level.
+        let mut items = Vec::new();
+        for c in self.children(n) {
+            items.push(self.expr(c));
+        }
+        Expr::new(ExprKind::Seq(items), self.span(n))
+    }
+
+    fn record_expr(&mut self, n: Node) -> Expr {
+        let fields = self.record_fields(n);
+        Expr::new(ExprKind::Record(fields), self.span(n))
+    }
+
+    fn record_update_expr(&mut self, n: Node) -> Expr {
+        let record = self.field_box(n, "record");
+        let fields = self.record_fields(n);
+        Expr::new(ExprKind::RecordUpdate(record, fields), self.span(n))
+    }
+
+    fn projection_expr(&mut self, n: Node) -> Expr {
+        let record = self.field_box(n, "record");
+        let kind = match self.field(n, "label") {
+            Some(l) => ExprKind::Proj(record, self.label(l)),
+            None => ExprKind::Error,
+        };
+        Expr::new(kind, self.span(n))
+    }
+
+    fn application_expr(&mut self, n: Node) -> Expr {
+        let f = self.field_box(n, "function");
+        let a = self.field_box(n, "argument");
+        Expr::new(ExprKind::App(f, a), self.span(n))
+    }
+
+    fn con_app_expr(&mut self, n: Node) -> Expr {
+        let con = self.binder(self.field(n, "constructor"), n);
+        let arg = self.field_box(n, "argument");
+        Expr::new(ExprKind::ConApp(con, arg), self.span(n))
+    }
+
+    fn sequence_expr(&mut self, n: Node) -> Expr {
+        let binding = self.sequence_binding(n);
+        let rest = self.field_box(n, "rest");
+        Expr::new(ExprKind::Let(binding, rest), self.span(n))
+    }
+
+    /// The first part of `a; b`, bound to the anonymous name.
+    fn sequence_binding(&mut self, n: Node) -> Box<Binding> {
+        let first = self.field_expr(n, "first");
+        let name = Name::unresolved("", Span::new(first.span.file, first.span.end, first.span.end));
+        Box::new(Binding { name, annotation: None, span: first.span, value: first, scheme: Ty::unknown() })
+    }
+
+    fn let_expr(&mut self, n: Node) -> Expr {
+        let binding = self.binding_box(n);
+        let body = self.field_box(n, "body");
+        Expr::new(ExprKind::Let(binding, body), self.span(n))
+    }
+
+    fn binding_box(&mut self, n: Node) -> Box<Binding> {
+        Box::new(self.binding(n))
+    }
+
+    fn rec_let_expr(&mut self, n: Node) -> Expr {
+        let bindings = self.children_of(n, "rec_binding").into_iter().map(|b| self.binding(b)).collect();
+        let body = self.field_box(n, "body");
+        Expr::new(ExprKind::RecLets(bindings, body), self.span(n))
+    }
+
+    fn lam_expr(&mut self, n: Node) -> Expr {
+        let param = self.binder(self.field(n, "param"), n);
+        let annotation = self.field(n, "type").map(|t| self.type_expr(t));
+        let body = self.field_box(n, "body");
+        Expr::new(ExprKind::Lam { param, annotation, body }, self.span(n))
+    }
+
+    fn if_expr(&mut self, n: Node) -> Expr {
+        let scrutinee = self.field_box(n, "condition");
+        let pattern = Box::new(Pat::new(PatKind::Bool(true), scrutinee.span));
+        let then = self.field_box(n, "then");
+        let otherwise = self.field_box(n, "else");
+        Expr::new(ExprKind::Match { scrutinee, pattern, then, otherwise }, self.span(n))
+    }
+
+    fn match_expr(&mut self, n: Node) -> Expr {
+        let scrutinee = self.field_box(n, "scrutinee");
+        let pattern = Box::new(self.field_pat(n, "pattern"));
+        let then = self.field_box(n, "then");
+        let otherwise = self.field_box(n, "else");
+        Expr::new(ExprKind::Match { scrutinee, pattern, then, otherwise }, self.span(n))
+    }
+
+    fn match_in_expr(&mut self, n: Node) -> Expr {
+        let span = self.span(n);
+        let scrutinee = self.field_box(n, "scrutinee");
+        let pattern = Box::new(self.field_pat(n, "pattern"));
+        let then = self.field_box(n, "body");
+        let otherwise = Box::new(Expr::new(ExprKind::Never, span));
+        Expr::new(ExprKind::Match { scrutinee, pattern, then, otherwise }, span)
+    }
+
+    /// `type`, `con`, `utest` and `external` followed by `in`.
+    fn decl_in_expr(&mut self, n: Node) -> Expr {
+        let kind = match n.kind() {
+            "type_in_expr" => {
+                let decl = Box::new(self.type_decl(n));
+                ExprKind::TypeDecl(decl, self.field_box(n, "body"))
+            }
+            "con_in_expr" => {
+                let decl = Box::new(self.con_decl(n));
+                ExprKind::ConDecl(decl, self.field_box(n, "body"))
+            }
+            "utest_expr" => {
+                let utest = Box::new(self.utest(n));
+                ExprKind::Utest(utest, self.field_box(n, "body"))
+            }
+            _ => {
+                let decl = Box::new(self.external_decl(n));
+                ExprKind::External(decl, self.field_box(n, "body"))
+            }
+        };
+        Expr::new(kind, self.span(n))
+    }
+
+    fn use_expr(&mut self, n: Node) -> Expr {
+        let span = self.span(n);
+        self.unsupported(
+            span,
+            "MLang (`lang`, `syn`, `sem`, `use`)",
+            "pmx compiles MExpr; write the program without language fragments",
+        );
+        self.field_expr(n, "body")
     }
 
     /// `switch s case p1 then e1 case p2 then e2 end` is a chain of matches
@@ -197,13 +301,15 @@ impl Lower<'_> {
     }
 
     fn record_fields(&mut self, n: Node) -> Vec<(Label, Expr)> {
-        self.children_of(n, "record_field")
-            .into_iter()
-            .filter_map(|f| {
-                let label = self.label(f.child_by_field_name("label")?);
-                Some((label, self.field_expr(f, "value")))
-            })
-            .collect()
+        // A plain loop: an iterator chain adds several frames per level.
+        let mut fields = Vec::new();
+        for f in self.children_of(n, "record_field") {
+            if let Some(l) = self.field(f, "label") {
+                let label = self.label(l);
+                fields.push((label, self.field_expr(f, "value")));
+            }
+        }
+        fields
     }
 
     pub(crate) fn label(&mut self, n: Node) -> Label {

@@ -10,7 +10,7 @@ impl Lower<'_> {
         for child in self.children(root) {
             match child.kind() {
                 "include" => {
-                    if let Some(path) = child.child_by_field_name("path") {
+                    if let Some(path) = self.field(child, "path") {
                         let text = self.string_value(path);
                         module.includes.push(Include { path: text, span: self.span(child) });
                     }
@@ -54,8 +54,8 @@ impl Lower<'_> {
 
     /// `let x : T = e`, at the top level, in a recursive group or before `in`.
     pub(crate) fn binding(&mut self, n: Node) -> Binding {
-        let name = self.binder(n.child_by_field_name("name"), n);
-        let annotation = n.child_by_field_name("type").map(|t| self.type_expr(t));
+        let name = self.binder(self.field(n, "name"), n);
+        let annotation = self.field(n, "type").map(|t| self.type_expr(t));
         let value = self.field_expr(n, "value");
         let span = self.span(n);
         let span = Span::new(span.file, span.start, value.span.end.max(name.span.end));
@@ -73,22 +73,22 @@ impl Lower<'_> {
     }
 
     pub(crate) fn type_decl(&mut self, n: Node) -> TypeDecl {
-        let name = self.binder(n.child_by_field_name("name"), n);
+        let name = self.binder(self.field(n, "name"), n);
         let params = self.fields(n, "param").into_iter().map(|p| self.name(p)).collect();
-        let definition = n.child_by_field_name("definition").map(|t| self.type_expr(t));
+        let definition = self.field(n, "definition").map(|t| self.type_expr(t));
         TypeDecl { name, params, definition, span: self.decl_span(n) }
     }
 
     pub(crate) fn con_decl(&mut self, n: Node) -> ConDecl {
-        let name = self.binder(n.child_by_field_name("name"), n);
-        let annotation = n.child_by_field_name("type").map(|t| self.type_expr(t));
+        let name = self.binder(self.field(n, "name"), n);
+        let annotation = self.field(n, "type").map(|t| self.type_expr(t));
         ConDecl { name, annotation, scheme: Ty::unknown(), span: self.decl_span(n) }
     }
 
     pub(crate) fn external_decl(&mut self, n: Node) -> ExternalDecl {
-        let name = self.binder(n.child_by_field_name("name"), n);
-        let effect = n.child_by_field_name("effect").is_some();
-        let annotation = match n.child_by_field_name("type") {
+        let name = self.binder(self.field(n, "name"), n);
+        let effect = self.field(n, "effect").is_some();
+        let annotation = match self.field(n, "type") {
             Some(t) => self.type_expr(t),
             None => TypeExpr { kind: TypeExprKind::Error, span: self.span(n) },
         };
@@ -99,8 +99,8 @@ impl Lower<'_> {
         Utest {
             test: self.field_expr(n, "test"),
             expected: self.field_expr(n, "expected"),
-            using: n.child_by_field_name("using").map(|u| self.expr(u)),
-            on_fail: n.child_by_field_name("on_fail").map(|u| self.expr(u)),
+            using: self.field(n, "using").map(|u| self.expr(u)),
+            on_fail: self.field(n, "on_fail").map(|u| self.expr(u)),
             span: self.decl_span(n),
         }
     }
@@ -109,7 +109,7 @@ impl Lower<'_> {
     /// form.
     fn decl_span(&self, n: Node) -> Span {
         let span = self.span(n);
-        match n.child_by_field_name("body") {
+        match self.field(n, "body") {
             Some(body) => {
                 let mut end = body.start_byte() as u32;
                 let text = self.text.as_bytes();
@@ -138,7 +138,10 @@ impl Lower<'_> {
             Err((offset, msg)) => {
                 let span = self.span(n);
                 let at = span.start + 1 + offset as u32;
-                self.invalid_literal(Span::new(span.file, at, (at + 2).min(span.end)), msg);
+                // The backslash and the character after it, which can take
+                // more than one byte (a span must not end inside it).
+                let escaped = body[offset + 1..].chars().next().map_or(0, char::len_utf8) as u32;
+                self.invalid_literal(Span::new(span.file, at, (at + 1 + escaped).min(span.end)), msg);
                 body.to_string()
             }
         }

@@ -24,7 +24,23 @@ mod types;
 
 use pmx_ast::{FileId, Module, Name, Span};
 use pmx_diagnostics::Diagnostic;
-use tree_sitter::{Node, Parser, Tree};
+use std::collections::HashMap;
+use std::num::NonZeroU16;
+use std::sync::LazyLock;
+use tree_sitter::{Language, Node, Parser, Tree};
+
+/// Field names to field ids, looked up once: tree-sitter's by-name lookup
+/// compares strings against every field of the grammar.
+static FIELD_IDS: LazyLock<HashMap<String, NonZeroU16>> = LazyLock::new(|| {
+    let language: Language = tree_sitter_mexpr::LANGUAGE.into();
+    let mut ids = HashMap::new();
+    for id in 1..=language.field_count() as u16 {
+        if let (Some(name), Some(nz)) = (language.field_name_for_id(id), NonZeroU16::new(id)) {
+            ids.insert(name.to_string(), nz);
+        }
+    }
+    ids
+});
 
 /// The deepest syntax tree that is lowered.
 pub const MAX_DEPTH: usize = 250_000;
@@ -64,18 +80,22 @@ pub fn lower_tree(tree: &Tree, text: &str, file: FileId) -> Parsed {
     let mut lower = Lower { text, file, diags: Vec::new() };
     let root = tree.root_node();
     errors::report_syntax_errors(&mut lower, root);
-    let depth = errors::max_depth(root);
-    if depth > MAX_DEPTH {
-        lower.diags.push(
-            Diagnostic::error(
-                pmx_diagnostics::Code::TooDeep,
-                errors::deepest_span(&lower, root),
-                format!("the program is nested {depth} levels deep; pmx handles at most {MAX_DEPTH}"),
-            )
-            .with_label("nesting exceeds the limit here")
-            .with_note("split deeply nested expressions into separate bindings"),
-        );
-        return Parsed { module: Module::default(), diagnostics: lower.diags };
+    // Only deep trees need the depth walk; a tree with fewer bytes than
+    // the limit cannot be deeper than it.
+    if text.len() > MAX_DEPTH {
+        let depth = errors::max_depth(root);
+        if depth > MAX_DEPTH {
+            lower.diags.push(
+                Diagnostic::error(
+                    pmx_diagnostics::Code::TooDeep,
+                    errors::deepest_span(&lower, root),
+                    format!("the program is nested {depth} levels deep; pmx handles at most {MAX_DEPTH}"),
+                )
+                .with_label("nesting exceeds the limit here")
+                .with_note("split deeply nested expressions into separate bindings"),
+            );
+            return Parsed { module: Module::default(), diagnostics: lower.diags };
+        }
     }
     let module = lower.module(root);
     Parsed { module, diagnostics: lower.diags }
@@ -102,15 +122,27 @@ impl<'t> Lower<'t> {
         n.named_children(&mut cursor).filter(|c| !c.is_extra() && !c.is_error()).collect()
     }
 
+    /// The first named child that carries syntax, without allocating.
+    fn first<'a>(&self, n: Node<'a>) -> Option<Node<'a>> {
+        (0..n.named_child_count() as u32).filter_map(|i| n.named_child(i)).find(|c| !c.is_extra() && !c.is_error())
+    }
+
     /// Children of a given kind.
     fn children_of<'a>(&self, n: Node<'a>, kind: &str) -> Vec<Node<'a>> {
         let mut cursor = n.walk();
         n.named_children(&mut cursor).filter(|c| c.kind() == kind).collect()
     }
 
-    fn fields<'a>(&self, n: Node<'a>, field: &str) -> Vec<Node<'a>> {
+    /// The child in a field.
+    fn field<'a>(&self, n: Node<'a>, field: &'static str) -> Option<Node<'a>> {
+        n.child_by_field_id(FIELD_IDS.get(field)?.get())
+    }
+
+    /// The children in a field that repeats.
+    fn fields<'a>(&self, n: Node<'a>, field: &'static str) -> Vec<Node<'a>> {
+        let Some(id) = FIELD_IDS.get(field) else { return Vec::new() };
         let mut cursor = n.walk();
-        n.children_by_field_name(field, &mut cursor).filter(|c| !c.is_extra()).collect()
+        n.children_by_field_id(*id, &mut cursor).filter(|c| !c.is_extra()).collect()
     }
 
     /// A name: plain identifiers, escaped identifiers (`#var"..."`), and

@@ -5,8 +5,8 @@ use pmx_ast::*;
 use tree_sitter::Node;
 
 impl Lower<'_> {
-    fn field_type(&mut self, n: Node, field: &str) -> TypeExpr {
-        match n.child_by_field_name(field) {
+    fn field_type(&mut self, n: Node, field: &'static str) -> TypeExpr {
+        match self.field(n, field) {
             Some(c) => self.type_expr(c),
             None => TypeExpr { kind: TypeExprKind::Error, span: self.span(n) },
         }
@@ -19,11 +19,11 @@ impl Lower<'_> {
                 TypeExprKind::Arrow(Box::new(self.field_type(n, "from")), Box::new(self.field_type(n, "to")))
             }
             "forall_type" => {
-                let var = self.binder(n.child_by_field_name("var"), n);
+                let var = self.binder(self.field(n, "var"), n);
                 TypeExprKind::All(var, Box::new(self.field_type(n, "body")))
             }
             "type_app" => {
-                let con = self.binder(n.child_by_field_name("constructor"), n);
+                let con = self.binder(self.field(n, "constructor"), n);
                 let args: Vec<TypeExpr> = self.fields(n, "argument").into_iter().map(|a| self.type_expr(a)).collect();
                 match builtin_type_name(&con.text) {
                     Some(_) => {
@@ -41,8 +41,8 @@ impl Lower<'_> {
                 }
             }
             "type_con" => {
-                let name = match self.children(n).first() {
-                    Some(c) => self.name(*c),
+                let name = match self.first(n) {
+                    Some(c) => self.name(c),
                     None => return TypeExpr { kind: TypeExprKind::Error, span },
                 };
                 let escaped = self.text(n).starts_with('#');
@@ -51,8 +51,8 @@ impl Lower<'_> {
                     _ => TypeExprKind::Con(name, Vec::new()),
                 }
             }
-            "type_var" => match self.children(n).first() {
-                Some(c) => TypeExprKind::Var(self.name(*c)),
+            "type_var" => match self.first(n) {
+                Some(c) => TypeExprKind::Var(self.name(c)),
                 None => TypeExprKind::Error,
             },
             "tensor_type" => TypeExprKind::Tensor(Box::new(self.field_type(n, "element"))),
@@ -61,7 +61,7 @@ impl Lower<'_> {
                 self.children_of(n, "record_type_field")
                     .into_iter()
                     .filter_map(|f| {
-                        let label = self.label(f.child_by_field_name("label")?);
+                        let label = self.label(self.field(f, "label")?);
                         Some((label, self.field_type(f, "type")))
                     })
                     .collect(),
@@ -73,8 +73,8 @@ impl Lower<'_> {
                 )
             }
             "unit_type" => TypeExprKind::Record(Vec::new()),
-            "paren_type" => match self.children(n).first() {
-                Some(c) => return self.type_expr(*c),
+            "paren_type" => match self.first(n) {
+                Some(c) => return self.type_expr(c),
                 None => TypeExprKind::Error,
             },
             _ => TypeExprKind::Error,

@@ -101,6 +101,7 @@ impl<'a> Checker<'a> {
         // reference created empty and filled later), so types are written
         // back only once the whole file is checked.
         self.finish_records();
+        self.u.freeze();
         for item in &mut module.items {
             self.finalize_item(item);
         }
@@ -403,11 +404,7 @@ fn name_metas(t: &Ty, names: &mut FxHashMap<u32, Ty>) -> Ty {
 
 fn collect_metas(t: &Ty, out: &mut Vec<u32>) {
     match t.kind() {
-        TyKind::Meta(id) => {
-            if !out.contains(id) {
-                out.push(*id)
-            }
-        }
+        TyKind::Meta(id) if !out.contains(id) => out.push(*id),
         TyKind::Seq(e) | TyKind::Tensor(e) => collect_metas(e, out),
         TyKind::Arrow(a, b) => {
             collect_metas(a, out);

@@ -5,13 +5,21 @@
 //! (when it stands for the type of something projected or matched with a
 //! record pattern).
 
-use pmx_ast::{SmolStr, Ty, TyKind, TyVar};
-use rustc_hash::FxHashMap;
+use pmx_ast::{compare_labels, SmolStr, Ty, TyKind, TyVar};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::cmp::Ordering;
 
 #[derive(Clone, Debug)]
 enum Meta {
-    Unbound { level: u32, fields: Vec<(SmolStr, Ty)> },
-    Link(Ty),
+    Unbound {
+        level: u32,
+        fields: Vec<(SmolStr, Ty)>,
+    },
+    /// Bound to a type. The flag is true when that type is known to contain
+    /// no unbound variable: it can then never change, and the occurs check
+    /// skips it. Without this, binding each level of a deeply nested value
+    /// (`[[[..]]]`) walked every level below it again: quadratic time.
+    Link(Ty, bool),
 }
 
 /// Why two types did not unify.
@@ -31,6 +39,35 @@ pub(crate) enum Mismatch {
 pub(crate) struct Unifier {
     metas: Vec<Meta>,
     next_var: u32,
+    /// Once inference is over ([`Unifier::freeze`]), what each type zonks
+    /// to, by the address of its node (the original is kept so that the
+    /// address is not reused). Writing types back into a tree zonks the
+    /// type of every node, and nested nodes share their types (the type of
+    /// `lam x. e` contains the type of `e`): without this, 100,000 nested
+    /// lambdas took quadratic time.
+    memo: Option<FxHashMap<usize, (Ty, Option<Ty>)>>,
+    /// For unbound variables with many required fields, the position of
+    /// each field by label: a record pattern with 100,000 fields on a value
+    /// of unknown type searched the list once per field (quadratic). Each
+    /// index covers every field of its variable; fields are only added to
+    /// a variable while it is unbound, by [`Unifier::require_field`].
+    field_index: FxHashMap<u32, FxHashMap<SmolStr, usize>>,
+}
+
+/// The number of required fields from which they are indexed.
+const INDEX_FIELDS_FROM: usize = 16;
+
+/// The type of the field `label` of a record type, whose fields are sorted
+/// by [`compare_labels`]: found by binary search (records can be wide).
+/// Labels that compare equal but are spelled differently (`1`, `01`) are
+/// neighbours, and the first field spelled `label` is the one found.
+fn record_field<'a>(fields: &'a [(SmolStr, Ty)], label: &SmolStr) -> Option<&'a Ty> {
+    let start = fields.partition_point(|(l, _)| compare_labels(l, label) == Ordering::Less);
+    fields[start..]
+        .iter()
+        .take_while(|(l, _)| compare_labels(l, label) == Ordering::Equal)
+        .find(|(l, _)| l == label)
+        .map(|(_, t)| t)
 }
 
 impl Unifier {
@@ -53,10 +90,10 @@ impl Unifier {
     pub fn shallow(&mut self, t: &Ty) -> Ty {
         let TyKind::Meta(id) = t.kind() else { return t.clone() };
         match &self.metas[*id as usize] {
-            Meta::Link(next) => {
-                let next = next.clone();
+            Meta::Link(next, ground) => {
+                let (next, ground) = (next.clone(), *ground);
                 let end = self.shallow(&next);
-                self.metas[*id as usize] = Meta::Link(end.clone());
+                self.metas[*id as usize] = Meta::Link(end.clone(), ground);
                 end
             }
             Meta::Unbound { .. } => t.clone(),
@@ -101,17 +138,19 @@ impl Unifier {
     fn level_of(&self, id: u32) -> u32 {
         match &self.metas[id as usize] {
             Meta::Unbound { level, .. } => *level,
-            Meta::Link(_) => u32::MAX,
+            Meta::Link(..) => u32::MAX,
         }
     }
 
     /// Binds the unbound variable `x` to `t` (shallow, not `x` itself).
     fn bind(&mut self, x: u32, t: &Ty) -> Result<(), Mismatch> {
+        // Zonk results remembered after `freeze` would go stale.
+        self.memo = None;
         let level = self.level_of(x);
-        self.occurs_adjust(x, level, t)?;
-        let fields = match std::mem::replace(&mut self.metas[x as usize], Meta::Link(t.clone())) {
+        let ground = self.occurs_adjust(x, level, t)?;
+        let fields = match std::mem::replace(&mut self.metas[x as usize], Meta::Link(t.clone(), ground)) {
             Meta::Unbound { fields, .. } => fields,
-            Meta::Link(_) => unreachable!("bind on a bound variable"),
+            Meta::Link(..) => unreachable!("bind on a bound variable"),
         };
         for (label, fty) in fields {
             let found = self.require_field(t, &label)?;
@@ -125,8 +164,8 @@ impl Unifier {
     pub fn require_field(&mut self, t: &Ty, label: &SmolStr) -> Result<Ty, Mismatch> {
         let t = self.shallow(t);
         match t.kind() {
-            TyKind::Record(fields) => match fields.iter().find(|(l, _)| l == label) {
-                Some((_, ft)) => Ok(ft.clone()),
+            TyKind::Record(fields) => match record_field(fields, label) {
+                Some(ft) => Ok(ft.clone()),
                 None => Err(Mismatch::MissingField(label.clone())),
             },
             TyKind::Unknown => Ok(Ty::unknown()),
@@ -134,13 +173,28 @@ impl Unifier {
                 let id = *id;
                 let level = self.level_of(id);
                 if let Meta::Unbound { fields, .. } = &self.metas[id as usize] {
-                    if let Some((_, ft)) = fields.iter().find(|(l, _)| l == label) {
-                        return Ok(ft.clone());
+                    let found = if fields.len() < INDEX_FIELDS_FROM {
+                        fields.iter().position(|(l, _)| l == label)
+                    } else {
+                        let index = self.field_index.entry(id).or_insert_with(|| {
+                            let mut index = FxHashMap::default();
+                            for (i, (l, _)) in fields.iter().enumerate() {
+                                index.entry(l.clone()).or_insert(i);
+                            }
+                            index
+                        });
+                        index.get(label).copied()
+                    };
+                    if let Some(i) = found {
+                        return Ok(fields[i].1.clone());
                     }
                 }
                 let ft = self.fresh(level);
                 if let Meta::Unbound { fields, .. } = &mut self.metas[id as usize] {
                     fields.push((label.clone(), ft.clone()));
+                    if let Some(index) = self.field_index.get_mut(&id) {
+                        index.insert(label.clone(), fields.len() - 1);
+                    }
                 }
                 Ok(ft)
             }
@@ -149,36 +203,66 @@ impl Unifier {
     }
 
     /// Fails when `x` occurs in `t`; lowers the level of every variable in
-    /// `t` to at most `level`.
-    fn occurs_adjust(&mut self, x: u32, level: u32, t: &Ty) -> Result<(), Mismatch> {
-        let t = self.shallow(t);
+    /// `t` to at most `level`. Returns whether `t` contains no unbound
+    /// variable (bound variables found so are marked, and not walked again).
+    fn occurs_adjust(&mut self, x: u32, level: u32, t: &Ty) -> Result<bool, Mismatch> {
         match t.kind() {
             TyKind::Meta(y) => {
-                if *y == x {
-                    return Err(Mismatch::Occurs);
-                }
-                let fields = match &mut self.metas[*y as usize] {
-                    Meta::Unbound { level: l, fields } => {
-                        *l = (*l).min(level);
-                        fields.clone()
+                let y = *y;
+                match &mut self.metas[y as usize] {
+                    Meta::Link(_, true) => Ok(true),
+                    Meta::Link(next, false) => {
+                        let next = next.clone();
+                        let ground = self.occurs_adjust(x, level, &next)?;
+                        if ground {
+                            self.metas[y as usize] = Meta::Link(next, true);
+                        }
+                        Ok(ground)
                     }
-                    Meta::Link(_) => Vec::new(),
-                };
-                for (_, f) in fields {
-                    self.occurs_adjust(x, level, &f)?;
+                    Meta::Unbound { level: l, fields } => {
+                        if y == x {
+                            return Err(Mismatch::Occurs);
+                        }
+                        *l = (*l).min(level);
+                        let fields = fields.clone();
+                        for (_, f) in fields {
+                            self.occurs_adjust(x, level, &f)?;
+                        }
+                        Ok(false)
+                    }
                 }
-                Ok(())
             }
             TyKind::Seq(e) | TyKind::Tensor(e) => self.occurs_adjust(x, level, e),
             TyKind::Arrow(a, b) => {
-                self.occurs_adjust(x, level, a)?;
-                self.occurs_adjust(x, level, b)
+                let ga = self.occurs_adjust(x, level, a)?;
+                let gb = self.occurs_adjust(x, level, b)?;
+                Ok(ga && gb)
             }
-            TyKind::Record(fields) => fields.iter().try_for_each(|(_, f)| self.occurs_adjust(x, level, f)),
-            TyKind::Con(_, _, args) => args.iter().try_for_each(|a| self.occurs_adjust(x, level, a)),
-            TyKind::All(_, _, body) => self.occurs_adjust(x, level, body),
-            TyKind::Unknown | TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char | TyKind::Var(_) => Ok(()),
+            TyKind::Record(fields) => {
+                let mut ground = true;
+                for (_, f) in fields {
+                    ground &= self.occurs_adjust(x, level, f)?;
+                }
+                Ok(ground)
+            }
+            TyKind::Con(_, _, args) => {
+                let mut ground = true;
+                for a in args {
+                    ground &= self.occurs_adjust(x, level, a)?;
+                }
+                Ok(ground)
+            }
+            // The record constraints of a quantifier are not walked, so its
+            // type is never taken to be ground.
+            TyKind::All(_, _, body) => self.occurs_adjust(x, level, body).map(|_| false),
+            TyKind::Unknown | TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char | TyKind::Var(_) => Ok(true),
         }
+    }
+
+    /// Declares inference over: no variable is bound from here on, so what
+    /// a type zonks to can be remembered.
+    pub fn freeze(&mut self) {
+        self.memo = Some(FxHashMap::default());
     }
 
     /// Replaces every bound variable by what it is bound to.
@@ -187,6 +271,30 @@ impl Unifier {
     }
 
     fn zonk_changed(&mut self, t: &Ty) -> Option<Ty> {
+        let composite = matches!(
+            t.kind(),
+            TyKind::Seq(_)
+                | TyKind::Tensor(_)
+                | TyKind::Arrow(..)
+                | TyKind::Record(_)
+                | TyKind::Con(..)
+                | TyKind::All(..)
+        );
+        if !composite {
+            return self.zonk_node(t);
+        }
+        let key = t.kind() as *const TyKind as usize;
+        if let Some((_, z)) = self.memo.as_ref().and_then(|m| m.get(&key)) {
+            return z.clone();
+        }
+        let z = self.zonk_node(t);
+        if let Some(memo) = &mut self.memo {
+            memo.insert(key, (t.clone(), z.clone()));
+        }
+        z
+    }
+
+    fn zonk_node(&mut self, t: &Ty) -> Option<Ty> {
         match t.kind() {
             TyKind::Meta(_) => {
                 let s = self.shallow(t);
@@ -244,7 +352,7 @@ impl Unifier {
     pub fn required_fields(&self, id: u32) -> Vec<(SmolStr, Ty)> {
         match &self.metas[id as usize] {
             Meta::Unbound { fields, .. } => fields.clone(),
-            Meta::Link(_) => Vec::new(),
+            Meta::Link(..) => Vec::new(),
         }
     }
 
@@ -257,52 +365,63 @@ impl Unifier {
     /// Generalises the types of a recursive group together: a variable
     /// shared by several members becomes quantified in each of them.
     pub fn generalize_group(&mut self, types: &[Ty], level: u32) -> Vec<Ty> {
-        let mut found = Vec::new();
+        // Membership is tested with sets: a type can hold a great many
+        // variables (`lam x. lam x. ...` nested 100,000 times), and searching
+        // lists made this quadratic.
+        let mut found = (Vec::new(), FxHashSet::default());
         for t in types {
             self.collect_generalizable(t, level, &mut found);
         }
+        let found = found.0;
         if found.is_empty() {
             return types.iter().map(|t| self.zonk(t)).collect();
         }
+        self.memo = None;
         let mut vars = Vec::new();
         for (i, id) in found.iter().enumerate() {
             let var = self.fresh_var(&var_name(i));
             let fields = self.required_fields(*id);
-            self.metas[*id as usize] = Meta::Link(Ty::new(TyKind::Var(var.clone())));
+            self.metas[*id as usize] = Meta::Link(Ty::new(TyKind::Var(var.clone())), true);
             vars.push((var, fields));
         }
         let vars: Vec<(TyVar, Vec<(SmolStr, Ty)>)> =
             vars.into_iter().map(|(v, fs)| (v, fs.into_iter().map(|(l, f)| (l, self.zonk(&f))).collect())).collect();
+        let index: FxHashMap<u32, usize> = vars.iter().enumerate().map(|(i, (v, _))| (v.id, i)).collect();
         types
             .iter()
             .map(|t| {
                 let body = self.zonk(t);
-                let mut used = Vec::new();
+                let mut used = (Vec::new(), FxHashSet::default());
                 collect_vars(&body, &mut used);
                 // Variables mentioned only in another's record constraint.
                 let mut i = 0;
-                while i < used.len() {
-                    if let Some((_, fields)) = vars.iter().find(|(v, _)| v.id == used[i]) {
-                        for (_, f) in fields {
+                while i < used.0.len() {
+                    if let Some(&k) = index.get(&used.0[i]) {
+                        for (_, f) in &vars[k].1 {
                             collect_vars(f, &mut used);
                         }
                     }
                     i += 1;
                 }
-                vars.iter()
-                    .rev()
-                    .filter(|(v, _)| used.contains(&v.id))
-                    .fold(body, |acc, (v, fields)| Ty::new(TyKind::All(v.clone(), fields.clone(), acc)))
+                // The quantifiers in the order of `vars`, found through the
+                // variables used (a recursive group can have many members,
+                // each with few variables of its own).
+                let mut mine: Vec<usize> = used.0.iter().filter_map(|id| index.get(id).copied()).collect();
+                mine.sort_unstable();
+                mine.iter().rev().fold(body, |acc, &k| {
+                    let (v, fields) = &vars[k];
+                    Ty::new(TyKind::All(v.clone(), fields.clone(), acc))
+                })
             })
             .collect()
     }
 
-    fn collect_generalizable(&mut self, t: &Ty, level: u32, out: &mut Vec<u32>) {
+    fn collect_generalizable(&mut self, t: &Ty, level: u32, out: &mut (Vec<u32>, FxHashSet<u32>)) {
         let t = self.shallow(t);
         match t.kind() {
             TyKind::Meta(id) => {
-                if self.level_of(*id) > level && !out.contains(id) {
-                    out.push(*id);
+                if self.level_of(*id) > level && out.1.insert(*id) {
+                    out.0.push(*id);
                     for (_, f) in self.required_fields(*id) {
                         self.collect_generalizable(&f, level, out);
                     }
@@ -347,11 +466,7 @@ impl Unifier {
     pub fn unresolved_records(&mut self, t: &Ty, out: &mut Vec<u32>) {
         let t = self.shallow(t);
         match t.kind() {
-            TyKind::Meta(id) => {
-                if !self.required_fields(*id).is_empty() && !out.contains(id) {
-                    out.push(*id);
-                }
-            }
+            TyKind::Meta(id) if !self.required_fields(*id).is_empty() && !out.contains(id) => out.push(*id),
             TyKind::Seq(e) | TyKind::Tensor(e) => self.unresolved_records(e, out),
             TyKind::Arrow(a, b) => {
                 self.unresolved_records(a, out);
@@ -365,14 +480,11 @@ impl Unifier {
     }
 }
 
-/// The ids of the type variables in `t`, in order of appearance.
-fn collect_vars(t: &Ty, out: &mut Vec<u32>) {
+/// The ids of the type variables in `t`, in order of appearance (and as a
+/// set).
+fn collect_vars(t: &Ty, out: &mut (Vec<u32>, FxHashSet<u32>)) {
     match t.kind() {
-        TyKind::Var(v) => {
-            if !out.contains(&v.id) {
-                out.push(v.id);
-            }
-        }
+        TyKind::Var(v) if out.1.insert(v.id) => out.0.push(v.id),
         TyKind::Seq(e) | TyKind::Tensor(e) => collect_vars(e, out),
         TyKind::Arrow(a, b) => {
             collect_vars(a, out);

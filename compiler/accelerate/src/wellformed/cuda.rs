@@ -19,10 +19,48 @@ fn supported_constant(b: Builtin) -> bool {
     use Builtin::*;
     matches!(
         b,
-        Addi | Subi | Muli | Divi | Modi | Negi | Eqi | Neqi | Lti | Gti | Leqi | Geqi | Addf | Subf | Mulf | Divf
-            | Negf | Eqf | Neqf | Ltf | Gtf | Leqf | Geqf | Int2float | Floorfi | Get | Length | Foldl
-            | TensorGetExn | TensorSetExn | TensorLinearGetExn | TensorLinearSetExn | TensorRank | TensorShape
-            | TensorSliceExn | TensorSubExn | Print | Dprint | Error | Loop | SeqLoop | SeqLoopAcc | PrintFloat
+        Addi | Subi
+            | Muli
+            | Divi
+            | Modi
+            | Negi
+            | Eqi
+            | Neqi
+            | Lti
+            | Gti
+            | Leqi
+            | Geqi
+            | Addf
+            | Subf
+            | Mulf
+            | Divf
+            | Negf
+            | Eqf
+            | Neqf
+            | Ltf
+            | Gtf
+            | Leqf
+            | Geqf
+            | Int2float
+            | Floorfi
+            | Get
+            | Length
+            | Foldl
+            | TensorGetExn
+            | TensorSetExn
+            | TensorLinearGetExn
+            | TensorLinearSetExn
+            | TensorRank
+            | TensorShape
+            | TensorSliceExn
+            | TensorSubExn
+            | Print
+            | Dprint
+            | Error
+            | Loop
+            | SeqLoop
+            | SeqLoopAcc
+            | PrintFloat
             | Accelerate
     )
 }
@@ -68,9 +106,9 @@ impl Cuda {
                         | Builtin::TensorCreateCArrayFloat
                         | Builtin::TensorCreateDense
                         | Builtin::TensorCreateUninitInt
-                        | Builtin::TensorCreateUninitFloat => {
-                            Some("tensors cannot be created on the GPU; create them before `accelerate` and pass them in")
-                        }
+                        | Builtin::TensorCreateUninitFloat => Some(
+                            "tensors cannot be created on the GPU; create them before `accelerate` and pass them in",
+                        ),
                         _ => None,
                     };
                     self.push(

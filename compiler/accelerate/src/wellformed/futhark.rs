@@ -20,10 +20,49 @@ fn supported_constant(b: Builtin) -> bool {
     use Builtin::*;
     matches!(
         b,
-        Addi | Subi | Muli | Divi | Modi | Negi | Eqi | Neqi | Lti | Gti | Leqi | Geqi | Addf | Subf | Mulf | Divf
-            | Negf | Eqf | Neqf | Ltf | Gtf | Leqf | Geqf | Int2float | Floorfi | Create | Length | Get | Set
-            | Head | Tail | Null | Reverse | Concat | Subsequence | Map | Foldl | Cons | Snoc | ParallelMap | Map2
-            | Reduce | Flatten | Accelerate
+        Addi | Subi
+            | Muli
+            | Divi
+            | Modi
+            | Negi
+            | Eqi
+            | Neqi
+            | Lti
+            | Gti
+            | Leqi
+            | Geqi
+            | Addf
+            | Subf
+            | Mulf
+            | Divf
+            | Negf
+            | Eqf
+            | Neqf
+            | Ltf
+            | Gtf
+            | Leqf
+            | Geqf
+            | Int2float
+            | Floorfi
+            | Create
+            | Length
+            | Get
+            | Set
+            | Head
+            | Tail
+            | Null
+            | Reverse
+            | Concat
+            | Subsequence
+            | Map
+            | Foldl
+            | Cons
+            | Snoc
+            | ParallelMap
+            | Map2
+            | Reduce
+            | Flatten
+            | Accelerate
     )
 }
 
@@ -204,9 +243,8 @@ impl Rules for Futhark {
     fn boundary(&mut self, acc: &AccBinding) {
         for p in &acc.params {
             self.params.insert(p.name.id);
-            let bad = find(&p.ty, &|x| {
-                x.as_arrow().is_some() || matches!(x.kind(), TyKind::Tensor(_)) || is_variant(x)
-            });
+            let bad =
+                find(&p.ty, &|x| x.as_arrow().is_some() || matches!(x.kind(), TyKind::Tensor(_)) || is_variant(x));
             if bad.is_some() {
                 self.push(
                     Code::FutharkParameter,

@@ -199,7 +199,14 @@ fn walk_pattern<R: Rules>(rules: &mut R, p: &Pat) {
 
 /// A well-formedness error: the backend's name, the rule in plain words,
 /// and a note on how to fix it where one helps.
-pub(crate) fn error(code: Code, backend: Backend, span: Span, rule: String, label: &str, fix: Option<&str>) -> Diagnostic {
+pub(crate) fn error(
+    code: Code,
+    backend: Backend,
+    span: Span,
+    rule: String,
+    label: &str,
+    fix: Option<&str>,
+) -> Diagnostic {
     let mut d = Diagnostic::error(code, span, format!("{} backend: {rule}", backend.name())).with_label(label);
     if let Some(fix) = fix {
         d = d.with_note(fix.to_string());

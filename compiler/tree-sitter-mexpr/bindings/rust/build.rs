@@ -21,10 +21,7 @@ fn main() {
         c_config.file(path);
     }
     for header in ["alloc.h", "array.h", "parser.h"] {
-        println!(
-            "cargo:rerun-if-changed={}",
-            src_dir.join("tree_sitter").join(header).display()
-        );
+        println!("cargo:rerun-if-changed={}", src_dir.join("tree_sitter").join(header).display());
     }
 
     c_config.compile("tree-sitter-mexpr");

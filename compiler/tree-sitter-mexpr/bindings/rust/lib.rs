@@ -41,9 +41,7 @@ mod tests {
 
     fn parser() -> tree_sitter::Parser {
         let mut parser = tree_sitter::Parser::new();
-        parser
-            .set_language(&LANGUAGE.into())
-            .expect("Error loading MExpr grammar");
+        parser.set_language(&LANGUAGE.into()).expect("Error loading MExpr grammar");
         parser
     }
 
@@ -68,29 +66,12 @@ match Some t with Some x then accelerate (f x) else 0
         assert_eq!(root.kind(), "source_file");
         assert!(!root.has_error(), "{}", root.to_sexp());
         let mut cursor = root.walk();
-        let decls: Vec<_> = root
-            .named_children(&mut cursor)
-            .filter(|n| !n.is_extra())
-            .collect();
+        let decls: Vec<_> = root.named_children(&mut cursor).filter(|n| !n.is_extra()).collect();
         let kinds: Vec<_> = decls.iter().map(|n| n.kind()).collect();
-        assert_eq!(
-            kinds,
-            [
-                "include",
-                "top_type",
-                "top_con",
-                "top_let",
-                "top_recursive",
-                "top_utest",
-                "mexpr_section"
-            ]
-        );
+        assert_eq!(kinds, ["include", "top_type", "top_con", "top_let", "top_recursive", "top_utest", "mexpr_section"]);
         let section = decls[6];
         assert_eq!(section.kind(), "mexpr_section");
-        assert_eq!(
-            section.child_by_field_name("body").unwrap().kind(),
-            "let_expr"
-        );
+        assert_eq!(section.child_by_field_name("body").unwrap().kind(), "let_expr");
     }
 
     #[test]
@@ -120,16 +101,8 @@ match Some t with Some x then accelerate (f x) else 0
 
     #[test]
     fn node_types_lists_the_spec_kinds() {
-        for kind in [
-            "\"top_let\"",
-            "\"mexpr_section\"",
-            "\"concat_pat\"",
-            "\"tensor_type\"",
-        ] {
-            assert!(
-                NODE_TYPES.contains(kind),
-                "{kind} missing from node-types.json"
-            );
+        for kind in ["\"top_let\"", "\"mexpr_section\"", "\"concat_pat\"", "\"tensor_type\""] {
+            assert!(NODE_TYPES.contains(kind), "{kind} missing from node-types.json");
         }
     }
 }

@@ -1,0 +1,308 @@
+//! The `pmx check` command as users and tools see it: exit codes, human
+//! and JSON output, unreadable files, includes and the standard library
+//! folders.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A fresh folder of files for one test, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("pmx-cli-{}-{name}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("cannot create a temporary folder");
+        // Canonical, so that paths printed by pmx compare equal.
+        TempDir(dir.canonicalize().expect("temporary folder"))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn write(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.0.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("cannot create a folder");
+        }
+        std::fs::write(&path, contents).expect("cannot write a temporary file");
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `pmx` with the given arguments, run in `dir`, without colours and
+/// without standard library folders from the environment.
+fn pmx(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pmx"));
+    cmd.current_dir(dir).args(args).env_remove("PMX_STDLIB").env_remove("MCORE_STDLIB").env("NO_COLOR", "1");
+    cmd
+}
+
+fn run(cmd: &mut Command) -> (Option<i32>, String, String) {
+    let Output { status, stdout, stderr } = cmd.output().expect("cannot run pmx");
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned());
+    assert!(!stderr.contains("panicked") && !stdout.contains("panicked"), "pmx panicked:\n{stderr}");
+    (status.code(), stdout, stderr)
+}
+
+fn check(dir: &Path, file: &str) -> (Option<i32>, String, String) {
+    run(&mut pmx(dir, &["check", file, "--color", "never"]))
+}
+
+fn check_json(dir: &Path, file: &str) -> (Option<i32>, Vec<Value>) {
+    let (code, stdout, stderr) = run(&mut pmx(dir, &["check", file, "--format", "json"]));
+    let value: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"));
+    let Value::Array(items) = value else { panic!("not a JSON array:\n{stdout}") };
+    (code, items)
+}
+
+const VALID: &str = "\
+let double = lam x. addi x x
+let twice = lam f. lam x. f (f x)
+mexpr
+utest twice double 1 with 4 in
+()
+";
+
+const ILL_TYPED: &str = "\
+let x = 1
+let y = addi x 'c'
+";
+
+#[test]
+fn a_valid_file_checks_silently() {
+    let dir = TempDir::new("valid");
+    dir.write("ok.mc", VALID);
+    let (code, stdout, stderr) = check(dir.path(), "ok.mc");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, "");
+    assert_eq!(stderr, "");
+}
+
+#[test]
+fn a_type_error_is_reported_with_its_position() {
+    let dir = TempDir::new("invalid");
+    dir.write("bad.mc", ILL_TYPED);
+    let (code, stdout, stderr) = check(dir.path(), "bad.mc");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("error[E0301]"), "{stderr}");
+    // `'c'` is on line 2, column 16.
+    assert!(stderr.contains("bad.mc:2:16"), "{stderr}");
+    assert!(stderr.contains("error: 1 error found"), "{stderr}");
+    // No colour codes when asked for none.
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
+}
+
+#[test]
+fn json_output_is_an_array_of_diagnostics() {
+    let dir = TempDir::new("json");
+    dir.write("bad.mc", ILL_TYPED);
+    let (code, items) = check_json(dir.path(), "bad.mc");
+    assert_eq!(code, Some(1));
+    assert_eq!(items.len(), 1, "{items:?}");
+    let d = &items[0];
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["code"], "E0301");
+    assert!(d["message"].as_str().is_some_and(|m| m.contains("Char")), "{d}");
+    assert_eq!(d["file"], "bad.mc");
+    assert_eq!(d["start"]["line"], 2);
+    assert_eq!(d["start"]["column"], 16);
+    assert_eq!(d["end"]["line"], 2);
+    assert_eq!(d["end"]["column"], 19);
+    assert_eq!(d["start"]["offset"], 25);
+    assert_eq!(d["end"]["offset"], 28);
+    let labels = d["labels"].as_array().expect("labels");
+    assert!(!labels.is_empty());
+    let primary = labels.iter().find(|l| l["primary"] == true).expect("a primary label");
+    assert_eq!(primary["start"], d["start"]);
+    assert_eq!(primary["end"], d["end"]);
+    assert_eq!(primary["file"], "bad.mc");
+    assert!(primary["message"].is_string());
+    assert!(d["notes"].is_array());
+
+    // A valid file: an empty array, exit code 0.
+    dir.write("ok.mc", VALID);
+    let (code, items) = check_json(dir.path(), "ok.mc");
+    assert_eq!(code, Some(0));
+    assert!(items.is_empty());
+}
+
+#[test]
+fn json_columns_count_characters() {
+    let dir = TempDir::new("json-columns");
+    // `é` is two bytes: the column of `'c'` is one less than its byte offset
+    // in the line (plus one).
+    dir.write("bad.mc", "let x = 1\nlet s = \"é\" let y = addi 1 'c'\n");
+    let (_, items) = check_json(dir.path(), "bad.mc");
+    assert_eq!(items.len(), 1, "{items:?}");
+    let d = &items[0];
+    assert_eq!(d["code"], "E0301");
+    assert_eq!(d["start"]["line"], 2);
+    assert_eq!(d["start"]["column"], 28);
+    assert_eq!(d["start"]["offset"], 10 + 28);
+}
+
+#[test]
+fn a_missing_file_is_a_clear_error() {
+    let dir = TempDir::new("missing");
+    let (code, stdout, stderr) = check(dir.path(), "nowhere.mc");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("error[E0103]") && stderr.contains("nowhere.mc"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // Also with JSON output requested: the message goes to stderr.
+    let (code, stdout, stderr) = run(&mut pmx(dir.path(), &["check", "nowhere.mc", "--format", "json"]));
+    assert_eq!(code, Some(1));
+    assert_eq!(stdout, "");
+    assert!(stderr.contains("error[E0103]"), "{stderr}");
+    // A folder is not a file.
+    std::fs::create_dir(dir.path().join("folder.mc")).expect("cannot create a folder");
+    let (code, _, stderr) = check(dir.path(), "folder.mc");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("error[E0103]"), "{stderr}");
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    let dir = TempDir::new("usage");
+    let (code, _, stderr) = run(&mut pmx(dir.path(), &["check"]));
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, _, stderr) = run(&mut pmx(dir.path(), &["check", "x.mc", "--format", "xml"]));
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, _, stderr) = run(&mut pmx(dir.path(), &["frobnicate"]));
+    assert_eq!(code, Some(2), "{stderr}");
+}
+
+#[test]
+fn includes_resolve_relative_to_the_including_file() {
+    let dir = TempDir::new("includes");
+    dir.write("lib/util.mc", "let inc = lam x. addi x 1\n");
+    dir.write("lib/more.mc", "include \"util.mc\"\nlet inc2 = lam x. inc (inc x)\n");
+    dir.write("main.mc", "include \"lib/more.mc\"\nmexpr\nutest inc2 1 with 3 in ()\n");
+    let (code, _, stderr) = check(dir.path(), "main.mc");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stderr, "");
+    // From another working directory.
+    let (code, _, stderr) = run(pmx(Path::new("/"), &["check"]).arg(dir.path().join("main.mc")));
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn a_missing_include_is_reported_at_the_include() {
+    let dir = TempDir::new("missing-include");
+    dir.write("main.mc", "let a = 1\ninclude \"nowhere.mc\"\nmexpr a\n");
+    let (code, _, stderr) = check(dir.path(), "main.mc");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("error[E0101]"), "{stderr}");
+    assert!(stderr.contains("main.mc:2:1"), "{stderr}");
+    assert!(stderr.contains("nowhere.mc"), "{stderr}");
+    let (_, items) = check_json(dir.path(), "main.mc");
+    let d = items.iter().find(|d| d["code"] == "E0101").expect("E0101");
+    assert_eq!((d["start"]["line"].clone(), d["start"]["column"].clone()), (2.into(), 1.into()));
+}
+
+#[test]
+fn an_include_cycle_is_reported_at_the_include() {
+    let dir = TempDir::new("cycle");
+    dir.write("a.mc", "include \"b.mc\"\nlet fromA = 1\n");
+    dir.write("b.mc", "let fromB = 2\ninclude \"c.mc\"\n");
+    dir.write("c.mc", "\n\ninclude \"a.mc\"\nlet fromC = 3\n");
+    let (code, _, stderr) = check(dir.path(), "a.mc");
+    assert_eq!(code, Some(1), "{stderr}");
+    // Reported once, at the main file's include that enters the cycle.
+    assert_eq!(stderr.matches("error[E0102]").count(), 1, "{stderr}");
+    assert!(stderr.contains("a.mc:1:1"), "{stderr}");
+    assert!(stderr.contains("a.mc -> b.mc -> c.mc -> a.mc"), "{stderr}");
+    // A cycle below the main file: reported in the file whose include
+    // closes it, at that include.
+    dir.write("main.mc", "let x = 1\ninclude \"c.mc\"\nmexpr x\n");
+    let (code, _, stderr) = check(dir.path(), "main.mc");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stderr.matches("error[E0102]").count(), 1, "{stderr}");
+    assert!(stderr.contains("c.mc:3:1") && stderr.contains("c.mc -> a.mc -> b.mc -> c.mc"), "{stderr}");
+    let (_, items) = check_json(dir.path(), "main.mc");
+    let d = items.iter().find(|d| d["code"] == "E0102").expect("E0102");
+    assert_eq!(d["file"], "c.mc");
+    assert_eq!(d["start"]["line"], 3);
+    assert_eq!(d["start"]["column"], 1);
+    // A file that includes itself.
+    dir.write("self.mc", "include \"self.mc\"\nmexpr 1\n");
+    let (code, _, stderr) = check(dir.path(), "self.mc");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("error[E0102]") && stderr.contains("self.mc:1:1"), "{stderr}");
+}
+
+#[test]
+fn standard_library_includes_resolve_through_pmx_stdlib() {
+    let dir = TempDir::new("pmx-stdlib");
+    let std_dir = TempDir::new("pmx-stdlib-folder");
+    std_dir.write("mylib.mc", "let fromStd = 42\n");
+    dir.write("main.mc", "include \"mylib.mc\"\nmexpr\nutest fromStd with 42 in ()\n");
+    let (code, _, stderr) = check(dir.path(), "main.mc");
+    assert_eq!(code, Some(1), "without PMX_STDLIB the include is not found: {stderr}");
+    assert!(stderr.contains("error[E0101]"), "{stderr}");
+    let (code, _, stderr) = run(pmx(dir.path(), &["check", "main.mc"]).env("PMX_STDLIB", std_dir.path()));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stderr, "");
+    // Several folders, as a path list: the first that has the file wins.
+    let other = TempDir::new("pmx-stdlib-other");
+    let paths = std::env::join_paths([other.path(), std_dir.path()]).expect("path list");
+    let (code, _, stderr) = run(pmx(dir.path(), &["check", "main.mc"]).env("PMX_STDLIB", &paths));
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn standard_library_includes_resolve_through_mcore_stdlib() {
+    let dir = TempDir::new("mcore-stdlib");
+    let std_dir = TempDir::new("mcore-stdlib-folder");
+    std_dir.write("sub/mylib.mc", "let fromMcore = 7\n");
+    dir.write("main.mc", "include \"sub/mylib.mc\"\nmexpr\nutest fromMcore with 7 in ()\n");
+    let (code, _, stderr) = run(pmx(dir.path(), &["check", "main.mc"]).env("MCORE_STDLIB", std_dir.path()));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stderr, "");
+    // PMX_STDLIB comes first.
+    let pmx_dir = TempDir::new("mcore-stdlib-pmx");
+    pmx_dir.write("sub/mylib.mc", "let fromMcore = 'x'\n");
+    let (code, _, stderr) = run(pmx(dir.path(), &["check", "main.mc"])
+        .env("MCORE_STDLIB", std_dir.path())
+        .env("PMX_STDLIB", pmx_dir.path()));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("error[E0301]"), "{stderr}");
+}
+
+#[test]
+fn a_file_next_to_the_includer_comes_before_the_standard_library() {
+    let dir = TempDir::new("local-first");
+    let std_dir = TempDir::new("local-first-std");
+    std_dir.write("lib.mc", "let v = 'c'\n");
+    dir.write("lib.mc", "let v = 1\n");
+    dir.write("main.mc", "include \"lib.mc\"\nmexpr addi v 1\n");
+    let (code, _, stderr) = run(pmx(dir.path(), &["check", "main.mc"]).env("PMX_STDLIB", std_dir.path()));
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn errors_in_included_files_name_those_files() {
+    let dir = TempDir::new("included-errors");
+    dir.write("lib.mc", "\nlet broken = addi 1 'c'\n");
+    dir.write("main.mc", "include \"lib.mc\"\nmexpr broken\n");
+    let (code, _, stderr) = check(dir.path(), "main.mc");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("error[E0301]") && stderr.contains("lib.mc:2:"), "{stderr}");
+    let (_, items) = check_json(dir.path(), "main.mc");
+    assert!(items.iter().any(|d| d["file"] == "lib.mc" && d["start"]["line"] == 2), "{items:?}");
+}
