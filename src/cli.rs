@@ -74,6 +74,11 @@ struct RunArgs {
     /// The largest tensor rank accelerated code accepts.
     #[arg(long, default_value_t = 3)]
     tensor_max_rank: usize,
+    /// With --debug: run each `loop` in accelerated code in several orders
+    /// and each `reduce` with two bracketings, and fail where the result
+    /// depends on the order.
+    #[arg(long, requires = "debug")]
+    check_order: bool,
     #[command(flatten)]
     color: ColorArg,
 }
@@ -165,8 +170,21 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         Some(false) => pmx_cpu::UtestFiles::Only(root.id(&db)),
         None => pmx_cpu::UtestFiles::None,
     };
-    let options =
-        pmx_cpu::Options { debug: run.debug, utests: utest_files, tensor_max_rank: run.tensor_max_rank, argv };
+    let futhark_accelerates = pmx_driver::accelerate_analysis(&db, root).as_ref().map(|a| {
+        a.accelerates
+            .iter()
+            .filter(|x| x.class == pmx_accelerate::Class::One(pmx_accelerate::Backend::Futhark))
+            .map(|x| x.binding.span)
+            .collect()
+    });
+    let options = pmx_cpu::Options {
+        debug: run.debug,
+        utests: utest_files,
+        tensor_max_rank: run.tensor_max_rank,
+        argv,
+        check_order: run.check_order,
+        futhark_accelerates,
+    };
     pmx_cpu::io::set_locator(render::locator(&db));
     let outcome = pmx_cpu::run(&modules, options);
     if let Some(e) = &outcome.error {

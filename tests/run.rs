@@ -65,6 +65,11 @@ fn programs_run_as_expected_in_debug_mode() {
     snapshot_all("debug/", &["--debug"]);
 }
 
+#[test]
+fn programs_run_as_expected_when_checking_order() {
+    snapshot_all("check_order/", &["--debug", "--check-order"]);
+}
+
 /// Every file of the standard library passes its own utests.
 #[test]
 fn standard_library_utests_pass() {

@@ -90,6 +90,11 @@ pub struct UtestCode {
     pub using: Option<(Code, String)>,
     pub on_fail: Option<Code>,
     pub span: Span,
+    /// `utest length s with n` (either way round, `using eqi` or none):
+    /// a size constraint on `s` (named here) for Futhark code. In
+    /// accelerated code in debug mode it is checked even when utests do
+    /// not run, and a violation is an error.
+    pub size_constraint: Option<SmolStr>,
 }
 
 pub enum Pat {

@@ -202,6 +202,7 @@ impl Compiler {
 
     fn utest(&mut self, u: &Utest) -> UtestCode {
         UtestCode {
+            size_constraint: size_constraint(u),
             test: self.expr(&u.test),
             expected: self.expr(&u.expected),
             using: u.using.as_ref().map(|e| {
@@ -301,7 +302,7 @@ impl Compiler {
         if let ExprKind::Var(name) = &head.kind {
             if let Some(b) = name.id.as_builtin() {
                 if b == Builtin::Accelerate && args.len() == 1 {
-                    return self.accelerate(args[0]);
+                    return self.accelerate(args[0], e.span);
                 }
                 let arity = builtin_arity(b);
                 if let (Builtin::TensorGetExn | Builtin::TensorSetExn, ExprKind::Seq(items)) =
@@ -338,7 +339,7 @@ impl Compiler {
 
     /// `accelerate e`: the body, and the checks debug mode makes on the
     /// values that cross into it (the variables it uses from outside).
-    fn accelerate(&mut self, body: &Expr) -> Code {
+    fn accelerate(&mut self, body: &Expr, span: pmx_ast::Span) -> Code {
         let mut bound = FxHashSet::default();
         let mut free: Vec<(NameId, SmolStr, Ty, pmx_ast::Span)> = Vec::new();
         free_vars(body, &mut bound, &mut free);
@@ -359,7 +360,7 @@ impl Compiler {
             }
         }
         let code = self.expr(body);
-        Code::Accelerate(Box::new(code), checks.into_boxed_slice(), body.span)
+        Code::Accelerate(Box::new(code), checks.into_boxed_slice(), span)
     }
 
     fn pat(&mut self, p: &pmx_ast::Pat) -> Pat {
@@ -382,6 +383,34 @@ impl Compiler {
             PatKind::Not(a) => Pat::Not(Box::new(self.pat(a))),
         }
     }
+}
+
+/// The sequence a size-constraint utest is about: `utest length s with n`,
+/// `utest n with length s`, `head`s allowed around `s` (inner dimensions).
+fn size_constraint(u: &Utest) -> Option<SmolStr> {
+    if let Some(eq) = &u.using {
+        if !matches!(&eq.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Eqi)) {
+            return None;
+        }
+    }
+    fn length_of(e: &Expr) -> Option<SmolStr> {
+        let ExprKind::App(f, a) = &e.kind else { return None };
+        if !matches!(&f.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Length)) {
+            return None;
+        }
+        let mut s = &**a;
+        while let ExprKind::App(h, inner) = &s.kind {
+            if !matches!(&h.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Head)) {
+                return None;
+            }
+            s = inner;
+        }
+        match &s.kind {
+            ExprKind::Var(n) => Some(n.text.clone()),
+            _ => None,
+        }
+    }
+    length_of(&u.test).or_else(|| length_of(&u.expected))
 }
 
 fn contains_tensor(t: &Ty) -> bool {

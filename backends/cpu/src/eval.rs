@@ -59,6 +59,8 @@ pub struct Machine {
     stack_limit: usize,
     /// Inside an `accelerate` expression.
     pub accelerated: bool,
+    /// The innermost `accelerate` expression being evaluated.
+    pub accelerate_site: Option<Span>,
 }
 
 /// Below this much stack left, a call fails instead of overflowing.
@@ -78,7 +80,14 @@ impl Machine {
             Some(left) => here.saturating_sub(left) + STACK_RESERVE,
             None => 0,
         };
-        Machine { shared, stack: Vec::with_capacity(1024), calls: Vec::new(), stack_limit, accelerated: false }
+        Machine {
+            shared,
+            stack: Vec::with_capacity(1024),
+            calls: Vec::new(),
+            stack_limit,
+            accelerated: false,
+            accelerate_site: None,
+        }
     }
 
     pub fn fail(&self, message: impl Into<String>, span: Span) -> Fail {

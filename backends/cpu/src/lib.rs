@@ -45,11 +45,26 @@ pub struct Options {
     pub tensor_max_rank: usize,
     /// The program's arguments, its file name first.
     pub argv: Vec<String>,
+    /// Debug mode only: run every `loop` in accelerated code in several
+    /// iteration orders, and every `reduce` with two bracketings, and fail
+    /// where the result depends on the order.
+    pub check_order: bool,
+    /// The `accelerate` expressions (by span) that the Futhark backend
+    /// compiles: their nested-sequence arguments must be regular. `None`:
+    /// not known, check every one.
+    pub futhark_accelerates: Option<Vec<pmx_ast::Span>>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { debug: false, utests: UtestFiles::None, tensor_max_rank: 3, argv: Vec::new() }
+        Options {
+            debug: false,
+            utests: UtestFiles::None,
+            tensor_max_rank: 3,
+            argv: Vec::new(),
+            check_order: false,
+            futhark_accelerates: None,
+        }
     }
 }
 

@@ -43,6 +43,18 @@ impl TensorData {
         }
     }
 
+    /// Every element of the storage, for `--check-order`.
+    pub fn snapshot(&self) -> Vec<Value> {
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+
+    /// Writes back a snapshot.
+    pub fn restore(&self, values: &[Value]) {
+        for (i, v) in values.iter().enumerate() {
+            self.set(i, v.clone());
+        }
+    }
+
     pub fn get(&self, i: usize) -> Value {
         match self {
             TensorData::Int(d) => Value::Int(d[i].load(Relaxed)),

@@ -231,12 +231,28 @@ fn tail_app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> TailThunk {
 
 fn utest_thunk(u: UtestCode, body: Option<Thunk>) -> Thunk {
     let span = u.span;
+    let size_constraint = u.size_constraint;
     let test = thunk(u.test);
     let expected = thunk(u.expected);
     let using = u.using.map(|(c, name)| (thunk(c), name));
     let on_fail = u.on_fail.map(thunk);
     Box::new(move |m, fr| {
-        if m.shared.options.utests.includes(span) {
+        if let (Some(param), true, Some(site)) = (&size_constraint, m.shared.options.debug, m.accelerate_site) {
+            // A size constraint of accelerated code: checked in debug mode.
+            let a = test(m, fr)?;
+            let b = expected(m, fr)?;
+            if a.as_int() != b.as_int() {
+                return Err(m.fail(
+                    format!(
+                        "Size constraint violated: a size of `{param}` is {} where {} is required (the utest at {})",
+                        a.as_int(),
+                        b.as_int(),
+                        crate::io::locate(span)
+                    ),
+                    site,
+                ));
+            }
+        } else if m.shared.options.utests.includes(span) {
             let a = test(m, fr)?;
             let b = expected(m, fr)?;
             let eq = match &using {
@@ -457,7 +473,15 @@ pub fn thunk(code: Code) -> Thunk {
                 checks.into_vec().into_iter().map(|c| (c.name, thunk(c.value), c.kind)).collect();
             Box::new(move |m, fr| {
                 if m.shared.options.debug {
+                    // Regularity matters to Futhark code only.
+                    let futhark = match &m.shared.options.futhark_accelerates {
+                        Some(spans) => spans.contains(&span),
+                        None => true,
+                    };
                     for (name, value, kind) in &checks {
+                        if *kind == CheckKind::Regular && !futhark {
+                            continue;
+                        }
                         let v = value(m, fr)?;
                         if let Err(e) = crate::checks::check(*kind, &v, m.shared.options.tensor_max_rank) {
                             return Err(m.fail(format!("{e} (in the value of `{name}` passed to accelerate)"), span));
@@ -465,8 +489,10 @@ pub fn thunk(code: Code) -> Thunk {
                     }
                 }
                 let saved = std::mem::replace(&mut m.accelerated, true);
+                let site = m.accelerate_site.replace(span);
                 let r = body(m, fr);
                 m.accelerated = saved;
+                m.accelerate_site = site;
                 r
             })
         }

@@ -2,6 +2,7 @@
 //! reference (and of Miking where it is silent). Every failure is a
 //! run-time error at the call's span; nothing panics.
 
+mod order;
 mod parallel;
 mod seq;
 mod system;

@@ -89,7 +89,14 @@ pub fn map2(m: &mut Machine, f: &Value, a: &Seq, b: &Seq, span: Span) -> Res<Vec
 
 /// `reduce f ne s`: each chunk is folded from the neutral element, then the
 /// chunk results are combined left to right (a tree of depth two).
+fn checking_order(m: &Machine) -> bool {
+    m.accelerated && m.shared.options.debug && m.shared.options.check_order
+}
+
 pub fn reduce(m: &mut Machine, f: &Value, ne: &Value, s: &Seq, span: Span) -> Res<Value> {
+    if checking_order(m) {
+        return super::order::check_reduce(m, f, ne, s, span);
+    }
     let n = s.len();
     let fold = |w: &mut Machine, lo: usize, hi: usize| -> Res<Value> {
         let mut acc = ne.clone();
@@ -111,6 +118,9 @@ pub fn reduce(m: &mut Machine, f: &Value, ne: &Value, s: &Seq, span: Span) -> Re
 
 pub fn par_loop(m: &mut Machine, n: i64, f: &Value, span: Span) -> Res<()> {
     let n = n.max(0) as usize;
+    if checking_order(m) && n > 1 {
+        return super::order::check_loop(m, n, f, span);
+    }
     let body = |w: &mut Machine, lo: usize, hi: usize| -> Res<()> {
         for i in lo..hi {
             w.apply(f.clone(), smallvec![Value::Int(i as i64)], span)?;

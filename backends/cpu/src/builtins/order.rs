@@ -1,0 +1,141 @@
+//! `--check-order` (debug mode): the paper assumes that a `loop`'s result
+//! does not depend on the order of its iterations and that `reduce`'s
+//! function is associative with a neutral start value, and says no dynamic
+//! check of this is known. This one runs each `loop` in accelerated code
+//! forwards, backwards and in a shuffled order, from the same state of
+//! every tensor it can reach, and each `reduce` bracketed to the left and
+//! to the right, and fails where the results differ.
+
+use crate::error::Res;
+use crate::eval::Machine;
+use crate::tensor::TensorData;
+use crate::value::{Seq, Value};
+use pmx_ast::Span;
+use smallvec::smallvec;
+use std::sync::Arc;
+
+/// The tensor storages a function can reach: through its captured values
+/// and partial arguments, and through every global.
+fn storages(m: &Machine, f: &Value) -> Vec<Arc<TensorData>> {
+    let mut out: Vec<Arc<TensorData>> = Vec::new();
+    let mut seen: Vec<usize> = Vec::new();
+    let mut stack: Vec<Value> = vec![f.clone()];
+    stack.extend(m.shared.globals.iter().filter_map(|g| g.get().cloned()));
+    while let Some(v) = stack.pop() {
+        let key = match &v {
+            Value::Closure(c) => Arc::as_ptr(c) as usize,
+            Value::Partial(p) => Arc::as_ptr(p) as usize,
+            Value::Ref(r) => Arc::as_ptr(r) as usize,
+            Value::Seq(s) => Arc::as_ptr(s) as usize,
+            Value::Record(r) => Arc::as_ptr(r) as usize,
+            Value::Con(c) => Arc::as_ptr(c) as usize,
+            Value::Tensor(t) => {
+                if !out.iter().any(|d| Arc::ptr_eq(d, &t.data)) {
+                    out.push(t.data.clone());
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        match &v {
+            Value::Closure(c) => stack.extend(c.env.iter().cloned()),
+            Value::Partial(p) => {
+                stack.push(p.func.clone());
+                stack.extend(p.args.iter().cloned());
+            }
+            Value::Ref(r) => stack.push(r.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+            Value::Seq(s) => {
+                if let Seq::Boxed(_) = &**s {
+                    stack.extend(s.to_values());
+                }
+            }
+            Value::Record(r) => stack.extend(r.values.iter().cloned()),
+            Value::Con(c) => stack.push(c.arg.clone()),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn run(m: &mut Machine, f: &Value, order: &[i64], span: Span) -> Res<()> {
+    for &i in order {
+        m.apply(f.clone(), smallvec![Value::Int(i)], span)?;
+    }
+    Ok(())
+}
+
+/// A fixed pseudo-random permutation (the same on every run).
+fn shuffled(n: usize) -> Vec<i64> {
+    let mut order: Vec<i64> = (0..n as i64).collect();
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in (1..n).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        order.swap(i, (state % (i as u64 + 1)) as usize);
+    }
+    order
+}
+
+pub fn check_loop(m: &mut Machine, n: usize, f: &Value, span: Span) -> Res<()> {
+    let data = storages(m, f);
+    let before: Vec<Vec<Value>> = data.iter().map(|d| d.snapshot()).collect();
+    let forward_order: Vec<i64> = (0..n as i64).collect();
+    run(m, f, &forward_order, span)?;
+    let forward: Vec<Vec<Value>> = data.iter().map(|d| d.snapshot()).collect();
+    let backward: Vec<i64> = forward_order.iter().rev().copied().collect();
+    for (name, order) in [("backwards", backward), ("in a shuffled order", shuffled(n))] {
+        for (d, b) in data.iter().zip(&before) {
+            d.restore(b);
+        }
+        run(m, f, &order, span)?;
+        for (d, expected) in data.iter().zip(&forward) {
+            let got = d.snapshot();
+            for (k, (x, y)) in expected.iter().zip(&got).enumerate() {
+                if !crate::show::equal(x, y).unwrap_or(false) {
+                    return Err(m.fail(
+                        format!(
+                            "The result of this loop depends on the order of its iterations: \
+                             element {k} of a tensor it writes is {} when the iterations run forwards \
+                             but {} when they run {name}",
+                            crate::show::show(x),
+                            crate::show::show(y)
+                        ),
+                        span,
+                    ));
+                }
+            }
+        }
+    }
+    for (d, f) in data.iter().zip(&forward) {
+        d.restore(f);
+    }
+    Ok(())
+}
+
+pub fn check_reduce(m: &mut Machine, f: &Value, ne: &Value, s: &Seq, span: Span) -> Res<Value> {
+    let mut left = ne.clone();
+    for i in 0..s.len() {
+        left = m.apply(f.clone(), smallvec![left, s.get(i)], span)?;
+    }
+    let mut right = ne.clone();
+    for i in (0..s.len()).rev() {
+        right = m.apply(f.clone(), smallvec![s.get(i), right], span)?;
+    }
+    if !crate::show::equal(&left, &right).unwrap_or(false) {
+        return Err(m.fail(
+            format!(
+                "The result of this reduce depends on the order of its applications: bracketed to the left \
+                 it is {}, to the right {}; its function must be associative and its start value neutral",
+                crate::show::show(&left),
+                crate::show::show(&right)
+            ),
+            span,
+        ));
+    }
+    Ok(left)
+}
