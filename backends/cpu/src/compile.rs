@@ -109,7 +109,7 @@ impl Compiler {
                 self.ctxs.push(FnCtx::new(None));
                 let utest = self.utest(u);
                 let slots = self.ctxs.pop().expect("context pushed").slots as usize;
-                steps.push(Step::Utest { slots, utest });
+                steps.push(Step::Utest { slots, utest: Box::new(utest) });
             }
             Item::Type(_) | Item::Con(_) => {}
         }

@@ -15,7 +15,7 @@ pub fn step(s: Step) -> StepThunk {
         Step::Define { global, slots, code } => StepThunk::Define { global, slots, code: thunk(code) },
         Step::Utest { slots, utest } => {
             let span = utest.span;
-            StepThunk::Utest { slots, span, utest: utest_thunk(utest, None) }
+            StepThunk::Utest { slots, span, utest: utest_thunk(*utest, None) }
         }
         Step::Main { slots, code } => StepThunk::Main { slots, code: thunk(code) },
     }
