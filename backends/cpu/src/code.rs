@@ -148,7 +148,7 @@ pub enum Step {
     },
     Utest {
         slots: usize,
-        utest: UtestCode,
+        utest: Box<UtestCode>,
     },
     Main {
         slots: usize,
