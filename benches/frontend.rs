@@ -30,6 +30,36 @@ utest f{i} 1 [] with {}
     )
 }
 
+/// Every tenth unit also holds an accelerate expression (one per about
+/// 100 lines), alternating between the two backends.
+fn accelerated_unit(i: usize) -> String {
+    let mut u = unit(i);
+    if i % 10 == 0 {
+        if i % 20 == 0 {
+            u.push_str(&format!("let acc{i} = lam s : [Int]. accelerate (reduce addi 0 (map (lam x. f{i} x s) s))\n"));
+        } else {
+            u.push_str(&format!(
+                "let accLoop{i} = lam t : Tensor[Int]. lam n : Int.\n  accelerate (loop n (lam j. tensorSetExn t [j] (addi j {i})))\n"
+            ));
+        }
+    }
+    u
+}
+
+fn program_with(lines: usize, unit: fn(usize) -> String) -> String {
+    let mut src = String::new();
+    let mut i = 0;
+    let mut count = 0;
+    while count < lines {
+        let u = unit(i);
+        count += u.lines().count();
+        src.push_str(&u);
+        i += 1;
+    }
+    src.push_str("mexpr\nf0 1 [2, 3]\n");
+    src
+}
+
 fn program(lines: usize) -> String {
     let mut src = String::new();
     let mut i = 0;
@@ -45,6 +75,40 @@ fn program(lines: usize) -> String {
 }
 
 fn main() {
+    front_end();
+    with_accelerate();
+}
+
+/// `pmx check` on programs with an accelerate expression per 100 lines:
+/// the front end and every accelerate pass (lifting, extraction,
+/// classification, well-formedness).
+fn with_accelerate() {
+    println!();
+    println!("check with accelerate passes (one accelerate per ~100 lines), one thread");
+    println!("{:>8} {:>12} {:>10} {:>14}", "lines", "accelerates", "best ms", "lines/s");
+    for lines in [10_000, 20_000, 40_000] {
+        let src = program_with(lines, accelerated_unit);
+        let n = src.lines().count();
+        let accs = src.matches("accelerate (").count();
+        let mut best = f64::MAX;
+        for _ in 0..3 {
+            let src = src.clone();
+            let secs = with_stack(move || {
+                let mut db = Database::new(Vec::new());
+                let file = db.set_file_text(Path::new("/bench/accelerated.mc"), src);
+                let start = Instant::now();
+                let diags = program_diagnostics(&db, file);
+                let secs = start.elapsed().as_secs_f64();
+                assert!(diags.is_empty(), "generated program has errors: {:?}", diags.first());
+                secs
+            });
+            best = best.min(secs);
+        }
+        println!("{:>8} {:>12} {:>10.1} {:>14.0}", n, accs, best * 1e3, n as f64 / best);
+    }
+}
+
+fn front_end() {
     println!("front end (parse + names + types), one thread");
     println!("{:>8} {:>10} {:>12} {:>14}", "lines", "bytes", "best ms", "lines/s");
     for lines in [10_000, 20_000, 40_000] {
