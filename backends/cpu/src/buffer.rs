@@ -47,7 +47,9 @@ impl<T> Buffer<T> {
         let n = items.len();
         let cap = front + n + back;
         let mut slots: Vec<UnsafeCell<MaybeUninit<T>>> = Vec::with_capacity(cap);
-        slots.resize_with(cap, || UnsafeCell::new(MaybeUninit::uninit()));
+        // Safety: uninitialised slots need no initialisation; leaving them
+        // untouched also leaves fresh memory pages unfaulted until used.
+        unsafe { slots.set_len(cap) };
         let mut hi = front;
         for item in items.take(n) {
             slots[hi] = UnsafeCell::new(MaybeUninit::new(item));
@@ -128,9 +130,11 @@ impl<T: Clone> View<T> {
     /// A fresh buffer holding `self ++ extra`, with room to grow at both ends.
     fn copy_with(&self, front: &[T], back: &[T]) -> View<T> {
         let n = front.len() + self.len() + back.len();
-        let room = (n / 2).max(4);
+        // Room to grow on the side that grew (doubling: amortised O(1)).
+        let (room_front, room_back) = if front.is_empty() { (4, n.max(4)) } else { (n.max(4), 4) };
         let items = front.iter().chain(self.as_slice()).chain(back).cloned();
-        View::from_iter_room(ExactLen(items, n), room).with_list(self.list)
+        let buf = Buffer::with_room(room_front, ExactLen(items, n), room_back);
+        View { buf: Arc::new(buf), start: room_front, end: room_front + n, list: self.list }
     }
 
     /// Claims `n` slots after the end of this view, if it ends where the
