@@ -223,8 +223,8 @@ pub fn explain_human(db: &Database, analysis: &pmx_accelerate::Analysis) -> Stri
             out.push_str("  parameters: none (it uses no data from outside)\n");
         } else {
             out.push_str("  parameters:\n");
-            for p in &b.params {
-                let passing = pmx_accelerate::Passing::of(&p.ty);
+            for (i, p) in b.params.iter().enumerate() {
+                let passing = a.passing.get(i).copied().unwrap_or_else(|| pmx_accelerate::Passing::of(&p.ty));
                 out.push_str(&format!("    {} : {}  ({})\n", p.name.text, p.ty, passing.describe()));
             }
         }
@@ -262,10 +262,10 @@ pub fn explain_json(db: &Database, analysis: &pmx_accelerate::Analysis) -> Value
                         "keyword": r.keyword.as_str(),
                         "keyword_location": locate(r.keyword_span),
                     })).collect::<Vec<_>>(),
-                    "parameters": b.params.iter().map(|p| json!({
+                    "parameters": b.params.iter().enumerate().map(|(i, p)| json!({
                         "name": p.name.text.as_str(),
                         "type": p.ty.to_string(),
-                        "passing": pmx_accelerate::Passing::of(&p.ty).describe(),
+                        "passing": a.passing.get(i).copied().unwrap_or_else(|| pmx_accelerate::Passing::of(&p.ty)).describe(),
                     })).collect::<Vec<_>>(),
                     "returns": b.result.to_string(),
                     "functions": a.functions.iter().map(|f| f.as_str()).collect::<Vec<_>>(),

@@ -21,6 +21,7 @@
 //! (load order, main file last) and returns an [`Analysis`]; it never fails.
 
 mod classify;
+mod copy;
 mod extract;
 mod free;
 mod lift;
@@ -44,6 +45,8 @@ pub struct Accelerate {
     pub reasons: Vec<Reason>,
     /// The functions extracted with it (names, in program order).
     pub functions: Vec<SmolStr>,
+    /// How each parameter crosses the boundary (copy analysis).
+    pub passing: Vec<Passing>,
 }
 
 /// How a value crosses into accelerated code.
@@ -53,10 +56,12 @@ pub enum Passing {
     Value,
     /// Sequences: copied in.
     CopyIn,
-    /// Tensors: copied in, and back out after the call (copy analysis
-    /// will drop copies that are not needed).
+    /// Tensors: copied in, and back out after the call.
     CopyInOut,
-    /// Functions cannot cross (the well-formedness check rejects them).
+    /// Tensors just created and first used here: only copied back out.
+    CopyOut,
+    /// Not copied at all: functions (which the well-formedness check
+    /// rejects), and tensors neither read before nor used after.
     None,
 }
 
@@ -85,7 +90,8 @@ impl Passing {
             Passing::Value => "passed by value",
             Passing::CopyIn => "copied in",
             Passing::CopyInOut => "copied in and back out",
-            Passing::None => "not passed (a function)",
+            Passing::CopyOut => "not copied in (created uninitialised for this call), copied back out",
+            Passing::None => "not copied",
         }
     }
 }
@@ -117,6 +123,7 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
     let mut diagnostics = nested::check(&graph, &bindings);
     let nested_ids: FxHashSet<NameId> = nested::nested_ids(&graph, &bindings);
     let order = extract::bindings(&extracted);
+    let mut copies = copy::analyze(&lifted, &bindings);
     let mut accelerates = Vec::new();
     for b in bindings {
         let (class, reasons) = graph.classify(b.id);
@@ -159,7 +166,8 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
                 Class::One(_) => {}
             }
         }
-        accelerates.push(Accelerate { binding: b, class, reasons, functions });
+        let passing = copies.remove(&b.id).unwrap_or_default();
+        accelerates.push(Accelerate { binding: b, class, reasons, functions, passing });
     }
     // One program per backend, each checked by that backend's rules.
     for backend in [Backend::Futhark, Backend::Cuda] {
