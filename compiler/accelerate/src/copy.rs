@@ -67,7 +67,7 @@ pub fn analyze(lifted: &Expr, bindings: &[AccBinding]) -> FxHashMap<NameId, Vec<
             // which may be used later: only a tensor created here can skip
             // the copy back.
             let created = def.is_some_and(|d| creates_tensor(steps[d].1));
-            let copy_in = !(fresh && !used_between);
+            let copy_in = !fresh || used_between;
             let copy_out = used_after || !earlier_only_accelerated || !created;
             passing[k] = match (copy_in, copy_out) {
                 (true, true) => Passing::CopyInOut,
