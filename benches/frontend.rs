@@ -34,8 +34,8 @@ utest f{i} 1 [] with {}
 /// 100 lines), alternating between the two backends.
 fn accelerated_unit(i: usize) -> String {
     let mut u = unit(i);
-    if i % 10 == 0 {
-        if i % 20 == 0 {
+    if i.is_multiple_of(10) {
+        if i.is_multiple_of(20) {
             u.push_str(&format!("let acc{i} = lam s : [Int]. accelerate (reduce addi 0 (map (lam x. f{i} x s) s))\n"));
         } else {
             u.push_str(&format!(
