@@ -36,7 +36,8 @@ enum Command {
     /// Print the program after a stage of the accelerate passes, as MExpr.
     Emit {
         /// `lifted`: after accelerate binding and lambda lifting;
-        /// `extracted`: the accelerated program alone.
+        /// `extracted`: the accelerated program alone; `futhark-ir` and
+        /// `cuda-ir`: each backend's program after its rewrites and ANF.
         #[arg(long, value_enum)]
         stage: Stage,
         file: PathBuf,
@@ -60,6 +61,12 @@ enum Command {
         all_utests: bool,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+    /// Run the language server: the Language Server Protocol on stdin/stdout.
+    Lsp {
+        /// Accepted for editors that pass it; stdio is the only transport.
+        #[arg(long)]
+        stdio: bool,
     },
 }
 
@@ -94,6 +101,8 @@ struct ColorArg {
 pub enum Stage {
     Lifted,
     Extracted,
+    FutharkIr,
+    CudaIr,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -120,6 +129,7 @@ pub fn main() -> ExitCode {
         Command::Emit { stage, file, color } => emit(&file, stage, color.color),
         Command::Run { run, args } => run_program(run, args, None),
         Command::Test { run, all_utests, args } => run_program(run, args, Some(all_utests)),
+        Command::Lsp { .. } => pmx_lsp::run(),
     })
 }
 
@@ -245,6 +255,8 @@ fn emit(path: &Path, stage: Stage, color: ColorChoice) -> ExitCode {
     let program = match stage {
         Stage::Lifted => &analysis.lifted,
         Stage::Extracted => &analysis.extracted,
+        Stage::FutharkIr => &analysis.futhark,
+        Stage::CudaIr => &analysis.cuda,
     };
     print!("{}", pmx_ast::print::print_module(&pmx_accelerate::program::to_module(program)));
     ExitCode::SUCCESS

@@ -1,6 +1,6 @@
 //! The accelerate passes: for each program under `tests/accelerate`, the
-//! program after lifting, the extracted program and `pmx explain` are
-//! snapshots; lifting does not change what a program does; a function
+//! program after lifting, the extracted program, each backend's program
+//! (`futhark-ir`, `cuda-ir`) and `pmx explain` are snapshots; lifting does not change what a program does; a function
 //! shared by two accelerate expressions is extracted once.
 
 use std::path::{Path, PathBuf};
@@ -35,11 +35,14 @@ fn stages_and_explanations() {
         let source = std::fs::read_to_string(&f).expect("readable");
         let (_, lifted, e1) = pmx(&["emit", "--stage", "lifted", "--color=never"], &f);
         let (_, extracted, e2) = pmx(&["emit", "--stage", "extracted", "--color=never"], &f);
+        let (_, futhark, e4) = pmx(&["emit", "--stage", "futhark-ir", "--color=never"], &f);
+        let (_, cuda, e5) = pmx(&["emit", "--stage", "cuda-ir", "--color=never"], &f);
+        assert!(e4.is_empty() && e5.is_empty(), "{name}: {e4}{e5}");
         let (code, explained, e3) = pmx(&["explain", "--color=never"], &f);
         assert_eq!(code, 0, "{name}: {e3}");
         assert!(e1.is_empty() && e2.is_empty(), "{name}: {e1}{e2}");
         let shown = format!(
-            "{source}\n==================== lifted\n{lifted}\n==================== extracted\n{extracted}\n==================== explain\n{explained}"
+            "{source}\n==================== lifted\n{lifted}\n==================== extracted\n{extracted}\n==================== futhark-ir\n{futhark}\n==================== cuda-ir\n{cuda}\n==================== explain\n{explained}"
         );
         let mut settings = insta::Settings::clone_current();
         settings.set_snapshot_path("accelerate/snapshots");

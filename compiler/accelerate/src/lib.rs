@@ -12,14 +12,18 @@
 //!    CUDA-class, or an error (no keyword, or keywords of both); one
 //!    extracted program per backend.
 //!
-//! 5. **Well-formedness** (`wellformed/`): each backend's program is
-//!    checked against that backend's rules (the CUDA rewrite that inlines
-//!    let-bound partial applications runs first).
+//! 5. **Backend programs**: one extracted program per backend; the CUDA
+//!    rewrite inlines let-bound partial applications; both are put in
+//!    A-normal form (`anf.rs`).
+//! 6. **Well-formedness** (`wellformed/`): each backend's program is
+//!    checked against that backend's rules.
+//! 7. **Copy analysis** (`copy.rs`): how each tensor crosses the boundary.
 //!
-//! The Futhark rewrites (recursion to `map`/`foldl`/`reduce`, size
-//! constraints), ANF and copy analysis come next (not written yet). API: [`analyze`] takes the typed modules of a program
+//! Not written yet: the Futhark rewrites of recursion into `map`, `foldl`
+//! and `reduce` (so recursion in Futhark-class code is rejected). API: [`analyze`] takes the typed modules of a program
 //! (load order, main file last) and returns an [`Analysis`]; it never fails.
 
+mod anf;
 mod classify;
 mod copy;
 mod extract;
@@ -102,6 +106,10 @@ pub struct Analysis {
     pub lifted: Expr,
     /// The accelerated program: the accelerate bindings and what they use.
     pub extracted: Expr,
+    /// The Futhark backend's program after its rewrites and ANF.
+    pub futhark: Expr,
+    /// The CUDA backend's program after its rewrites and ANF.
+    pub cuda: Expr,
     pub accelerates: Vec<Accelerate>,
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -110,7 +118,14 @@ impl Analysis {
     /// The analysis of a program without `accelerate`.
     pub fn empty() -> Analysis {
         let unit = Expr::unit(Span::BUILTIN);
-        Analysis { lifted: unit.clone(), extracted: unit, accelerates: Vec::new(), diagnostics: Vec::new() }
+        Analysis {
+            lifted: unit.clone(),
+            extracted: unit.clone(),
+            futhark: unit.clone(),
+            cuda: unit,
+            accelerates: Vec::new(),
+            diagnostics: Vec::new(),
+        }
     }
 }
 
@@ -169,20 +184,24 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
         let passing = copies.remove(&b.id).unwrap_or_default();
         accelerates.push(Accelerate { binding: b, class, reasons, functions, passing });
     }
-    // One program per backend, each checked by that backend's rules.
+    // One program per backend: its rewrites, ANF, then its rules.
+    let mut programs = Vec::new();
     for backend in [Backend::Futhark, Backend::Cuda] {
         let members: Vec<&AccBinding> =
             accelerates.iter().filter(|a| a.class == Class::One(backend)).map(|a| &a.binding).collect();
-        if members.is_empty() {
-            continue;
-        }
         let ids: FxHashSet<NameId> = members.iter().map(|b| b.id).collect();
         let (_, mut program) = extract::extract(&ids, &extracted);
         if backend == Backend::Cuda {
             wellformed::inline_partial_applications(&mut program);
         }
-        diagnostics.extend(wellformed::check(backend, &program, &members));
+        let program = anf::normalize(program);
+        if !members.is_empty() {
+            diagnostics.extend(wellformed::check(backend, &program, &members));
+        }
+        programs.push(program);
     }
     pmx_diagnostics::sort_and_dedup(&mut diagnostics);
-    Analysis { lifted, extracted, accelerates, diagnostics }
+    let cuda = programs.pop().expect("two programs");
+    let futhark = programs.pop().expect("two programs");
+    Analysis { lifted, extracted, futhark, cuda, accelerates, diagnostics }
 }

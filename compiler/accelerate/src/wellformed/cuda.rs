@@ -206,7 +206,9 @@ impl Cuda {
     /// parameter, and no parameter is a function.
     fn rule_function_def(&mut self, b: &Binding) {
         let ty = b.scheme.strip_foralls();
-        if ty.as_arrow().is_none() {
+        // A temporary of ANF holds a partial application, which the
+        // application rule reports where it is written.
+        if ty.as_arrow().is_none() || crate::anf::is_temporary(&b.name) {
             return;
         }
         let mut arity = 0;
