@@ -13,14 +13,18 @@
 //!    extracted program per backend.
 //!
 //! 5. **Backend programs**: one extracted program per backend; the CUDA
-//!    rewrite inlines let-bound partial applications; both are put in
+//!    rewrite inlines let-bound partial applications, the Futhark rewrite
+//!    turns recursion shaped like `map` or a fold into it; both are put in
 //!    A-normal form (`anf.rs`).
 //! 6. **Well-formedness** (`wellformed/`): each backend's program is
 //!    checked against that backend's rules.
 //! 7. **Copy analysis** (`copy.rs`): how each tensor crosses the boundary.
 //!
-//! Not written yet: the Futhark rewrites of recursion into `map`, `foldl`
-//! and `reduce` (so recursion in Futhark-class code is rejected). API: [`analyze`] takes the typed modules of a program
+//! The Futhark program's recursion shaped like `map` or a fold is
+//! rewritten into it first (`rewrite.rs`). Not written yet: promoting
+//! `foldl` to `reduce`, `foldl concat []` to `flatten`, inlining
+//! higher-order functions for Futhark and monomorphisation for CUDA (which
+//! matter to code generation, not to these checks). API: [`analyze`] takes the typed modules of a program
 //! (load order, main file last) and returns an [`Analysis`]; it never fails.
 
 mod anf;
@@ -31,6 +35,7 @@ mod free;
 mod lift;
 mod nested;
 pub mod program;
+mod rewrite;
 mod wellformed;
 
 pub use classify::{Backend, Class, Reason};
@@ -191,8 +196,9 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
             accelerates.iter().filter(|a| a.class == Class::One(backend)).map(|a| &a.binding).collect();
         let ids: FxHashSet<NameId> = members.iter().map(|b| b.id).collect();
         let (_, mut program) = extract::extract(&ids, &extracted);
-        if backend == Backend::Cuda {
-            wellformed::inline_partial_applications(&mut program);
+        match backend {
+            Backend::Cuda => wellformed::inline_partial_applications(&mut program),
+            Backend::Futhark => rewrite::rewrite_recursion(&mut program),
         }
         let program = anf::normalize(program);
         if !members.is_empty() {

@@ -1,0 +1,290 @@
+//! Futhark-side rewrites of recursion (section 4.6 of the reference):
+//! a recursive function over a sequence that walks it by head and tail is
+//! rewritten into the built-in it is shaped like, so that no recursion is
+//! left for the Futhark backend:
+//!
+//! - **map**: `if null s then [] else cons e (f .. (tail s))` (or `concat
+//!   [e] ..`, or `match s with [h] ++ t then .. else []`) becomes
+//!   `map (lam x. e) s`;
+//! - **fold with an associative, commutative operator**: `if null s then b
+//!   else addi e (f .. (tail s))` (`addi` or `muli`, either side) becomes
+//!   `foldl (lam a. lam x. addi a e) b s`;
+//! - **accumulator**: `if null s then acc else f .. (g acc e) .. (tail s)`
+//!   becomes `foldl (lam acc. lam x. g acc e) acc s`.
+//!
+//! In each, `e` may use the current element (`head s`, or `h`) and the
+//! function's other parameters, which must be passed unchanged. Shapes that
+//! match none are left alone (and reported as recursion by the Futhark
+//! well-formedness check).
+
+use crate::free::free_vars;
+use crate::lift::SYNTHETIC;
+use pmx_ast::*;
+
+/// Rewrites every single recursive function of the chain that it can.
+pub fn rewrite_recursion(e: &mut Expr) {
+    let mut next = 0u32;
+    let mut cur = e;
+    loop {
+        let rest = match &mut cur.kind {
+            ExprKind::RecLets(bs, rest) => {
+                if bs.len() == 1 {
+                    if let Some(value) = rewrite(&bs[0], &mut next) {
+                        bs[0].value = value;
+                    }
+                }
+                rest
+            }
+            ExprKind::Let(_, rest)
+            | ExprKind::External(_, rest)
+            | ExprKind::TypeDecl(_, rest)
+            | ExprKind::ConDecl(_, rest)
+            | ExprKind::Utest(_, rest) => rest,
+            _ => return,
+        };
+        cur = rest;
+    }
+}
+
+fn builtin_of(e: &Expr) -> Option<Builtin> {
+    match &e.kind {
+        ExprKind::Var(n) => n.id.as_builtin(),
+        _ => None,
+    }
+}
+
+/// `b a` for a built-in `b`: the argument.
+fn app1(e: &Expr, b: Builtin) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::App(f, a) if builtin_of(f) == Some(b) => Some(a),
+        _ => None,
+    }
+}
+
+/// `b x y` for a built-in `b`.
+fn app2(e: &Expr, b: Builtin) -> Option<(&Expr, &Expr)> {
+    match &e.kind {
+        ExprKind::App(f, y) => app1(f, b).map(|x| (x, &**y)),
+        _ => None,
+    }
+}
+
+fn is_var(e: &Expr, id: NameId) -> bool {
+    matches!(&e.kind, ExprKind::Var(n) if n.id == id)
+}
+
+/// The spine of a call of `f`: its arguments.
+fn call_of(e: &Expr, f: NameId) -> Option<Vec<&Expr>> {
+    let mut args = Vec::new();
+    let mut head = e;
+    while let ExprKind::App(g, a) = &head.kind {
+        args.push(&**a);
+        head = g;
+    }
+    args.reverse();
+    is_var(head, f).then_some(args)
+}
+
+/// How the function takes its sequence apart.
+struct Walk {
+    s: NameId,
+    /// The element as an expression to replace (`head s`) or a name (`h`).
+    head: Option<NameId>,
+    /// The rest as a name (`t`), when a pattern binds it.
+    tail: Option<NameId>,
+}
+
+impl Walk {
+    fn is_head(&self, e: &Expr) -> bool {
+        app1(e, Builtin::Head).is_some_and(|x| is_var(x, self.s)) || self.head.is_some_and(|h| is_var(e, h))
+    }
+    fn is_tail(&self, e: &Expr) -> bool {
+        app1(e, Builtin::Tail).is_some_and(|x| is_var(x, self.s)) || self.tail.is_some_and(|t| is_var(e, t))
+    }
+}
+
+/// Replaces the current element by `x`; fails if `e` uses the sequence,
+/// its rest, or the function otherwise.
+fn element_fn(e: &Expr, walk: &Walk, f: NameId, x: &Name, elem: &Ty) -> Option<Expr> {
+    let mut out = e.clone();
+    replace_head(&mut out, walk, x, elem);
+    let uses = free_vars(&out);
+    let forbidden = |id: NameId| id == walk.s || id == f || walk.tail == Some(id) || walk.head == Some(id);
+    if uses.iter().any(|u| forbidden(u.id)) {
+        return None;
+    }
+    Some(out)
+}
+
+fn replace_head(e: &mut Expr, walk: &Walk, x: &Name, elem: &Ty) {
+    if walk.is_head(e) {
+        *e = Expr { kind: ExprKind::Var(x.clone()), span: e.span, ty: elem.clone() };
+        return;
+    }
+    match &mut e.kind {
+        ExprKind::App(a, b) => {
+            replace_head(a, walk, x, elem);
+            replace_head(b, walk, x, elem);
+        }
+        ExprKind::Lam { body, .. } => replace_head(body, walk, x, elem),
+        ExprKind::Let(b, body) => {
+            replace_head(&mut b.value, walk, x, elem);
+            replace_head(body, walk, x, elem);
+        }
+        ExprKind::Match { scrutinee, then, otherwise, .. } => {
+            replace_head(scrutinee, walk, x, elem);
+            replace_head(then, walk, x, elem);
+            replace_head(otherwise, walk, x, elem);
+        }
+        ExprKind::Seq(items) => items.iter_mut().for_each(|i| replace_head(i, walk, x, elem)),
+        ExprKind::Record(fields) => fields.iter_mut().for_each(|(_, f)| replace_head(f, walk, x, elem)),
+        ExprKind::Proj(r, _) => replace_head(r, walk, x, elem),
+        _ => {}
+    }
+}
+
+fn var(n: &Name, ty: &Ty, span: Span) -> Expr {
+    Expr { kind: ExprKind::Var(n.clone()), span, ty: ty.clone() }
+}
+
+fn builtin(b: Builtin, ty: Ty, span: Span) -> Expr {
+    Expr { kind: ExprKind::Var(Name { text: SmolStr::new(b.name()), span, id: NameId::builtin(b) }), span, ty }
+}
+
+fn app(f: Expr, args: Vec<Expr>, result: &Ty) -> Expr {
+    let n = args.len();
+    let mut acc = f;
+    for (i, a) in args.into_iter().enumerate() {
+        let ty = if i + 1 == n {
+            result.clone()
+        } else {
+            acc.ty.as_arrow().map(|(_, r)| r.clone()).unwrap_or_else(Ty::unknown)
+        };
+        let span = acc.span;
+        acc = Expr { kind: ExprKind::App(Box::new(acc), Box::new(a)), span, ty };
+    }
+    acc
+}
+
+fn lam(p: Name, pty: &Ty, body: Expr) -> Expr {
+    let span = body.span;
+    let ty = Ty::arrow(pty.clone(), body.ty.clone());
+    Expr { kind: ExprKind::Lam { param: p, annotation: None, body: Box::new(body) }, span, ty }
+}
+
+fn fresh(next: &mut u32, text: &str, span: Span) -> Name {
+    *next += 1;
+    Name { text: SmolStr::new(text), span, id: NameId { file: SYNTHETIC, index: (1 << 29) + *next } }
+}
+
+/// The rewritten value of a recursive binding, if it has a known shape.
+fn rewrite(b: &Binding, next: &mut u32) -> Option<Expr> {
+    let f = b.name.id;
+    // The parameters, the last one being the sequence.
+    let mut params: Vec<(Name, Ty)> = Vec::new();
+    let mut body = &b.value;
+    while let ExprKind::Lam { param, body: inner, .. } = &body.kind {
+        params.push((param.clone(), body.ty.as_arrow()?.0.clone()));
+        body = inner;
+    }
+    let (s, sty) = params.last()?.clone();
+    let TyKind::Seq(elem) = sty.kind() else { return None };
+    let elem = elem.clone();
+    let ExprKind::Match { scrutinee, pattern, then, otherwise } = &body.kind else { return None };
+    if !is_var(scrutinee, s.id) && app1(scrutinee, Builtin::Null).is_none_or(|x| !is_var(x, s.id)) {
+        return None;
+    }
+    // Which branch is the empty case, and how the other names the parts.
+    let (base, step, walk) = match &pattern.kind {
+        PatKind::Bool(true) if app1(scrutinee, Builtin::Null).is_some() => {
+            (&**then, &**otherwise, Walk { s: s.id, head: None, tail: None })
+        }
+        PatKind::Seq(items) if items.is_empty() && is_var(scrutinee, s.id) => {
+            (&**then, &**otherwise, Walk { s: s.id, head: None, tail: None })
+        }
+        PatKind::Edge { prefix, middle: Some(t), suffix } if prefix.len() == 1 && suffix.is_empty() => {
+            let PatKind::Bind(h) = &prefix[0].kind else { return None };
+            (&**otherwise, &**then, Walk { s: s.id, head: Some(h.id), tail: Some(t.id) })
+        }
+        _ => return None,
+    };
+    let span = b.value.span;
+    let others: Vec<NameId> = params[..params.len() - 1].iter().map(|(p, _)| p.id).collect();
+    // A recursive call passing the other parameters unchanged (except,
+    // for the accumulator form, the one at `changed`) and the rest.
+    let unchanged_call = |e: &Expr, changed: Option<usize>| -> bool {
+        let Some(args) = call_of(e, f) else { return false };
+        args.len() == params.len()
+            && walk.is_tail(args[args.len() - 1])
+            && others.iter().enumerate().all(|(i, p)| Some(i) == changed || is_var(args[i], *p))
+    };
+    let result_ty = body.ty.clone();
+    let x = fresh(next, "x", span);
+    let new_body = if let (Some((e, rest)), true) = (
+        app2(step, Builtin::Cons).or_else(|| concat_singleton(step)),
+        matches!(&base.kind, ExprKind::Seq(i) if i.is_empty()),
+    ) {
+        // map
+        if !unchanged_call(rest, None) {
+            return None;
+        }
+        let e = element_fn(e, &walk, f, &x, &elem)?;
+        let out_elem = e.ty.clone();
+        let fun = lam(x, &elem, e);
+        let map_ty = Ty::arrow(fun.ty.clone(), Ty::arrow(sty.clone(), Ty::seq(out_elem)));
+        app(builtin(Builtin::Map, map_ty, span), vec![fun, var(&s, &sty, span)], &result_ty)
+    } else if let Some((op, e, rest)) = [Builtin::Addi, Builtin::Muli].iter().find_map(|op| {
+        let (l, r) = app2(step, *op)?;
+        if unchanged_call(r, None) {
+            Some((*op, l, r))
+        } else if unchanged_call(l, None) {
+            Some((*op, r, l))
+        } else {
+            None
+        }
+    }) {
+        // fold with an associative, commutative operator
+        let _ = rest;
+        if free_vars(base).iter().any(|u| u.id == f || u.id == s.id) {
+            return None;
+        }
+        let e = element_fn(e, &walk, f, &x, &elem)?;
+        let a = fresh(next, "acc", span);
+        let op_ty = Ty::arrow(Ty::int(), Ty::arrow(Ty::int(), Ty::int()));
+        let combined = app(builtin(op, op_ty, span), vec![var(&a, &result_ty, span), e], &result_ty);
+        let fun = lam(a, &result_ty, lam(x, &elem, combined));
+        let fold_ty =
+            Ty::arrow(fun.ty.clone(), Ty::arrow(result_ty.clone(), Ty::arrow(sty.clone(), result_ty.clone())));
+        app(builtin(Builtin::Foldl, fold_ty, span), vec![fun, base.clone(), var(&s, &sty, span)], &result_ty)
+    } else {
+        // accumulator: the base is one of the parameters, and the call
+        // changes only that one.
+        let ExprKind::Var(acc) = &base.kind else { return None };
+        let k = others.iter().position(|p| *p == acc.id)?;
+        if !unchanged_call(step, Some(k)) {
+            return None;
+        }
+        let args = call_of(step, f)?;
+        let new_acc = args[k];
+        let (acc_name, acc_ty) = params[k].clone();
+        let a = fresh(next, &acc_name.text, span);
+        let mut e = element_fn(new_acc, &walk, f, &x, &elem)?;
+        let mut map = rustc_hash::FxHashMap::default();
+        map.insert(acc_name.id, a.clone());
+        crate::free::rename(&mut e, &map);
+        let fun = lam(a, &acc_ty, lam(x, &elem, e));
+        let fold_ty = Ty::arrow(fun.ty.clone(), Ty::arrow(acc_ty.clone(), Ty::arrow(sty.clone(), acc_ty.clone())));
+        app(builtin(Builtin::Foldl, fold_ty, span), vec![fun, base.clone(), var(&s, &sty, span)], &result_ty)
+    };
+    // The same parameters around the new body.
+    Some(params.iter().rev().fold(new_body, |acc, (p, t)| lam(p.clone(), t, acc)))
+}
+
+/// `concat [e] rest`.
+fn concat_singleton(e: &Expr) -> Option<(&Expr, &Expr)> {
+    let (l, r) = app2(e, Builtin::Concat)?;
+    match &l.kind {
+        ExprKind::Seq(items) if items.len() == 1 => Some((&items[0], r)),
+        _ => None,
+    }
+}
