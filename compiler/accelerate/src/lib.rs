@@ -21,8 +21,8 @@
 //! 7. **Copy analysis** (`copy.rs`): how each tensor crosses the boundary.
 //!
 //! The Futhark program's recursion shaped like `map` or a fold is
-//! rewritten into it first (`rewrite.rs`). Not written yet: promoting
-//! `foldl` to `reduce`, `foldl concat []` to `flatten`, inlining
+//! rewritten into it first, then folds with a known associative operator
+//! become `reduce` or `flatten` (`rewrite.rs`). Not written yet: inlining
 //! higher-order functions for Futhark and monomorphisation for CUDA (which
 //! matter to code generation, not to these checks). API: [`analyze`] takes the typed modules of a program
 //! (load order, main file last) and returns an [`Analysis`]; it never fails.
@@ -198,7 +198,10 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
         let (_, mut program) = extract::extract(&ids, &extracted);
         match backend {
             Backend::Cuda => wellformed::inline_partial_applications(&mut program),
-            Backend::Futhark => rewrite::rewrite_recursion(&mut program),
+            Backend::Futhark => {
+                rewrite::rewrite_recursion(&mut program);
+                rewrite::promote_folds(&mut program);
+            }
         }
         let program = anf::normalize(program);
         if !members.is_empty() {

@@ -15,7 +15,8 @@
 //! In each, `e` may use the current element (`head s`, or `h`) and the
 //! function's other parameters, which must be passed unchanged. Shapes that
 //! match none are left alone (and reported as recursion by the Futhark
-//! well-formedness check).
+//! well-formedness check). Then folds with a known associative operator
+//! are promoted to `reduce` and `flatten` (see [`promote_folds`]).
 
 use crate::free::free_vars;
 use crate::lift::SYNTHETIC;
@@ -287,4 +288,94 @@ fn concat_singleton(e: &Expr) -> Option<(&Expr, &Expr)> {
         ExprKind::Seq(items) if items.len() == 1 => Some((&items[0], r)),
         _ => None,
     }
+}
+
+/// The known associative operators and their neutral elements.
+fn neutral(op: Builtin, ty: &Ty) -> Option<Expr> {
+    let span = Span::BUILTIN;
+    let lit = |l: Lit, t: Ty| Expr { kind: ExprKind::Lit(l), span, ty: t };
+    match op {
+        Builtin::Addi => Some(lit(Lit::Int(0), Ty::int())),
+        Builtin::Muli => Some(lit(Lit::Int(1), Ty::int())),
+        Builtin::Concat => Some(Expr { kind: ExprKind::Seq(Vec::new()), span, ty: ty.clone() }),
+        _ => None,
+    }
+}
+
+fn is_neutral(op: Builtin, e: &Expr) -> bool {
+    match (op, &e.kind) {
+        (Builtin::Addi, ExprKind::Lit(Lit::Int(0))) | (Builtin::Muli, ExprKind::Lit(Lit::Int(1))) => true,
+        (Builtin::Concat, ExprKind::Seq(items)) => items.is_empty(),
+        _ => false,
+    }
+}
+
+/// Promotions (section 4.6): `foldl op ne s` with an associative `op`
+/// (`addi`, `muli`, `concat`) becomes `reduce op ne s` when `ne` is its
+/// neutral element and `op ne (reduce op neutral s)` otherwise;
+/// `foldl concat [] s` becomes `flatten s`.
+pub fn promote_folds(e: &mut Expr) {
+    match &mut e.kind {
+        ExprKind::App(..) => {
+            if let Some(new) = promote(e) {
+                *e = new;
+            }
+            if let ExprKind::App(f, a) = &mut e.kind {
+                promote_folds(f);
+                promote_folds(a);
+            }
+        }
+        ExprKind::Lam { body, .. } => promote_folds(body),
+        ExprKind::Let(b, body) => {
+            promote_folds(&mut b.value);
+            promote_folds(body);
+        }
+        ExprKind::RecLets(bs, body) => {
+            bs.iter_mut().for_each(|b| promote_folds(&mut b.value));
+            promote_folds(body);
+        }
+        ExprKind::Match { scrutinee, then, otherwise, .. } => {
+            promote_folds(scrutinee);
+            promote_folds(then);
+            promote_folds(otherwise);
+        }
+        ExprKind::Seq(items) => items.iter_mut().for_each(promote_folds),
+        ExprKind::Record(fields) => fields.iter_mut().for_each(|(_, f)| promote_folds(f)),
+        ExprKind::Proj(r, _) => promote_folds(r),
+        ExprKind::Utest(_, body)
+        | ExprKind::External(_, body)
+        | ExprKind::TypeDecl(_, body)
+        | ExprKind::ConDecl(_, body) => promote_folds(body),
+        _ => {}
+    }
+}
+
+fn promote(e: &Expr) -> Option<Expr> {
+    let ExprKind::App(g, s) = &e.kind else { return None };
+    let ExprKind::App(h, ne) = &g.kind else { return None };
+    let ExprKind::App(fold, op) = &h.kind else { return None };
+    if builtin_of(fold) != Some(Builtin::Foldl) {
+        return None;
+    }
+    let op_b = builtin_of(op)?;
+    let neutral_value = neutral(op_b, &e.ty)?;
+    let span = e.span;
+    let ty = e.ty.clone();
+    let seq_ty = s.ty.clone();
+    if op_b == Builtin::Concat && is_neutral(op_b, ne) {
+        let flat_ty = Ty::arrow(seq_ty, ty.clone());
+        return Some(app(builtin(Builtin::Flatten, flat_ty, span), vec![(**s).clone()], &ty));
+    }
+    let op_ty = op.ty.clone();
+    let reduce_ty = Ty::arrow(op_ty.clone(), Ty::arrow(ty.clone(), Ty::arrow(seq_ty, ty.clone())));
+    if is_neutral(op_b, ne) {
+        return Some(app(
+            builtin(Builtin::Reduce, reduce_ty, span),
+            vec![(**op).clone(), (**ne).clone(), (**s).clone()],
+            &ty,
+        ));
+    }
+    let reduced =
+        app(builtin(Builtin::Reduce, reduce_ty, span), vec![(**op).clone(), neutral_value, (**s).clone()], &ty);
+    Some(app((**op).clone(), vec![(**ne).clone(), reduced], &ty))
 }
