@@ -1,5 +1,5 @@
-//! Syntax errors from tree-sitter's ERROR and MISSING nodes, and the depth
-//! guard. Both walk the tree iteratively, so any depth is safe here.
+//! Syntax errors from tree-sitter's ERROR and MISSING nodes. The tree is
+//! walked iteratively, so any depth is safe here.
 
 use crate::Lower;
 use pmx_ast::Span;
@@ -128,54 +128,4 @@ fn report_error_node(lower: &mut Lower, node: Node) {
         format!("syntax error: unexpected `{shown}`")
     };
     lower.diags.push(Diagnostic::error(Code::SyntaxError, span, message).with_label("this could not be parsed"));
-}
-
-/// The depth of the deepest node.
-pub(crate) fn max_depth(root: Node) -> usize {
-    let mut cursor = root.walk();
-    let (mut depth, mut max) = (0usize, 0usize);
-    loop {
-        if cursor.goto_first_child() {
-            depth += 1;
-            max = max.max(depth);
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return max;
-            }
-            depth -= 1;
-        }
-    }
-}
-
-/// The span of the first node found at the depth limit.
-pub(crate) fn deepest_span(lower: &Lower, root: Node) -> Span {
-    let mut cursor = root.walk();
-    let mut depth = 0usize;
-    loop {
-        if depth >= crate::MAX_DEPTH {
-            // The first character of the node: it may take several bytes,
-            // or none (a missing node at the end of the file).
-            let start = cursor.node().start_byte();
-            let width = lower.text.get(start..).and_then(|rest| rest.chars().next()).map_or(0, char::len_utf8);
-            return Span::new(lower.file, start as u32, (start + width) as u32);
-        }
-        if cursor.goto_first_child() {
-            depth += 1;
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return lower.span(root);
-            }
-            depth -= 1;
-        }
-    }
 }

@@ -62,20 +62,30 @@ impl Lower<'_> {
     /// call per form still took 700 bytes). Parentheses are unwrapped in a
     /// loop and cost no stack at all.
     pub(crate) fn expr(&mut self, n: Node) -> Expr {
-        let n = self.unparen(n);
-        lower_fn(n.kind())(self, n)
+        let (n, parens) = self.unparen(n);
+        if !self.enter(1 + parens, n) {
+            return Expr::new(ExprKind::Error, self.span(n));
+        }
+        let e = lower_fn(n.kind())(self, n);
+        self.depth -= 1 + parens;
+        e
     }
 
     /// The expression inside any number of parentheses; a `paren_expr`
     /// with nothing inside is left as it is (and lowered to an error).
-    fn unparen<'a>(&self, mut n: Node<'a>) -> Node<'a> {
+    /// The expression inside any parentheses, and how many there were.
+    fn unparen<'a>(&self, mut n: Node<'a>) -> (Node<'a>, usize) {
+        let mut parens = 0;
         while n.kind() == "paren_expr" {
             match self.first(n) {
-                Some(c) => n = c,
+                Some(c) => {
+                    n = c;
+                    parens += 1;
+                }
                 None => break,
             }
         }
-        n
+        (n, parens)
     }
 
     /// Variables, literals, `never`, `()` and anything unknown (an error).

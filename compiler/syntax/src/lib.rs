@@ -77,26 +77,9 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
 /// Lowers an already parsed tree (the language server keeps trees for
 /// incremental reparsing).
 pub fn lower_tree(tree: &Tree, text: &str, file: FileId) -> Parsed {
-    let mut lower = Lower { text, file, diags: Vec::new() };
+    let mut lower = Lower { text, file, diags: Vec::new(), depth: 0, too_deep: false };
     let root = tree.root_node();
     errors::report_syntax_errors(&mut lower, root);
-    // Only deep trees need the depth walk; a tree with fewer bytes than
-    // the limit cannot be deeper than it.
-    if text.len() > MAX_DEPTH {
-        let depth = errors::max_depth(root);
-        if depth > MAX_DEPTH {
-            lower.diags.push(
-                Diagnostic::error(
-                    pmx_diagnostics::Code::TooDeep,
-                    errors::deepest_span(&lower, root),
-                    format!("the program is nested {depth} levels deep; pmx handles at most {MAX_DEPTH}"),
-                )
-                .with_label("nesting exceeds the limit here")
-                .with_note("split deeply nested expressions into separate bindings"),
-            );
-            return Parsed { module: Module::default(), diagnostics: lower.diags };
-        }
-    }
     let module = lower.module(root);
     Parsed { module, diagnostics: lower.diags }
 }
@@ -105,9 +88,40 @@ pub(crate) struct Lower<'t> {
     text: &'t str,
     file: FileId,
     diags: Vec<Diagnostic>,
+    /// Expressions, patterns and types (and parentheses) being lowered.
+    depth: usize,
+    /// The nesting limit was hit (reported once).
+    too_deep: bool,
 }
 
 impl<'t> Lower<'t> {
+    /// Enters `levels` more levels of nesting; false (after reporting it
+    /// once) when that goes past [`MAX_DEPTH`]. Counting here, where the
+    /// recursion happens, bounds every later pass too, since no tree is
+    /// deeper than the one lowered.
+    fn enter(&mut self, levels: usize, n: Node) -> bool {
+        self.depth += levels;
+        if self.depth <= MAX_DEPTH {
+            return true;
+        }
+        self.depth -= levels;
+        if !self.too_deep {
+            self.too_deep = true;
+            let start = n.start_byte() as u32;
+            let end = self.text[start as usize..].chars().next().map_or(start, |c| start + c.len_utf8() as u32);
+            self.diags.push(
+                Diagnostic::error(
+                    pmx_diagnostics::Code::TooDeep,
+                    Span::new(self.file, start, end),
+                    format!("the program is nested more than {MAX_DEPTH} levels deep, the most pmx handles"),
+                )
+                .with_label("nesting exceeds the limit here")
+                .with_note("split deeply nested expressions into separate bindings"),
+            );
+        }
+        false
+    }
+
     fn span(&self, n: Node) -> Span {
         Span::new(self.file, n.start_byte() as u32, n.end_byte() as u32)
     }

@@ -43,13 +43,22 @@ impl Lower<'_> {
     /// this function its frame took 3.4 KB in a debug build).
     pub(crate) fn pat(&mut self, n: Node) -> Pat {
         let mut n = n;
+        let mut parens = 0;
         while n.kind() == "paren_pat" {
             match self.first(n) {
-                Some(c) => n = c,
+                Some(c) => {
+                    n = c;
+                    parens += 1;
+                }
                 None => break,
             }
         }
-        lower_pat_fn(n.kind())(self, n)
+        if !self.enter(1 + parens, n) {
+            return Pat::new(PatKind::Error, self.span(n));
+        }
+        let p = lower_pat_fn(n.kind())(self, n);
+        self.depth -= 1 + parens;
+        p
     }
 
     /// Variables, wildcards, literals, `()` and anything unknown (an error).

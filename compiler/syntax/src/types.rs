@@ -13,6 +13,15 @@ impl Lower<'_> {
     }
 
     pub(crate) fn type_expr(&mut self, n: Node) -> TypeExpr {
+        if !self.enter(1, n) {
+            return TypeExpr { kind: TypeExprKind::Error, span: self.span(n) };
+        }
+        let t = self.type_expr_at(n);
+        self.depth -= 1;
+        t
+    }
+
+    fn type_expr_at(&mut self, n: Node) -> TypeExpr {
         let span = self.span(n);
         let kind = match n.kind() {
             "arrow_type" => {
