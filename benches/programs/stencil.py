@@ -16,4 +16,4 @@ def sweep(src, dst):
 for k in range(10):
     sweep(a, b)
     a, b = b, a
-print(repr(a[5][5]))
+print("%.12g" % a[5][5])
