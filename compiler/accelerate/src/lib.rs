@@ -199,7 +199,9 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
         match backend {
             Backend::Cuda => wellformed::inline_partial_applications(&mut program),
             Backend::Futhark => {
+                rewrite::cons_snoc_to_concat(&mut program);
                 rewrite::rewrite_recursion(&mut program);
+                rewrite::demote_recursive(&mut program);
                 rewrite::promote_folds(&mut program);
             }
         }

@@ -15,8 +15,11 @@
 //! In each, `e` may use the current element (`head s`, or `h`) and the
 //! function's other parameters, which must be passed unchanged. Shapes that
 //! match none are left alone (and reported as recursion by the Futhark
-//! well-formedness check). Then folds with a known associative operator
-//! are promoted to `reduce` and `flatten` (see [`promote_folds`]).
+//! well-formedness check). Around it: `cons`/`snoc` become `concat`
+//! ([`cons_snoc_to_concat`], first, so the shapes above are also found
+//! written with `concat`), groups that no longer recurse become `let`s
+//! ([`demote_recursive`]), and folds with a known associative operator are
+//! promoted to `reduce` and `flatten` ([`promote_folds`]).
 
 use crate::free::free_vars;
 use crate::lift::SYNTHETIC;
@@ -378,4 +381,82 @@ fn promote(e: &Expr) -> Option<Expr> {
     let reduced =
         app(builtin(Builtin::Reduce, reduce_ty, span), vec![(**op).clone(), neutral_value, (**s).clone()], &ty);
     Some(app((**op).clone(), vec![(**ne).clone(), reduced], &ty))
+}
+
+/// `cons x s` becomes `concat [x] s` and `snoc s x` becomes `concat s [x]`
+/// (Futhark has `concat`, not these).
+pub fn cons_snoc_to_concat(e: &mut Expr) {
+    let replacement = match &e.kind {
+        ExprKind::App(g, b) => match &g.kind {
+            ExprKind::App(f, a) => match builtin_of(f) {
+                Some(Builtin::Cons) => Some(((**a).clone(), (**b).clone(), true)),
+                Some(Builtin::Snoc) => Some(((**b).clone(), (**a).clone(), false)),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some((x, s, front)) = replacement {
+        let span = e.span;
+        let ty = e.ty.clone();
+        let single = Expr { kind: ExprKind::Seq(vec![x]), span, ty: ty.clone() };
+        let concat_ty = Ty::arrow(ty.clone(), Ty::arrow(ty.clone(), ty.clone()));
+        let args = if front { vec![single, s] } else { vec![s, single] };
+        *e = app(builtin(Builtin::Concat, concat_ty, span), args, &ty);
+    }
+    match &mut e.kind {
+        ExprKind::App(f, a) => {
+            cons_snoc_to_concat(f);
+            cons_snoc_to_concat(a);
+        }
+        ExprKind::Lam { body, .. } => cons_snoc_to_concat(body),
+        ExprKind::Let(b, body) => {
+            cons_snoc_to_concat(&mut b.value);
+            cons_snoc_to_concat(body);
+        }
+        ExprKind::RecLets(bs, body) => {
+            bs.iter_mut().for_each(|b| cons_snoc_to_concat(&mut b.value));
+            cons_snoc_to_concat(body);
+        }
+        ExprKind::Match { scrutinee, then, otherwise, .. } => {
+            cons_snoc_to_concat(scrutinee);
+            cons_snoc_to_concat(then);
+            cons_snoc_to_concat(otherwise);
+        }
+        ExprKind::Seq(items) => items.iter_mut().for_each(cons_snoc_to_concat),
+        ExprKind::Record(fields) => fields.iter_mut().for_each(|(_, f)| cons_snoc_to_concat(f)),
+        ExprKind::Proj(r, _) => cons_snoc_to_concat(r),
+        ExprKind::Utest(_, body)
+        | ExprKind::External(_, body)
+        | ExprKind::TypeDecl(_, body)
+        | ExprKind::ConDecl(_, body) => cons_snoc_to_concat(body),
+        _ => {}
+    }
+}
+
+/// A `recursive` group of one binding that does not call itself becomes a
+/// plain `let` in the top-level chain.
+pub fn demote_recursive(e: &mut Expr) {
+    let mut cur = e;
+    loop {
+        if let ExprKind::RecLets(bs, _) = &cur.kind {
+            if bs.len() == 1 && !free_vars(&bs[0].value).iter().any(|f| f.id == bs[0].name.id) {
+                let ExprKind::RecLets(mut bs, rest) = std::mem::replace(&mut cur.kind, ExprKind::Never) else {
+                    unreachable!("matched above")
+                };
+                cur.kind = ExprKind::Let(Box::new(bs.remove(0)), rest);
+            }
+        }
+        let rest = match &mut cur.kind {
+            ExprKind::Let(_, rest)
+            | ExprKind::RecLets(_, rest)
+            | ExprKind::External(_, rest)
+            | ExprKind::TypeDecl(_, rest)
+            | ExprKind::ConDecl(_, rest)
+            | ExprKind::Utest(_, rest) => rest,
+            _ => return,
+        };
+        cur = rest;
+    }
 }
