@@ -196,7 +196,23 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         futhark_accelerates,
     };
     pmx_cpu::io::set_locator(render::locator(&db));
-    let outcome = pmx_cpu::run(&modules, options);
+    // A well-typed program cannot make the evaluator meet a value of the
+    // wrong type, but `unsafeCoerce` can: report that as an error, not a
+    // crash.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pmx_cpu::run(&modules, options)));
+    std::panic::set_hook(hook);
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            pmx_cpu::io::flush();
+            eprintln!(
+                "error: the evaluator met a value of an unexpected type (this can follow a use of `unsafeCoerce`)"
+            );
+            return ExitCode::from(1);
+        }
+    };
     if let Some(e) = &outcome.error {
         render::runtime_error(&db, e, run.color.color);
     }
