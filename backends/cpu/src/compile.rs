@@ -340,11 +340,10 @@ impl Compiler {
     /// `accelerate e`: the body, and the checks debug mode makes on the
     /// values that cross into it (the variables it uses from outside).
     fn accelerate(&mut self, body: &Expr, span: pmx_ast::Span) -> Code {
-        let mut bound = FxHashSet::default();
-        let mut free: Vec<(NameId, SmolStr, Ty, pmx_ast::Span)> = Vec::new();
-        free_vars(body, &mut bound, &mut free);
+        let free = pmx_ast::visit::free_vars(body);
         let mut checks = Vec::new();
-        for (id, name, ty, span) in free {
+        for fv in free {
+            let (id, name, ty, span) = (fv.id, fv.name.text.clone(), fv.ty, fv.name.span);
             if id.as_builtin().is_some() {
                 continue;
             }
@@ -427,93 +426,5 @@ fn contains_nested_seq(t: &Ty) -> bool {
         TyKind::Seq(e) => matches!(e.kind(), TyKind::Seq(_)) || contains_nested_seq(e),
         TyKind::Record(fields) => fields.iter().any(|(_, f)| contains_nested_seq(f)),
         _ => false,
-    }
-}
-
-/// The variables an expression uses that it does not bind, with their
-/// types, first occurrence first.
-fn free_vars(e: &Expr, bound: &mut FxHashSet<NameId>, out: &mut Vec<(NameId, SmolStr, Ty, pmx_ast::Span)>) {
-    let bind_pat = |p: &pmx_ast::Pat, bound: &mut FxHashSet<NameId>| pat_binders(p, bound);
-    match &e.kind {
-        ExprKind::Var(n) => {
-            if !bound.contains(&n.id) && !out.iter().any(|(id, ..)| *id == n.id) {
-                out.push((n.id, n.text.clone(), e.ty.clone(), e.span));
-            }
-        }
-        ExprKind::Lit(_) | ExprKind::Never | ExprKind::Error => {}
-        ExprKind::Lam { param, body, .. } => {
-            bound.insert(param.id);
-            free_vars(body, bound, out);
-        }
-        ExprKind::Let(b, body) => {
-            free_vars(&b.value, bound, out);
-            bound.insert(b.name.id);
-            free_vars(body, bound, out);
-        }
-        ExprKind::RecLets(bs, body) => {
-            for b in bs {
-                bound.insert(b.name.id);
-            }
-            for b in bs {
-                free_vars(&b.value, bound, out);
-            }
-            free_vars(body, bound, out);
-        }
-        ExprKind::App(f, a) => {
-            free_vars(f, bound, out);
-            free_vars(a, bound, out);
-        }
-        ExprKind::Match { scrutinee, pattern, then, otherwise } => {
-            free_vars(scrutinee, bound, out);
-            bind_pat(pattern, bound);
-            free_vars(then, bound, out);
-            free_vars(otherwise, bound, out);
-        }
-        ExprKind::Seq(items) => items.iter().for_each(|i| free_vars(i, bound, out)),
-        ExprKind::Record(fields) => fields.iter().for_each(|(_, f)| free_vars(f, bound, out)),
-        ExprKind::RecordUpdate(r, fields) => {
-            free_vars(r, bound, out);
-            fields.iter().for_each(|(_, f)| free_vars(f, bound, out));
-        }
-        ExprKind::Proj(r, _) => free_vars(r, bound, out),
-        ExprKind::ConApp(_, a) => free_vars(a, bound, out),
-        ExprKind::Utest(u, body) => {
-            free_vars(&u.test, bound, out);
-            free_vars(&u.expected, bound, out);
-            if let Some(x) = &u.using {
-                free_vars(x, bound, out);
-            }
-            if let Some(x) = &u.on_fail {
-                free_vars(x, bound, out);
-            }
-            free_vars(body, bound, out);
-        }
-        ExprKind::External(d, body) => {
-            bound.insert(d.name.id);
-            free_vars(body, bound, out);
-        }
-        ExprKind::TypeDecl(_, body) | ExprKind::ConDecl(_, body) => free_vars(body, bound, out),
-    }
-}
-
-fn pat_binders(p: &pmx_ast::Pat, bound: &mut FxHashSet<NameId>) {
-    match &p.kind {
-        PatKind::Bind(n) => {
-            bound.insert(n.id);
-        }
-        PatKind::Con(_, a) | PatKind::Not(a) => pat_binders(a, bound),
-        PatKind::Record(fields) => fields.iter().for_each(|(_, f)| pat_binders(f, bound)),
-        PatKind::Seq(items) => items.iter().for_each(|i| pat_binders(i, bound)),
-        PatKind::Edge { prefix, middle, suffix } => {
-            prefix.iter().chain(suffix).for_each(|i| pat_binders(i, bound));
-            if let Some(m) = middle {
-                bound.insert(m.id);
-            }
-        }
-        PatKind::And(a, b) | PatKind::Or(a, b) => {
-            pat_binders(a, bound);
-            pat_binders(b, bound);
-        }
-        PatKind::Wild | PatKind::Int(_) | PatKind::Char(_) | PatKind::Bool(_) | PatKind::Error => {}
     }
 }

@@ -154,44 +154,10 @@ fn keyword_uses(e: &Expr) -> Vec<(Builtin, Span)> {
 }
 
 fn walk(e: &Expr, out: &mut Vec<(Builtin, Span)>) {
-    match &e.kind {
-        ExprKind::Var(n) => {
-            if let Some(b) = n.id.as_builtin() {
-                out.push((b, e.span));
-            }
+    if let ExprKind::Var(n) = &e.kind {
+        if let Some(b) = n.id.as_builtin() {
+            out.push((b, e.span));
         }
-        ExprKind::Lit(_) | ExprKind::Never | ExprKind::Error => {}
-        ExprKind::Lam { body, .. } => walk(body, out),
-        ExprKind::Let(b, body) => {
-            walk(&b.value, out);
-            walk(body, out);
-        }
-        ExprKind::RecLets(bs, body) => {
-            bs.iter().for_each(|b| walk(&b.value, out));
-            walk(body, out);
-        }
-        ExprKind::App(f, a) => {
-            walk(f, out);
-            walk(a, out);
-        }
-        ExprKind::Match { scrutinee, then, otherwise, .. } => {
-            walk(scrutinee, out);
-            walk(then, out);
-            walk(otherwise, out);
-        }
-        ExprKind::Seq(items) => items.iter().for_each(|i| walk(i, out)),
-        ExprKind::Record(fields) => fields.iter().for_each(|(_, f)| walk(f, out)),
-        ExprKind::RecordUpdate(r, fields) => {
-            walk(r, out);
-            fields.iter().for_each(|(_, f)| walk(f, out));
-        }
-        ExprKind::Proj(r, _) => walk(r, out),
-        ExprKind::ConApp(_, a) => walk(a, out),
-        ExprKind::Utest(u, body) => {
-            walk(&u.test, out);
-            walk(&u.expected, out);
-            walk(body, out);
-        }
-        ExprKind::External(_, body) | ExprKind::TypeDecl(_, body) | ExprKind::ConDecl(_, body) => walk(body, out),
     }
+    pmx_ast::visit::children(e, &mut |c| walk(c, out));
 }

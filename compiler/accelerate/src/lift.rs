@@ -463,47 +463,5 @@ fn substitute(e: &mut Expr, id: NameId, with: &Expr) {
         }
         return;
     }
-    match &mut e.kind {
-        ExprKind::Lam { body, .. } => substitute(body, id, with),
-        ExprKind::Let(b, body) => {
-            substitute(&mut b.value, id, with);
-            substitute(body, id, with);
-        }
-        ExprKind::RecLets(bs, body) => {
-            bs.iter_mut().for_each(|b| substitute(&mut b.value, id, with));
-            substitute(body, id, with);
-        }
-        ExprKind::App(f, a) => {
-            substitute(f, id, with);
-            substitute(a, id, with);
-        }
-        ExprKind::Match { scrutinee, then, otherwise, .. } => {
-            substitute(scrutinee, id, with);
-            substitute(then, id, with);
-            substitute(otherwise, id, with);
-        }
-        ExprKind::Seq(items) => items.iter_mut().for_each(|i| substitute(i, id, with)),
-        ExprKind::Record(fields) => fields.iter_mut().for_each(|(_, f)| substitute(f, id, with)),
-        ExprKind::RecordUpdate(r, fields) => {
-            substitute(r, id, with);
-            fields.iter_mut().for_each(|(_, f)| substitute(f, id, with));
-        }
-        ExprKind::Proj(r, _) => substitute(r, id, with),
-        ExprKind::ConApp(_, a) => substitute(a, id, with),
-        ExprKind::Utest(u, body) => {
-            substitute(&mut u.test, id, with);
-            substitute(&mut u.expected, id, with);
-            if let Some(x) = &mut u.using {
-                substitute(x, id, with);
-            }
-            if let Some(x) = &mut u.on_fail {
-                substitute(x, id, with);
-            }
-            substitute(body, id, with);
-        }
-        ExprKind::External(_, body) | ExprKind::TypeDecl(_, body) | ExprKind::ConDecl(_, body) => {
-            substitute(body, id, with)
-        }
-        ExprKind::Var(_) | ExprKind::Lit(_) | ExprKind::Never | ExprKind::Error => {}
-    }
+    pmx_ast::visit::children_mut(e, &mut |c| substitute(c, id, with));
 }

@@ -125,26 +125,7 @@ fn replace_head(e: &mut Expr, walk: &Walk, x: &Name, elem: &Ty) {
         *e = Expr { kind: ExprKind::Var(x.clone()), span: e.span, ty: elem.clone() };
         return;
     }
-    match &mut e.kind {
-        ExprKind::App(a, b) => {
-            replace_head(a, walk, x, elem);
-            replace_head(b, walk, x, elem);
-        }
-        ExprKind::Lam { body, .. } => replace_head(body, walk, x, elem),
-        ExprKind::Let(b, body) => {
-            replace_head(&mut b.value, walk, x, elem);
-            replace_head(body, walk, x, elem);
-        }
-        ExprKind::Match { scrutinee, then, otherwise, .. } => {
-            replace_head(scrutinee, walk, x, elem);
-            replace_head(then, walk, x, elem);
-            replace_head(otherwise, walk, x, elem);
-        }
-        ExprKind::Seq(items) => items.iter_mut().for_each(|i| replace_head(i, walk, x, elem)),
-        ExprKind::Record(fields) => fields.iter_mut().for_each(|(_, f)| replace_head(f, walk, x, elem)),
-        ExprKind::Proj(r, _) => replace_head(r, walk, x, elem),
-        _ => {}
-    }
+    pmx_ast::visit::children_mut(e, &mut |c| replace_head(c, walk, x, elem));
 }
 
 fn var(n: &Name, ty: &Ty, span: Span) -> Expr {
@@ -318,39 +299,10 @@ fn is_neutral(op: Builtin, e: &Expr) -> bool {
 /// neutral element and `op ne (reduce op neutral s)` otherwise;
 /// `foldl concat [] s` becomes `flatten s`.
 pub fn promote_folds(e: &mut Expr) {
-    match &mut e.kind {
-        ExprKind::App(..) => {
-            if let Some(new) = promote(e) {
-                *e = new;
-            }
-            if let ExprKind::App(f, a) = &mut e.kind {
-                promote_folds(f);
-                promote_folds(a);
-            }
-        }
-        ExprKind::Lam { body, .. } => promote_folds(body),
-        ExprKind::Let(b, body) => {
-            promote_folds(&mut b.value);
-            promote_folds(body);
-        }
-        ExprKind::RecLets(bs, body) => {
-            bs.iter_mut().for_each(|b| promote_folds(&mut b.value));
-            promote_folds(body);
-        }
-        ExprKind::Match { scrutinee, then, otherwise, .. } => {
-            promote_folds(scrutinee);
-            promote_folds(then);
-            promote_folds(otherwise);
-        }
-        ExprKind::Seq(items) => items.iter_mut().for_each(promote_folds),
-        ExprKind::Record(fields) => fields.iter_mut().for_each(|(_, f)| promote_folds(f)),
-        ExprKind::Proj(r, _) => promote_folds(r),
-        ExprKind::Utest(_, body)
-        | ExprKind::External(_, body)
-        | ExprKind::TypeDecl(_, body)
-        | ExprKind::ConDecl(_, body) => promote_folds(body),
-        _ => {}
+    if let Some(new) = promote(e) {
+        *e = new;
     }
+    pmx_ast::visit::children_mut(e, &mut promote_folds);
 }
 
 fn promote(e: &Expr) -> Option<Expr> {
@@ -405,34 +357,7 @@ pub fn cons_snoc_to_concat(e: &mut Expr) {
         let args = if front { vec![single, s] } else { vec![s, single] };
         *e = app(builtin(Builtin::Concat, concat_ty, span), args, &ty);
     }
-    match &mut e.kind {
-        ExprKind::App(f, a) => {
-            cons_snoc_to_concat(f);
-            cons_snoc_to_concat(a);
-        }
-        ExprKind::Lam { body, .. } => cons_snoc_to_concat(body),
-        ExprKind::Let(b, body) => {
-            cons_snoc_to_concat(&mut b.value);
-            cons_snoc_to_concat(body);
-        }
-        ExprKind::RecLets(bs, body) => {
-            bs.iter_mut().for_each(|b| cons_snoc_to_concat(&mut b.value));
-            cons_snoc_to_concat(body);
-        }
-        ExprKind::Match { scrutinee, then, otherwise, .. } => {
-            cons_snoc_to_concat(scrutinee);
-            cons_snoc_to_concat(then);
-            cons_snoc_to_concat(otherwise);
-        }
-        ExprKind::Seq(items) => items.iter_mut().for_each(cons_snoc_to_concat),
-        ExprKind::Record(fields) => fields.iter_mut().for_each(|(_, f)| cons_snoc_to_concat(f)),
-        ExprKind::Proj(r, _) => cons_snoc_to_concat(r),
-        ExprKind::Utest(_, body)
-        | ExprKind::External(_, body)
-        | ExprKind::TypeDecl(_, body)
-        | ExprKind::ConDecl(_, body) => cons_snoc_to_concat(body),
-        _ => {}
-    }
+    pmx_ast::visit::children_mut(e, &mut cons_snoc_to_concat);
 }
 
 /// A `recursive` group of one binding that does not call itself becomes a

@@ -18,6 +18,7 @@ mod name;
 pub mod print;
 mod ty;
 mod typeexpr;
+pub mod visit;
 
 pub use builtin::{Builtin, BuiltinType};
 pub use expr::*;

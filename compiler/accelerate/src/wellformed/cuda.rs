@@ -345,33 +345,5 @@ fn inline(e: &mut Expr, map: &mut FxHashMap<NameId, Expr>) {
         inline(body, map);
         return;
     }
-    match &mut e.kind {
-        ExprKind::Lam { body, .. } => inline(body, map),
-        ExprKind::RecLets(bs, body) => {
-            bs.iter_mut().for_each(|b| inline(&mut b.value, map));
-            inline(body, map);
-        }
-        ExprKind::App(f, a) => {
-            inline(f, map);
-            inline(a, map);
-        }
-        ExprKind::Match { scrutinee, then, otherwise, .. } => {
-            inline(scrutinee, map);
-            inline(then, map);
-            inline(otherwise, map);
-        }
-        ExprKind::Seq(items) => items.iter_mut().for_each(|i| inline(i, map)),
-        ExprKind::Record(fields) => fields.iter_mut().for_each(|(_, f)| inline(f, map)),
-        ExprKind::RecordUpdate(r, fields) => {
-            inline(r, map);
-            fields.iter_mut().for_each(|(_, f)| inline(f, map));
-        }
-        ExprKind::Proj(r, _) => inline(r, map),
-        ExprKind::ConApp(_, a) => inline(a, map),
-        ExprKind::Utest(_, body)
-        | ExprKind::External(_, body)
-        | ExprKind::TypeDecl(_, body)
-        | ExprKind::ConDecl(_, body) => inline(body, map),
-        _ => {}
-    }
+    pmx_ast::visit::children_mut(e, &mut |c| inline(c, map));
 }

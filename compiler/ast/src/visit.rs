@@ -1,0 +1,177 @@
+//! Walking the tree: the direct sub-expressions of an expression, and the
+//! free variables of one. Passes that rewrite or inspect the tree build on
+//! these instead of each spelling out every form.
+
+use crate::*;
+use std::collections::HashSet;
+
+/// Calls `f` on each direct sub-expression of `e`, in evaluation order
+/// (binding values before bodies, utest parts before the body).
+pub fn children<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
+    match &e.kind {
+        ExprKind::Var(_) | ExprKind::Lit(_) | ExprKind::Never | ExprKind::Error => {}
+        ExprKind::Lam { body, .. } => f(body),
+        ExprKind::Let(b, body) => {
+            f(&b.value);
+            f(body);
+        }
+        ExprKind::RecLets(bs, body) => {
+            bs.iter().for_each(|b| f(&b.value));
+            f(body);
+        }
+        ExprKind::App(g, a) => {
+            f(g);
+            f(a);
+        }
+        ExprKind::Match { scrutinee, then, otherwise, .. } => {
+            f(scrutinee);
+            f(then);
+            f(otherwise);
+        }
+        ExprKind::Seq(items) => items.iter().for_each(f),
+        ExprKind::Record(fields) => fields.iter().for_each(|(_, x)| f(x)),
+        ExprKind::RecordUpdate(r, fields) => {
+            f(r);
+            fields.iter().for_each(|(_, x)| f(x));
+        }
+        ExprKind::Proj(r, _) => f(r),
+        ExprKind::ConApp(_, a) => f(a),
+        ExprKind::Utest(u, body) => {
+            f(&u.test);
+            f(&u.expected);
+            if let Some(x) = &u.using {
+                f(x);
+            }
+            if let Some(x) = &u.on_fail {
+                f(x);
+            }
+            f(body);
+        }
+        ExprKind::External(_, body) | ExprKind::TypeDecl(_, body) | ExprKind::ConDecl(_, body) => f(body),
+    }
+}
+
+/// Calls `f` on each direct sub-expression of `e`, mutably.
+pub fn children_mut(e: &mut Expr, f: &mut impl FnMut(&mut Expr)) {
+    match &mut e.kind {
+        ExprKind::Var(_) | ExprKind::Lit(_) | ExprKind::Never | ExprKind::Error => {}
+        ExprKind::Lam { body, .. } => f(body),
+        ExprKind::Let(b, body) => {
+            f(&mut b.value);
+            f(body);
+        }
+        ExprKind::RecLets(bs, body) => {
+            bs.iter_mut().for_each(|b| f(&mut b.value));
+            f(body);
+        }
+        ExprKind::App(g, a) => {
+            f(g);
+            f(a);
+        }
+        ExprKind::Match { scrutinee, then, otherwise, .. } => {
+            f(scrutinee);
+            f(then);
+            f(otherwise);
+        }
+        ExprKind::Seq(items) => items.iter_mut().for_each(f),
+        ExprKind::Record(fields) => fields.iter_mut().for_each(|(_, x)| f(x)),
+        ExprKind::RecordUpdate(r, fields) => {
+            f(r);
+            fields.iter_mut().for_each(|(_, x)| f(x));
+        }
+        ExprKind::Proj(r, _) => f(r),
+        ExprKind::ConApp(_, a) => f(a),
+        ExprKind::Utest(u, body) => {
+            f(&mut u.test);
+            f(&mut u.expected);
+            if let Some(x) = &mut u.using {
+                f(x);
+            }
+            if let Some(x) = &mut u.on_fail {
+                f(x);
+            }
+            f(body);
+        }
+        ExprKind::External(_, body) | ExprKind::TypeDecl(_, body) | ExprKind::ConDecl(_, body) => f(body),
+    }
+}
+
+/// A variable an expression uses but does not bind: its name (identity
+/// and the span of its first use) and its type at that use.
+#[derive(Clone, Debug)]
+pub struct FreeVar {
+    pub id: NameId,
+    pub name: Name,
+    pub ty: Ty,
+}
+
+/// The free variables of `e`, in order of first use, leaving out built-ins.
+pub fn free_vars(e: &Expr) -> Vec<FreeVar> {
+    let mut out = Vec::new();
+    let mut bound = HashSet::new();
+    walk_free(e, &mut bound, &mut out);
+    out
+}
+
+fn walk_free(e: &Expr, bound: &mut HashSet<NameId>, out: &mut Vec<FreeVar>) {
+    match &e.kind {
+        ExprKind::Var(n) => {
+            if n.id.as_builtin().is_none()
+                && n.id.is_resolved()
+                && !bound.contains(&n.id)
+                && !out.iter().any(|f: &FreeVar| f.id == n.id)
+            {
+                out.push(FreeVar { id: n.id, name: n.clone(), ty: e.ty.clone() });
+            }
+            return;
+        }
+        ExprKind::Lam { param, .. } => {
+            bound.insert(param.id);
+        }
+        ExprKind::Let(b, body) => {
+            // The value first: a let does not bind its name in its value.
+            walk_free(&b.value, bound, out);
+            bound.insert(b.name.id);
+            walk_free(body, bound, out);
+            return;
+        }
+        ExprKind::RecLets(bs, _) => bs.iter().for_each(|b| {
+            bound.insert(b.name.id);
+        }),
+        ExprKind::Match { scrutinee, pattern, then, otherwise } => {
+            walk_free(scrutinee, bound, out);
+            pat_binders(pattern, bound);
+            walk_free(then, bound, out);
+            walk_free(otherwise, bound, out);
+            return;
+        }
+        ExprKind::External(d, _) => {
+            bound.insert(d.name.id);
+        }
+        _ => {}
+    }
+    children(e, &mut |c| walk_free(c, bound, out));
+}
+
+/// Adds the names a pattern binds.
+pub fn pat_binders(p: &Pat, bound: &mut HashSet<NameId>) {
+    match &p.kind {
+        PatKind::Bind(n) => {
+            bound.insert(n.id);
+        }
+        PatKind::Con(_, a) | PatKind::Not(a) => pat_binders(a, bound),
+        PatKind::Record(fields) => fields.iter().for_each(|(_, f)| pat_binders(f, bound)),
+        PatKind::Seq(items) => items.iter().for_each(|i| pat_binders(i, bound)),
+        PatKind::Edge { prefix, middle, suffix } => {
+            prefix.iter().chain(suffix).for_each(|i| pat_binders(i, bound));
+            if let Some(m) = middle {
+                bound.insert(m.id);
+            }
+        }
+        PatKind::And(a, b) | PatKind::Or(a, b) => {
+            pat_binders(a, bound);
+            pat_binders(b, bound);
+        }
+        PatKind::Wild | PatKind::Int(_) | PatKind::Char(_) | PatKind::Bool(_) | PatKind::Error => {}
+    }
+}
