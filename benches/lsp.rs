@@ -1,17 +1,22 @@
-//! Language-server latency through JSON-RPC: starts `pmx lsp`, opens a
-//! generated program of about 5,000 lines, then measures (1) from sending a
-//! one-character `didChange` to receiving the `publishDiagnostics` of that
-//! version, and (2) from sending a hover request to its response. Run with
-//! `cargo bench --bench lsp`.
+//! Language-server latency through JSON-RPC: starts `pmx lsp` (the
+//! release binary), opens a generated program of about 5,000 lines, then
+//! measures (1) from sending a one-character `didChange` to receiving the
+//! `publishDiagnostics` of that version, and (2) from sending a request
+//! (hover, definition, completion, semantic tokens) to its response. For
+//! comparison, the same edit straight on the driver's queries (no protocol,
+//! no threads) is timed too: that part of the latency is the compiler's.
+//! Run with `cargo bench --bench lsp`.
 
 #[path = "../tests/lsp_client.rs"]
 mod lsp_client;
 
 use lsp_client::{file_uri, pos_of, Client};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// About ten lines of typical MExpr (as in `benches/frontend.rs`).
-fn unit(i: usize) -> String {
+/// About ten lines of typical MExpr (as in `benches/frontend.rs`), with an
+/// accelerate expression per ~100 lines (of both backends) if asked.
+fn unit(i: usize, accelerate: bool) -> String {
     let prev = if i == 0 { "lam x. lam s. x".to_string() } else { format!("f{}", i - 1) };
     let mut u = format!(
         "let f{i} = lam x : Int. lam s : [Int].
@@ -23,13 +28,12 @@ fn unit(i: usize) -> String {
     foldl (lam acc. lam e. addi acc e) y s
 let g{i} = lam v. ({prev} v [v, 1], map (lam z. (z, v)) [1, 2])
 let pair{i} = lam a. lam b. if lti a b then (a, b) else (b, a)
-utest f{i} 1 [] with {}
+utest f{i} 1 [] with {n}
 ",
-        i + 1
+        n = i + 1
     );
-    // An accelerate expression per ~100 lines, of both backends.
-    if i % 10 == 0 {
-        if i % 20 == 0 {
+    if accelerate && i.is_multiple_of(10) {
+        if i.is_multiple_of(20) {
             u.push_str(&format!("let acc{i} = lam s : [Int]. accelerate (reduce addi 0 (map (lam x. f{i} x s) s))\n"));
         } else {
             u.push_str(&format!(
@@ -40,19 +44,23 @@ utest f{i} 1 [] with {}
     u
 }
 
-fn program(lines: usize, accelerate: bool) -> String {
-    let mut src = String::new();
+/// A program of `lines` lines in `parts` files: each part includes the one
+/// before it; the last file holds the `mexpr` section.
+fn program(lines: usize, parts: usize, accelerate: bool) -> Vec<(String, String)> {
+    let mut files = Vec::new();
     let mut i = 0;
-    while src.lines().count() < lines {
-        let mut u = unit(i);
-        if !accelerate {
-            u = u.lines().filter(|l| !l.contains("acc")).map(|l| format!("{l}\n")).collect();
+    for p in 0..parts {
+        let mut src = if p == 0 { String::new() } else { format!("include \"part{}.mc\"\n", p - 1) };
+        while src.lines().count() < lines / parts {
+            src.push_str(&unit(i, accelerate));
+            i += 1;
         }
-        src.push_str(&u);
-        i += 1;
+        if p + 1 == parts {
+            src.push_str("mexpr\nf1 1 [2, 3]\n");
+        }
+        files.push((format!("part{p}.mc"), src));
     }
-    src.push_str("mexpr\nf0 1 [2, 3]\n");
-    src
+    files
 }
 
 fn stats(name: &str, mut times: Vec<Duration>) {
@@ -60,7 +68,7 @@ fn stats(name: &str, mut times: Vec<Duration>) {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let n = times.len();
     println!(
-        "{name:<40} median {:>7.2} ms   p90 {:>7.2} ms   min {:>7.2} ms   max {:>7.2} ms   (n = {n})",
+        "  {name:<44} median {:>7.2} ms  p90 {:>7.2} ms  min {:>7.2} ms  max {:>7.2} ms  (n = {n})",
         ms(times[n / 2]),
         ms(times[n * 9 / 10]),
         ms(times[0]),
@@ -68,73 +76,77 @@ fn stats(name: &str, mut times: Vec<Duration>) {
     );
 }
 
-/// The same edits straight on the driver's queries (no protocol, no
-/// threads): the part of the latency that is the compiler's.
-fn driver_floor(text: &str) {
-    let text = text.to_string();
+/// Where the one-character edit goes: after `addi x K` in the `let y` line
+/// of a unit (`addi x K` -> `addi x K0` -> `addi x K`).
+fn edit_point(text: &str) -> (u32, u32) {
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  let y = addi x ")).collect();
+    let line = lines[lines.len() / 2];
+    let (l, c) = pos_of(text, line, 0);
+    (l, c + line.trim_end_matches(" in").len() as u32)
+}
+
+/// The same edits on the driver's queries, on the large stack.
+fn driver_floor(dir: &Path, files: &[(String, String)], edited: usize) {
+    let paths: Vec<PathBuf> = files.iter().map(|(n, _)| dir.join(n)).collect();
+    let texts: Vec<String> = files.iter().map(|(_, t)| t.clone()).collect();
     pmx_driver::with_stack(move || {
         let mut db = pmx_driver::Database::default();
-        let path = std::path::Path::new("/bench/floor.mc");
-        let file = db.set_file_text(path, text.clone());
-        assert!(pmx_driver::program_diagnostics(&db, file).is_empty());
-        let at = text.find("addi x 250 in").unwrap() + "addi x 250".len();
-        let mut edited = text.clone();
-        edited.insert(at, '0');
-        let (mut all, mut parse, mut names, mut types, mut front) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (p, t) in paths.iter().zip(&texts) {
+            db.set_file_text(p, t.clone());
+        }
+        let root = db.set_file_text(paths.last().unwrap(), texts.last().unwrap().clone());
+        let d = pmx_driver::program_diagnostics(&db, root);
+        assert!(d.is_empty(), "{:?}", d.first());
+        let text = &texts[edited];
+        let (l, c) = edit_point(text);
+        let at = text.lines().take(l as usize).map(|x| x.len() + 1).sum::<usize>() + c as usize;
+        let mut changed = text.clone();
+        changed.insert(at, '0');
+        let (mut front, mut all) = (Vec::new(), Vec::new());
         for i in 0..20 {
-            let t = if i % 2 == 0 { edited.clone() } else { text.clone() };
+            let t = if i % 2 == 0 { changed.clone() } else { text.clone() };
             let start = Instant::now();
-            db.set_file_text(path, t);
-            pmx_driver::parse_file(&db, file);
-            parse.push(start.elapsed());
-            pmx_driver::resolve_file(&db, file);
-            names.push(start.elapsed());
-            pmx_driver::check_file(&db, file);
-            types.push(start.elapsed());
-            pmx_driver::front_end_diagnostics(&db, file);
+            db.set_file_text(&paths[edited], t);
+            pmx_driver::front_end_diagnostics(&db, root);
             front.push(start.elapsed());
-            pmx_driver::program_diagnostics(&db, file);
+            pmx_driver::program_diagnostics(&db, root);
             all.push(start.elapsed());
         }
-        stats("driver alone: set text + parse", parse);
-        stats("driver alone: + names", names);
-        stats("driver alone: + types", types);
-        stats("driver alone: + front-end diagnostics", front);
-        stats("driver alone: + accelerate passes", all);
+        stats("driver alone: edit -> front-end diagnostics", front);
+        stats("driver alone: edit -> all diagnostics", all);
     });
 }
 
-fn bench(label: &str, accelerate: bool) {
-    let text = program(5_000, accelerate);
-    let dir = std::env::temp_dir().join(format!("pmx-lsp-bench-{}", std::process::id()));
+fn bench(label: &str, parts: usize, accelerate: bool, edited: usize, requests: bool) {
+    let files = program(5_000, parts, accelerate);
+    let dir = std::env::temp_dir().join(format!("pmx-lsp-bench-{}-{label}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{label}.mc"));
-    std::fs::write(&path, &text).unwrap();
-    let uri = file_uri(&path);
-    println!(
-        "{label}: {} lines, {} bytes, {} accelerate expressions",
-        text.lines().count(),
-        text.len(),
-        text.matches("accelerate (").count()
-    );
-
-    driver_floor(&text);
+    for (name, text) in &files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let lines: usize = files.iter().map(|(_, t)| t.lines().count()).sum();
+    let accs: usize = files.iter().map(|(_, t)| t.matches("accelerate (").count()).sum();
+    println!("{label}: {lines} lines in {parts} file(s), {accs} accelerate expressions; edits in {}", files[edited].0);
+    driver_floor(&dir, &files, edited);
 
     let mut c = Client::start();
+    let main_uri = file_uri(&dir.join(&files[parts - 1].0));
+    let uri = file_uri(&dir.join(&files[edited].0));
+    let text = files[edited].1.clone();
     let start = Instant::now();
-    c.open(&uri, &text, 1);
-    let diags = c.diagnostics(&uri, 1);
+    c.open(&main_uri, &files[parts - 1].1, 1);
+    let diags = c.diagnostics(&main_uri, 1);
     assert!(diags.is_empty(), "the generated program has errors: {:?}", diags.first());
     stats("open -> first diagnostics (cold)", vec![start.elapsed()]);
+    if uri != main_uri {
+        c.open(&uri, &text, 1);
+        c.diagnostics(&uri, 1);
+    }
 
-    // One character typed and deleted again in the middle of the file
-    // (`addi x 2500` -> `addi x 25000` -> `addi x 2500`), each edit
-    // waited for.
-    let (line, col) = pos_of(&text, "addi x 250 in", 0);
-    let col = col + "addi x 250".len() as u32;
+    let (line, col) = edit_point(&text);
     let mut edits = Vec::new();
     let mut version = 1;
-    for i in 0..60 {
+    for i in 0..40 {
         version += 1;
         let start = Instant::now();
         if i % 2 == 0 {
@@ -148,7 +160,23 @@ fn bench(label: &str, accelerate: bool) {
     }
     stats("one-character edit -> diagnostics", edits);
 
-    // An edit that breaks the program and one that repairs it.
+    // The same with a pause before each edit (as when typing at a human
+    // pace): the server has freed what the last edit replaced meanwhile.
+    let mut paused = Vec::new();
+    for i in 0..20 {
+        std::thread::sleep(Duration::from_millis(100));
+        version += 1;
+        let start = Instant::now();
+        if i % 2 == 0 {
+            c.change_range(&uri, version, (line, col), (line, col), "0");
+        } else {
+            c.change_range(&uri, version, (line, col), (line, col + 1), "");
+        }
+        c.diagnostics(&uri, version);
+        paused.push(start.elapsed());
+    }
+    stats("one-character edit after a pause -> diagnostics", paused);
+
     let mut broken = Vec::new();
     for i in 0..20 {
         version += 1;
@@ -160,50 +188,105 @@ fn bench(label: &str, accelerate: bool) {
         }
         let diags = c.diagnostics(&uri, version);
         broken.push(start.elapsed());
-        assert_eq!(diags.is_empty(), i % 2 == 1);
+        assert_eq!(diags.is_empty(), i % 2 == 1, "{diags:?}");
     }
-    stats("edit adding/removing a type error", broken);
+    stats("edit adding/removing a type error -> diagnostics", broken);
 
-    // Hover on identifiers all over the file.
-    let mut hovers = Vec::new();
-    for k in 0..100 {
-        let i = k * 4;
-        let (l, ch) = pos_of(&text, &format!("(f{} v", i + 1), 0);
-        let start = Instant::now();
-        let r = c.request("textDocument/hover", Client::at(&uri, l, ch + 1));
-        hovers.push(start.elapsed());
-        assert!(r["result"]["contents"]["value"].as_str().unwrap().contains("Int -> [Int] -> Int"), "{r}");
+    // Typing: ten characters 20 ms apart (faster than a check), then the
+    // time from the last one to its diagnostics. Stale checks are cancelled.
+    let mut typing = Vec::new();
+    let mut published = 0;
+    for _ in 0..5 {
+        let first = version + 1;
+        for k in 0..10u32 {
+            version += 1;
+            c.change_range(&uri, version, (line, col + k), (line, col + k), "1");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let start = Instant::now() - Duration::from_millis(20);
+        c.diagnostics(&uri, version);
+        typing.push(start.elapsed());
+        version += 1;
+        c.change_range(&uri, version, (line, col), (line, col + 10), "");
+        c.diagnostics(&uri, version);
+        c.drain();
+        published += c
+            .pending()
+            .iter()
+            .filter(|m| {
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["version"].as_i64().is_some_and(|v| v >= first && v < version - 1)
+            })
+            .count();
+        c.clear_pending();
     }
-    stats("hover", hovers);
+    stats("typing 10 chars, 20 ms apart: last -> diagnostics", typing);
+    println!(
+        "  (of 45 intermediate versions, {published} were published; the others' checks were cancelled or merged)"
+    );
 
-    let mut defs = Vec::new();
-    for k in 0..50 {
-        let (l, ch) = pos_of(&text, &format!("(f{} v", k * 4), 0);
-        let start = Instant::now();
-        let r = c.request("textDocument/definition", Client::at(&uri, l, ch + 1));
-        defs.push(start.elapsed());
-        assert!(r["result"][0]["range"].is_object(), "{r}");
-    }
-    stats("go to definition", defs);
+    if requests {
+        let mut hovers = Vec::new();
+        // Uses of the `f` functions: `(f12 v [v, 1], ...)`.
+        let uses: Vec<usize> = text
+            .match_indices(" v [v, 1]")
+            .map(|(i, _)| i)
+            .filter(|&i| text[..i].rfind('(').is_some_and(|p| text[p + 1..].starts_with('f')))
+            .collect();
+        for k in 0..100 {
+            let at = uses[k * uses.len() / 100];
+            let name_start = text[..at].rfind('(').unwrap() + 1;
+            let (l, ch) = pos_of(&text, &text[name_start..at + 2], 0);
+            let start = Instant::now();
+            let r = c.request("textDocument/hover", Client::at(&uri, l, ch + 1));
+            hovers.push(start.elapsed());
+            let h = r["result"]["contents"]["value"].as_str().unwrap_or_default();
+            assert!(h.contains("Int -> [Int] -> Int") || h.contains("all"), "{r}");
+        }
+        stats("hover", hovers);
 
-    let mut completions = Vec::new();
-    for k in 0..20 {
-        let (l, ch) = pos_of(&text, &format!("let y = addi x {}", k * 20 + 1), 0);
-        let start = Instant::now();
-        let r = c.request("textDocument/completion", Client::at(&uri, l + 1, 2));
-        completions.push(start.elapsed());
-        assert!(r["result"].as_array().unwrap().len() > 100, "{ch} {r}");
-    }
-    stats("completion", completions);
+        let mut defs = Vec::new();
+        for k in 0..50 {
+            let at = uses[k * uses.len() / 50];
+            let name_start = text[..at].rfind('(').unwrap() + 1;
+            let (l, ch) = pos_of(&text, &text[name_start..at + 2], 0);
+            let start = Instant::now();
+            let r = c.request("textDocument/definition", Client::at(&uri, l, ch + 1));
+            defs.push(start.elapsed());
+            assert!(r["result"][0]["range"].is_object(), "{r}");
+        }
+        stats("go to definition", defs);
 
-    let mut tokens = Vec::new();
-    for _ in 0..10 {
-        let start = Instant::now();
-        let r = c.request("textDocument/semanticTokens/full", serde_json::json!({ "textDocument": { "uri": uri } }));
-        tokens.push(start.elapsed());
-        assert!(r["result"]["data"].is_array());
+        let mut completions = Vec::new();
+        for k in 0..20 {
+            let (l, _) = pos_of(&text, "  let r = {a = y", k * 10);
+            let start = Instant::now();
+            let r = c.request("textDocument/completion", Client::at(&uri, l, 2));
+            completions.push(start.elapsed());
+            assert!(r["result"].as_array().unwrap().len() > 100, "{r}");
+        }
+        stats("completion", completions);
+
+        let (mut full, mut range) = (Vec::new(), Vec::new());
+        for k in 0..10 {
+            let start = Instant::now();
+            let r =
+                c.request("textDocument/semanticTokens/full", serde_json::json!({ "textDocument": { "uri": uri } }));
+            full.push(start.elapsed());
+            assert!(r["result"]["data"].is_array());
+            let first = (k * 400) as u32;
+            let start = Instant::now();
+            let r = c.request(
+                "textDocument/semanticTokens/range",
+                serde_json::json!({ "textDocument": { "uri": uri }, "range": {
+                    "start": { "line": first, "character": 0 }, "end": { "line": first + 60, "character": 0 } } }),
+            );
+            range.push(start.elapsed());
+            assert!(r["result"]["data"].is_array());
+        }
+        stats("semantic tokens, whole file", full);
+        stats("semantic tokens, 60 lines", range);
     }
-    stats("semantic tokens (whole file)", tokens);
 
     assert!(c.shutdown().success());
     let _ = std::fs::remove_dir_all(&dir);
@@ -211,6 +294,8 @@ fn bench(label: &str, accelerate: bool) {
 }
 
 fn main() {
-    bench("with-accelerate", true);
-    bench("front-end-only", false);
+    bench("one file", 1, true, 0, true);
+    bench("one file, no accelerate", 1, false, 0, false);
+    bench("ten files, edit in the main file", 10, true, 9, false);
+    bench("ten files, edit in the first file", 10, true, 0, false);
 }
