@@ -201,38 +201,9 @@ pub fn explain_human(db: &Database, analysis: &pmx_accelerate::Analysis) -> Stri
         out.push_str("no accelerate expression\n");
     }
     for a in &analysis.accelerates {
-        let b = &a.binding;
-        out.push_str(&format!("{} at {}\n", b.name, locate(b.span)));
-        let backend = match &a.class {
-            pmx_accelerate::Class::One(backend) => backend.name().to_string(),
-            pmx_accelerate::Class::Any => "none (it uses no parallel keyword)".to_string(),
-            pmx_accelerate::Class::Invalid => "none (it uses keywords of both backends)".to_string(),
-        };
-        out.push_str(&format!("  backend: {backend}\n"));
-        for r in &a.reasons {
-            let chain: Vec<String> = r.chain.iter().map(|(n, s)| format!("{n} ({})", locate(*s))).collect();
-            out.push_str(&format!(
-                "  why: {} -> `{}` at {} ({})\n",
-                chain.join(" -> "),
-                r.keyword,
-                locate(r.keyword_span),
-                r.backend.name()
-            ));
-        }
-        if b.params.is_empty() {
-            out.push_str("  parameters: none (it uses no data from outside)\n");
-        } else {
-            out.push_str("  parameters:\n");
-            for (i, p) in b.params.iter().enumerate() {
-                let passing = a.passing.get(i).copied().unwrap_or_else(|| pmx_accelerate::Passing::of(&p.ty));
-                out.push_str(&format!("    {} : {}  ({})\n", p.name.text, p.ty, passing.describe()));
-            }
-        }
-        out.push_str(&format!("  returns: {}\n", b.result));
-        if a.functions.is_empty() {
-            out.push_str("  functions extracted with it: none\n");
-        } else {
-            out.push_str(&format!("  functions extracted with it: {}\n", a.functions.join(", ")));
+        out.push_str(&format!("{} at {}\n", a.binding.name, locate(a.binding.span)));
+        for line in pmx_accelerate::explain::lines(a, &mut |s| locate(s)) {
+            out.push_str(&format!("  {line}\n"));
         }
     }
     out

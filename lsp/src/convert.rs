@@ -30,7 +30,7 @@ pub fn uri_to_path(uri: &Uri) -> PathBuf {
     let scheme = uri.scheme().as_str();
     if scheme.eq_ignore_ascii_case("file") {
         if let Some(p) = uri.to_file_path() {
-            return pmx_driver_normalize(&p);
+            return pmx_driver::normalize(&p);
         }
     }
     let mut name: String =
@@ -39,25 +39,6 @@ pub fn uri_to_path(uri: &Uri) -> PathBuf {
         name.push_str(".mc");
     }
     PathBuf::from("/pmx-lsp-virtual").join(name)
-}
-
-/// The same normalisation the database applies (absolute, `.`/`..`
-/// removed, links resolved where the file exists).
-fn pmx_driver_normalize(p: &Path) -> PathBuf {
-    if let Ok(c) = p.canonicalize() {
-        return c;
-    }
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 impl Docs {

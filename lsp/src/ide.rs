@@ -195,40 +195,8 @@ fn accelerate_hover(s: &Snapshot, texts: &mut Texts, file: SourceFile, at: Span,
         else {
             continue;
         };
-        let b = &a.binding;
-        let backend = match &a.class {
-            pmx_accelerate::Class::One(backend) => format!("**{}**", backend.name()),
-            pmx_accelerate::Class::Any => "none (it uses no parallel keyword)".to_string(),
-            pmx_accelerate::Class::Invalid => "none (it uses keywords of both backends)".to_string(),
-        };
-        out.push_str(&format!("\n\nbackend: {backend}\n"));
-        for r in &a.reasons {
-            let chain: Vec<String> =
-                r.chain.iter().map(|(n, sp)| format!("`{n}` ({})", locate(db, texts, *sp))).collect();
-            out.push_str(&format!(
-                "\nwhy: {} → `{}` at {} ({})\n",
-                chain.join(" → "),
-                r.keyword,
-                locate(db, texts, r.keyword_span),
-                r.backend.name()
-            ));
-        }
-        if b.params.is_empty() {
-            out.push_str("\nparameters: none (it uses no data from outside)\n");
-        } else {
-            out.push_str("\nparameters:\n");
-            for p in &b.params {
-                let passing = pmx_accelerate::Passing::of(&p.ty);
-                out.push_str(&format!("- `{} : {}` ({})\n", p.name.text, p.ty, passing.describe()));
-            }
-        }
-        out.push_str(&format!("\nreturns: `{}`\n", b.result));
-        if a.functions.is_empty() {
-            out.push_str("\nfunctions extracted with it: none\n");
-        } else {
-            let fs: Vec<String> = a.functions.iter().map(|f| format!("`{f}`")).collect();
-            out.push_str(&format!("\nfunctions extracted with it: {}\n", fs.join(", ")));
-        }
+        let lines = pmx_accelerate::explain::lines(a, &mut |sp| locate(db, texts, sp));
+        out.push_str(&format!("\n\n```\n{}\n```\n", lines.join("\n")));
         return out;
     }
     if blocked {

@@ -30,6 +30,7 @@
 mod anf;
 mod classify;
 mod copy;
+pub mod explain;
 mod extract;
 mod free;
 mod lift;

@@ -19,7 +19,7 @@ mod db;
 mod includes;
 mod queries;
 
-pub use db::{Database, Db, SourceFile};
+pub use db::{normalize, Database, Db, SourceFile};
 pub use includes::{file_includes, IncludeTarget};
 pub use queries::{
     accelerate_analysis, check_file, file_diagnostics, front_end_diagnostics, parse_file, program_diagnostics,
