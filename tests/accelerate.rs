@@ -75,6 +75,22 @@ fn lifting_preserves_behaviour() {
     }
 }
 
+/// Every stage `pmx emit` prints is MExpr that checks again.
+#[test]
+fn emitted_stages_check_again() {
+    let dir = tempdir();
+    for f in programs() {
+        for stage in ["lifted", "extracted", "futhark-ir", "cuda-ir"] {
+            let (code, text, err) = pmx(&["emit", "--stage", stage], &f);
+            assert_eq!(code, 0, "{}: {err}", f.display());
+            let out = dir.join(format!("{stage}.mc"));
+            std::fs::write(&out, &text).expect("writable");
+            let (code, _, err) = pmx(&["check", "--color=never"], &out);
+            assert_eq!(code, 0, "{} at stage {stage} does not check again:\n{err}\n{text}", f.display());
+        }
+    }
+}
+
 #[test]
 fn a_shared_function_is_extracted_once() {
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/accelerate/shared_function.mc");
@@ -84,7 +100,9 @@ fn a_shared_function_is_extracted_once() {
 }
 
 fn tempdir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pmx-accelerate-test-{}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("pmx-accelerate-test-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
