@@ -61,17 +61,7 @@ fn program_with(lines: usize, unit: fn(usize) -> String) -> String {
 }
 
 fn program(lines: usize) -> String {
-    let mut src = String::new();
-    let mut i = 0;
-    let mut count = 0;
-    while count < lines {
-        let u = unit(i);
-        count += u.lines().count();
-        src.push_str(&u);
-        i += 1;
-    }
-    src.push_str("mexpr\nf0 1 [2, 3]\n");
-    src
+    program_with(lines, unit)
 }
 
 fn main() {

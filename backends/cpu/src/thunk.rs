@@ -343,7 +343,57 @@ fn tensor_set(t: Code, v: Code, index: Box<[Code]>, span: pmx_ast::Span) -> Thun
     })
 }
 
+/// Compiled code returning `T`: a value ([`Thunk`]) or, in tail
+/// position, how the function body ends ([`TailThunk`]).
+type Compiled<T> = Box<dyn Fn(&mut Machine, &Frame) -> Res<T> + Send + Sync>;
+
+/// The forms that pass control on to a sub-expression in the same
+/// position (`let`, `recursive`, `if`, `match`), compiled with `next` for
+/// that position: [`thunk`] or [`tail`].
+fn continuation<T: 'static>(code: Code, next: fn(Code) -> Compiled<T>) -> Result<Compiled<T>, Code> {
+    Ok(match code {
+        Code::Let(slot, value, body) => {
+            let (slot, value, body) = (slot as usize, thunk(*value), next(*body));
+            Box::new(move |m, fr| {
+                let v = value(m, fr)?;
+                m.stack[fr.bp + slot] = v;
+                body(m, fr)
+            })
+        }
+        Code::LetRec { members, cells, body } => {
+            let members: Vec<(usize, Thunk)> =
+                members.into_vec().into_iter().map(|(s, c)| (s as usize, thunk(c))).collect();
+            let body = next(*body);
+            Box::new(move |m, fr| {
+                m.letrec(&members, cells, fr)?;
+                body(m, fr)
+            })
+        }
+        Code::If(op, parts) => {
+            let (x, y, t, o) = *parts;
+            let (c, t, o) = (cond(op, x, y), next(t), next(o));
+            Box::new(move |m, fr| if c(m, fr)? { t(m, fr) } else { o(m, fr) })
+        }
+        Code::Match(scrutinee, pat, then, otherwise) => {
+            let (s, t, o) = (thunk(*scrutinee), next(*then), next(*otherwise));
+            Box::new(move |m, fr| {
+                let v = s(m, fr)?;
+                if m.matches(&pat, &v, fr) {
+                    t(m, fr)
+                } else {
+                    o(m, fr)
+                }
+            })
+        }
+        other => return Err(other),
+    })
+}
+
 pub fn thunk(code: Code) -> Thunk {
+    let code = match continuation(code, thunk) {
+        Ok(compiled) => return compiled,
+        Err(code) => code,
+    };
     match code {
         Code::Lit(v) => Box::new(move |_, _| Ok(v.clone())),
         Code::Local(s) => {
@@ -368,46 +418,13 @@ pub fn thunk(code: Code) -> Thunk {
             })
         }
         Code::Bin(op, x, y, span) => bin(op, *x, *y, span),
-        Code::If(op, parts) => {
-            let (x, y, t, o) = *parts;
-            let (c, t, o) = (cond(op, x, y), thunk(t), thunk(o));
-            Box::new(move |m, fr| if c(m, fr)? { t(m, fr) } else { o(m, fr) })
-        }
         Code::TensorGet(t, index, span) => tensor_get(*t, index, span),
         Code::TensorSet(parts, index, span) => tensor_set(parts.0, parts.1, index, span),
-        Code::Let(slot, value, body) => {
-            let (slot, value, body) = (slot as usize, thunk(*value), thunk(*body));
-            Box::new(move |m, fr| {
-                let v = value(m, fr)?;
-                m.stack[fr.bp + slot] = v;
-                body(m, fr)
-            })
-        }
-        Code::LetRec { members, cells, body } => {
-            let members: Vec<(usize, Thunk)> =
-                members.into_vec().into_iter().map(|(s, c)| (s as usize, thunk(c))).collect();
-            let body = thunk(*body);
-            Box::new(move |m, fr| {
-                m.letrec(&members, cells, fr)?;
-                body(m, fr)
-            })
-        }
         Code::CellGet(cell) => {
             let cell = thunk(*cell);
             Box::new(move |m, fr| match cell(m, fr)? {
                 Value::Ref(r) => Ok(r.lock().unwrap_or_else(|e| e.into_inner()).clone()),
                 _ => unreachable!("recursion cells are references"),
-            })
-        }
-        Code::Match(scrutinee, pat, then, otherwise) => {
-            let (s, t, o) = (thunk(*scrutinee), thunk(*then), thunk(*otherwise));
-            Box::new(move |m, fr| {
-                let v = s(m, fr)?;
-                if m.matches(&pat, &v, fr) {
-                    t(m, fr)
-                } else {
-                    o(m, fr)
-                }
             })
         }
         Code::Seq(items) => {
@@ -499,47 +516,18 @@ pub fn thunk(code: Code) -> Thunk {
         Code::Error(span) => {
             Box::new(move |m, _| Err(m.fail("this part of the program has errors and cannot run", span)))
         }
+        Code::Let(..) | Code::LetRec { .. } | Code::If(..) | Code::Match(..) => {
+            unreachable!("compiled by `continuation`")
+        }
     }
 }
 
 /// Compiles code in tail position (a function body).
 pub fn tail(code: Code) -> TailThunk {
-    match code {
-        Code::App(f, args, span) => tail_app(*f, args, span),
-        Code::Let(slot, value, body) => {
-            let (slot, value, body) = (slot as usize, thunk(*value), tail(*body));
-            Box::new(move |m, fr| {
-                let v = value(m, fr)?;
-                m.stack[fr.bp + slot] = v;
-                body(m, fr)
-            })
-        }
-        Code::LetRec { members, cells, body } => {
-            let members: Vec<(usize, Thunk)> =
-                members.into_vec().into_iter().map(|(s, c)| (s as usize, thunk(c))).collect();
-            let body = tail(*body);
-            Box::new(move |m, fr| {
-                m.letrec(&members, cells, fr)?;
-                body(m, fr)
-            })
-        }
-        Code::If(op, parts) => {
-            let (x, y, t, o) = *parts;
-            let (c, t, o) = (cond(op, x, y), tail(t), tail(o));
-            Box::new(move |m, fr| if c(m, fr)? { t(m, fr) } else { o(m, fr) })
-        }
-        Code::Match(scrutinee, pat, then, otherwise) => {
-            let (s, t, o) = (thunk(*scrutinee), tail(*then), tail(*otherwise));
-            Box::new(move |m, fr| {
-                let v = s(m, fr)?;
-                if m.matches(&pat, &v, fr) {
-                    t(m, fr)
-                } else {
-                    o(m, fr)
-                }
-            })
-        }
-        other => {
+    match continuation(code, tail) {
+        Ok(compiled) => compiled,
+        Err(Code::App(f, args, span)) => tail_app(*f, args, span),
+        Err(other) => {
             let t = thunk(other);
             Box::new(move |m, fr| Ok(Flow::Ret(t(m, fr)?)))
         }

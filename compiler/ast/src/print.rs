@@ -275,24 +275,23 @@ impl Printer {
     }
 
     fn con_name(&self, n: &Name) -> String {
-        let text = self.names.get(&n.id).cloned().unwrap_or_else(|| n.text.to_string());
-        if text.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-            && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
-            text
-        } else {
-            format!("#con{}", quote_string(&text))
-        }
+        self.upper_name(n, "con")
     }
 
     fn type_name(&self, n: &Name) -> String {
+        self.upper_name(n, "type")
+    }
+
+    /// A constructor or type name: plain when it is `[A-Z][a-zA-Z0-9_]*`,
+    /// escaped (`#con"..."`, `#type"..."`) otherwise.
+    fn upper_name(&self, n: &Name, escape_kind: &str) -> String {
         let text = self.names.get(&n.id).cloned().unwrap_or_else(|| n.text.to_string());
         if text.chars().next().is_some_and(|c| c.is_ascii_uppercase())
             && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         {
             text
         } else {
-            format!("#type{}", quote_string(&text))
+            format!("#{escape_kind}{}", quote_string(&text))
         }
     }
 
