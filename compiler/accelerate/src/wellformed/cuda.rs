@@ -1,17 +1,14 @@
 //! The CUDA backend's rules: an imperative, first-order subset over
 //! tensors, with recursion.
 
-use super::{contains_arrow, error, find, is_variant, spine, Rules};
-use crate::classify::Backend;
+use super::{contains_arrow, find, is_variant, spine, Rules};
 use crate::lift::AccBinding;
 use pmx_ast::*;
 use pmx_diagnostics::{Code, Diagnostic};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
-#[derive(Default)]
 pub struct Cuda {
-    diags: Vec<Diagnostic>,
-    params: FxHashSet<NameId>,
+    pub(super) r: super::Report,
 }
 
 /// The built-ins CUDA code may use (the C column of the reference).
@@ -70,10 +67,6 @@ fn tensor_of_unsupported(t: &Ty) -> bool {
 }
 
 impl Cuda {
-    fn push(&mut self, code: Code, span: Span, rule: String, label: &str, fix: Option<&str>) {
-        self.diags.push(error(code, Backend::Cuda, span, rule, label, fix));
-    }
-
     /// CudaExprError: no constructors, record updates or utests.
     fn rule_expression(&mut self, e: &Expr) {
         let what = match &e.kind {
@@ -87,7 +80,7 @@ impl Cuda {
             ExprKind::Utest(..) => Some("move the utest out of the accelerated code"),
             _ => Some("variant types cannot be accelerated with CUDA; use records, sequences and tensors"),
         };
-        self.push(Code::CudaExpr, e.span, format!("{what} are not supported"), "not available in CUDA code", fix);
+        self.r.push(Code::CudaExpr, e.span, format!("{what} are not supported"), "not available in CUDA code", fix);
     }
 
     /// CudaConstantError: only the built-ins the CUDA backend provides.
@@ -111,7 +104,7 @@ impl Cuda {
                         ),
                         _ => None,
                     };
-                    self.push(
+                    self.r.push(
                         Code::CudaConstant,
                         e.span,
                         format!("the built-in `{}` is not supported", b.name()),
@@ -128,7 +121,7 @@ impl Cuda {
     /// `seqLoopAcc` or `foldl` (which lambda lifting produces).
     fn rule_app_result(&mut self, e: &Expr, higher_order_argument: bool) {
         if matches!(e.kind, ExprKind::App(..)) && e.ty.as_arrow().is_some() && !higher_order_argument {
-            self.push(
+            self.r.push(
                 Code::CudaAppResultType,
                 e.span,
                 "return values of function type are not supported".into(),
@@ -141,7 +134,7 @@ impl Cuda {
     /// CudaFunctionInMatch: a conditional does not return a function.
     fn rule_function_in_match(&mut self, e: &Expr) {
         if matches!(e.kind, ExprKind::Match { .. }) && e.ty.as_arrow().is_some() {
-            self.push(
+            self.r.push(
                 Code::CudaFunctionInMatch,
                 e.span,
                 "the result of a conditional cannot be a function".into(),
@@ -164,7 +157,7 @@ impl Cuda {
         };
         if let Some(f) = args.get(i) {
             if !matches!(f.kind, ExprKind::Var(_) | ExprKind::App(..)) {
-                self.push(
+                self.r.push(
                     Code::CudaHigherOrderArgument,
                     f.span,
                     format!("the function argument of `{}` must be a variable or a partial application", b.name()),
@@ -192,7 +185,7 @@ impl Cuda {
             } else {
                 "records and sequences cannot hold functions"
             };
-            self.push(
+            self.r.push(
                 Code::CudaType,
                 span,
                 format!("the type `{bad}` is not supported ({why})"),
@@ -215,7 +208,7 @@ impl Cuda {
         let mut t = ty;
         while let Some((p, r)) = t.as_arrow() {
             if p.as_arrow().is_some() {
-                self.push(
+                self.r.push(
                     Code::CudaFunctionDef,
                     b.name.span,
                     format!("the function `{}` takes a function as a parameter, which is not supported", b.name.text),
@@ -234,7 +227,7 @@ impl Cuda {
             v = body;
         }
         if lambdas != arity {
-            self.push(
+            self.r.push(
                 Code::CudaFunctionDef,
                 b.name.span,
                 "functions must be defined using explicit lambdas, using one lambda per parameter".into(),
@@ -259,7 +252,7 @@ impl Rules for Cuda {
     /// CudaPatternError: no constructor patterns.
     fn pattern(&mut self, p: &Pat) {
         if let PatKind::Con(k, _) = &p.kind {
-            self.push(
+            self.r.push(
                 Code::CudaPattern,
                 p.span,
                 "constructor patterns are not supported".into(),
@@ -270,7 +263,7 @@ impl Rules for Cuda {
     }
 
     fn binder(&mut self, name: &Name, ty: &Ty, _is_let: bool) {
-        if !self.params.contains(&name.id) {
+        if !self.r.params.contains(&name.id) {
             self.rule_type(name.span, ty);
         }
     }
@@ -280,17 +273,17 @@ impl Rules for Cuda {
     }
 
     fn declaration(&mut self, span: Span, what: &str) {
-        self.push(Code::CudaExpr, span, format!("{what} are not supported"), "in accelerated code", None);
+        self.r.push(Code::CudaExpr, span, format!("{what} are not supported"), "in accelerated code", None);
     }
 
     /// What crosses the boundary: no functions; tensors only of Int and
     /// Float; tensors and variant values are not returned.
     fn boundary(&mut self, acc: &AccBinding) {
         for p in &acc.params {
-            self.params.insert(p.name.id);
+            self.r.params.insert(p.name.id);
             let bad = find(&p.ty, &|x| x.as_arrow().is_some() || tensor_of_unsupported(x) || is_variant(x));
             if let Some(bad) = bad {
-                self.push(
+                self.r.push(
                     Code::CudaBoundary,
                     p.name.span,
                     format!("`{}` of type `{}` cannot be passed to accelerated code", p.name.text, p.ty),
@@ -301,7 +294,7 @@ impl Rules for Cuda {
         }
         if let Some(bad) = find(&acc.result, &|x| matches!(x.kind(), TyKind::Tensor(_)) || is_variant(x)) {
             let what = if is_variant(&bad) { "Data types" } else { "Tensors" };
-            self.push(
+            self.r.push(
                 Code::CudaBoundary,
                 acc.span,
                 format!("{what} cannot be returned from accelerated code"),
@@ -312,7 +305,7 @@ impl Rules for Cuda {
     }
 
     fn into_diagnostics(self) -> Vec<Diagnostic> {
-        self.diags
+        self.r.diags
     }
 }
 

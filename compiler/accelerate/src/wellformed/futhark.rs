@@ -1,17 +1,12 @@
 //! The Futhark backend's rules: a pure, first-order subset over sequences.
 
-use super::{contains_arrow, error, find, is_variant, spine, Rules};
-use crate::classify::Backend;
+use super::{contains_arrow, find, is_variant, spine, Rules};
 use crate::lift::AccBinding;
 use pmx_ast::*;
 use pmx_diagnostics::{Code, Diagnostic};
-use rustc_hash::FxHashSet;
 
-#[derive(Default)]
 pub struct Futhark {
-    diags: Vec<Diagnostic>,
-    /// Accelerate parameters, checked at the boundary instead.
-    params: FxHashSet<NameId>,
+    pub(super) r: super::Report,
 }
 
 /// The built-ins Futhark code may use (the F column of the reference;
@@ -69,14 +64,10 @@ fn supported_constant(b: Builtin) -> bool {
 const FIRST_ORDER: &str = "pass the data the function needs instead of the function, or call it directly";
 
 impl Futhark {
-    fn push(&mut self, code: Code, span: Span, rule: String, label: &str, fix: Option<&str>) {
-        self.diags.push(error(code, Backend::Futhark, span, rule, label, fix));
-    }
-
     /// FutharkFunctionInArray: no sequence has function elements.
     fn rule_function_in_array(&mut self, span: Span, t: &Ty) {
         if let Some(bad) = find(t, &|x| matches!(x.kind(), TyKind::Seq(e) if contains_arrow(e))) {
-            self.push(
+            self.r.push(
                 Code::FutharkFunctionInArray,
                 span,
                 "sequences of functions are not supported".into(),
@@ -90,7 +81,7 @@ impl Futhark {
     fn rule_function_in_record(&mut self, span: Span, t: &Ty) {
         let bad = find(t, &|x| matches!(x.kind(), TyKind::Record(fs) if fs.iter().any(|(_, f)| contains_arrow(f))));
         if let Some(bad) = bad {
-            self.push(
+            self.r.push(
                 Code::FutharkFunctionInRecord,
                 span,
                 "records containing functions are not supported".into(),
@@ -103,7 +94,7 @@ impl Futhark {
     /// FutharkFunctionFromIf: a conditional does not return a function.
     fn rule_function_from_if(&mut self, e: &Expr) {
         if matches!(e.kind, ExprKind::Match { .. }) && contains_arrow(&e.ty) && e.ty.as_arrow().is_some() {
-            self.push(
+            self.r.push(
                 Code::FutharkFunctionFromIf,
                 e.span,
                 "conditionals returning functions are not supported".into(),
@@ -122,7 +113,7 @@ impl Futhark {
             _ => None,
         };
         if let Some(t) = acc_ty.filter(|t| t.as_arrow().is_some()) {
-            self.push(
+            self.r.push(
                 Code::FutharkFunctionFromFold,
                 e.span,
                 "folds with an accumulator of function type are not supported".into(),
@@ -135,7 +126,7 @@ impl Futhark {
     /// FutharkExprError: only the forms Futhark can express.
     fn rule_expression(&mut self, e: &Expr) {
         if let ExprKind::ConApp(k, _) = &e.kind {
-            self.push(
+            self.r.push(
                 Code::FutharkExpr,
                 e.span,
                 "constructor applications are not supported".into(),
@@ -156,7 +147,7 @@ impl Futhark {
                         }
                         _ => None,
                     };
-                    self.push(
+                    self.r.push(
                         Code::FutharkConstant,
                         e.span,
                         format!("the built-in `{}` is not supported", b.name()),
@@ -172,7 +163,7 @@ impl Futhark {
     fn rule_type(&mut self, span: Span, t: &Ty) {
         if let Some(bad) = find(t, &|x| matches!(x.kind(), TyKind::Tensor(_)) || is_variant(x)) {
             let what = if matches!(bad.kind(), TyKind::Tensor(_)) { "tensors" } else { "variant types" };
-            self.push(
+            self.r.push(
                 Code::FutharkType,
                 span,
                 format!("the type `{bad}` is not supported ({what} cannot be used in Futhark code)"),
@@ -199,7 +190,7 @@ impl Rules for Futhark {
     /// FutharkPatternError: no constructor patterns.
     fn pattern(&mut self, p: &Pat) {
         if let PatKind::Con(k, _) = &p.kind {
-            self.push(
+            self.r.push(
                 Code::FutharkPattern,
                 p.span,
                 "constructor patterns are not supported".into(),
@@ -210,7 +201,7 @@ impl Rules for Futhark {
     }
 
     fn binder(&mut self, name: &Name, ty: &Ty, is_let: bool) {
-        if self.params.contains(&name.id) {
+        if self.r.params.contains(&name.id) {
             return;
         }
         self.rule_type(name.span, ty);
@@ -225,7 +216,7 @@ impl Rules for Futhark {
     /// and `reduce` of section 4.6 are not applied yet).
     fn binding(&mut self, b: &Binding, recursive: bool) {
         if recursive {
-            self.push(
+            self.r.push(
                 Code::FutharkRecLet,
                 b.name.span,
                 "recursive functions are not supported".into(),
@@ -236,17 +227,17 @@ impl Rules for Futhark {
     }
 
     fn declaration(&mut self, span: Span, what: &str) {
-        self.push(Code::FutharkExpr, span, format!("{what} are not supported"), "in accelerated code", None);
+        self.r.push(Code::FutharkExpr, span, format!("{what} are not supported"), "in accelerated code", None);
     }
 
     /// Only values Futhark can receive cross the boundary.
     fn boundary(&mut self, acc: &AccBinding) {
         for p in &acc.params {
-            self.params.insert(p.name.id);
+            self.r.params.insert(p.name.id);
             let bad =
                 find(&p.ty, &|x| x.as_arrow().is_some() || matches!(x.kind(), TyKind::Tensor(_)) || is_variant(x));
             if bad.is_some() {
-                self.push(
+                self.r.push(
                     Code::FutharkParameter,
                     p.name.span,
                     format!(
@@ -261,7 +252,7 @@ impl Rules for Futhark {
         if find(&acc.result, &|x| x.as_arrow().is_some() || matches!(x.kind(), TyKind::Tensor(_)) || is_variant(x))
             .is_some()
         {
-            self.push(
+            self.r.push(
                 Code::FutharkParameter,
                 acc.span,
                 format!("a result of type `{}` cannot be returned from accelerated code", acc.result),
@@ -272,6 +263,6 @@ impl Rules for Futhark {
     }
 
     fn into_diagnostics(self) -> Vec<Diagnostic> {
-        self.diags
+        self.r.diags
     }
 }

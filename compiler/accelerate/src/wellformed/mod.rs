@@ -33,11 +33,30 @@ pub(crate) trait Rules {
     fn into_diagnostics(self) -> Vec<Diagnostic>;
 }
 
+/// What a backend's rules have found so far.
+pub(crate) struct Report {
+    backend: Backend,
+    pub diags: Vec<Diagnostic>,
+    /// Accelerate parameters: checked at the boundary, not at binders.
+    pub params: rustc_hash::FxHashSet<NameId>,
+}
+
+impl Report {
+    fn new(backend: Backend) -> Report {
+        Report { backend, diags: Vec::new(), params: Default::default() }
+    }
+
+    pub fn push(&mut self, code: Code, span: Span, rule: String, label: &str, fix: Option<&str>) {
+        self.diags.push(error(code, self.backend, span, rule, label, fix));
+    }
+}
+
 /// Checks a backend's extracted program.
 pub fn check(backend: Backend, program: &Expr, accelerates: &[&AccBinding]) -> Vec<Diagnostic> {
+    let report = Report::new(backend);
     let mut diags = match backend {
-        Backend::Futhark => run(futhark::Futhark::default(), program, accelerates),
-        Backend::Cuda => run(cuda::Cuda::default(), program, accelerates),
+        Backend::Futhark => run(futhark::Futhark { r: report }, program, accelerates),
+        Backend::Cuda => run(cuda::Cuda { r: report }, program, accelerates),
     };
     pmx_diagnostics::sort_and_dedup(&mut diags);
     diags
