@@ -15,7 +15,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Parse, resolve includes and names, and infer types; report every error.
+    /// Parse, resolve includes and names, infer types and run the accelerate
+    /// checks; report every error.
     Check {
         /// The program's main file.
         file: PathBuf,
@@ -82,7 +83,7 @@ struct RunArgs {
     #[arg(long, default_value_t = 3)]
     tensor_max_rank: usize,
     /// With --debug: run each `loop` in accelerated code in several orders
-    /// and each `reduce` with two bracketings, and fail where the result
+    /// and each `reduce` with three bracketings, and fail where the result
     /// depends on the order.
     #[arg(long, requires = "debug")]
     check_order: bool,
