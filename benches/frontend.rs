@@ -65,6 +65,7 @@ fn program(lines: usize) -> String {
 }
 
 fn main() {
+    pmx::ts_alloc::install();
     front_end();
     with_accelerate();
 }

@@ -4,3 +4,4 @@
 
 pub mod cli;
 pub mod render;
+pub mod ts_alloc;

@@ -4,5 +4,6 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    pmx::ts_alloc::install();
     pmx::cli::main()
 }

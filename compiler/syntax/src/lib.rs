@@ -24,16 +24,17 @@ mod types;
 
 use pmx_ast::{FileId, Module, Name, Span};
 use pmx_diagnostics::Diagnostic;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::num::NonZeroU16;
 use std::sync::LazyLock;
 use tree_sitter::{Language, Node, Parser, Tree};
 
 /// Field names to field ids, looked up once: tree-sitter's by-name lookup
-/// compares strings against every field of the grammar.
-static FIELD_IDS: LazyLock<HashMap<String, NonZeroU16>> = LazyLock::new(|| {
+/// compares strings against every field of the grammar. Fx hashing, since
+/// a field is looked up for nearly every node lowered.
+static FIELD_IDS: LazyLock<FxHashMap<String, NonZeroU16>> = LazyLock::new(|| {
     let language: Language = tree_sitter_mexpr::LANGUAGE.into();
-    let mut ids = HashMap::new();
+    let mut ids = FxHashMap::default();
     for id in 1..=language.field_count() as u16 {
         if let (Some(name), Some(nz)) = (language.field_name_for_id(id), NonZeroU16::new(id)) {
             ids.insert(name.to_string(), nz);
