@@ -7,51 +7,19 @@ use pmx_driver::{program_diagnostics, with_stack, Database};
 use std::path::Path;
 use std::time::Instant;
 
+#[path = "common/units.rs"]
+mod units;
+
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// About ten lines of typical MExpr per unit: lets, records, sequence
-/// patterns, higher-order calls, a polymorphic helper and a utest.
-fn unit(i: usize) -> String {
-    let prev = if i == 0 { "lam x. lam s. x".to_string() } else { format!("f{}", i - 1) };
-    format!(
-        "let f{i} = lam x : Int. lam s : [Int].
-  let y = addi x {i} in
-  let r = {{a = y, b = [x, y]}} in
-  match s with [h] ++ t then
-    addi h (muli r.a (length r.b))
-  else
-    foldl (lam acc. lam e. addi acc e) y s
-let g{i} = lam v. ({prev} v [v, 1], map (lam z. (z, v)) [1, 2])
-let pair{i} = lam a. lam b. if lti a b then (a, b) else (b, a)
-utest f{i} 1 [] with {}
-",
-        i + 1
-    )
-}
-
-/// Every tenth unit also holds an accelerate expression (one per about
-/// 100 lines), alternating between the two backends.
-fn accelerated_unit(i: usize) -> String {
-    let mut u = unit(i);
-    if i.is_multiple_of(10) {
-        if i.is_multiple_of(20) {
-            u.push_str(&format!("let acc{i} = lam s : [Int]. accelerate (reduce addi 0 (map (lam x. f{i} x s) s))\n"));
-        } else {
-            u.push_str(&format!(
-                "let accLoop{i} = lam t : Tensor[Int]. lam n : Int.\n  accelerate (loop n (lam j. tensorSetExn t [j] (addi j {i})))\n"
-            ));
-        }
-    }
-    u
-}
-
-fn program_with(lines: usize, unit: fn(usize) -> String) -> String {
+/// A program of at least `lines` lines of generated units.
+fn program_with(lines: usize, accelerate: bool) -> String {
     let mut src = String::new();
     let mut i = 0;
     let mut count = 0;
     while count < lines {
-        let u = unit(i);
+        let u = units::unit(i, accelerate);
         count += u.lines().count();
         src.push_str(&u);
         i += 1;
@@ -61,7 +29,7 @@ fn program_with(lines: usize, unit: fn(usize) -> String) -> String {
 }
 
 fn program(lines: usize) -> String {
-    program_with(lines, unit)
+    program_with(lines, false)
 }
 
 fn main() {
@@ -78,7 +46,7 @@ fn with_accelerate() {
     println!("check with accelerate passes (one accelerate per ~100 lines), one thread");
     println!("{:>8} {:>12} {:>10} {:>14}", "lines", "accelerates", "best ms", "lines/s");
     for lines in [10_000, 20_000, 40_000] {
-        let src = program_with(lines, accelerated_unit);
+        let src = program_with(lines, true);
         let n = src.lines().count();
         let accs = src.matches("accelerate (").count();
         let mut best = f64::MAX;

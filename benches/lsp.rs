@@ -9,40 +9,12 @@
 
 #[path = "../tests/lsp_client.rs"]
 mod lsp_client;
+#[path = "common/units.rs"]
+mod units;
 
 use lsp_client::{file_uri, pos_of, Client};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// About ten lines of typical MExpr (as in `benches/frontend.rs`), with an
-/// accelerate expression per ~100 lines (of both backends) if asked.
-fn unit(i: usize, accelerate: bool) -> String {
-    let prev = if i == 0 { "lam x. lam s. x".to_string() } else { format!("f{}", i - 1) };
-    let mut u = format!(
-        "let f{i} = lam x : Int. lam s : [Int].
-  let y = addi x {i} in
-  let r = {{a = y, b = [x, y]}} in
-  match s with [h] ++ t then
-    addi h (muli r.a (length r.b))
-  else
-    foldl (lam acc. lam e. addi acc e) y s
-let g{i} = lam v. ({prev} v [v, 1], map (lam z. (z, v)) [1, 2])
-let pair{i} = lam a. lam b. if lti a b then (a, b) else (b, a)
-utest f{i} 1 [] with {n}
-",
-        n = i + 1
-    );
-    if accelerate && i.is_multiple_of(10) {
-        if i.is_multiple_of(20) {
-            u.push_str(&format!("let acc{i} = lam s : [Int]. accelerate (reduce addi 0 (map (lam x. f{i} x s) s))\n"));
-        } else {
-            u.push_str(&format!(
-                "let accLoop{i} = lam t : Tensor[Int]. lam n : Int.\n  accelerate (loop n (lam j. tensorSetExn t [j] (addi j {i})))\n"
-            ));
-        }
-    }
-    u
-}
 
 /// A program of `lines` lines in `parts` files: each part includes the one
 /// before it; the last file holds the `mexpr` section.
@@ -52,7 +24,7 @@ fn program(lines: usize, parts: usize, accelerate: bool) -> Vec<(String, String)
     for p in 0..parts {
         let mut src = if p == 0 { String::new() } else { format!("include \"part{}.mc\"\n", p - 1) };
         while src.lines().count() < lines / parts {
-            src.push_str(&unit(i, accelerate));
+            src.push_str(&units::unit(i, accelerate));
             i += 1;
         }
         if p + 1 == parts {
