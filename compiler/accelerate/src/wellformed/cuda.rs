@@ -14,52 +14,28 @@ pub struct Cuda {
 /// The built-ins CUDA code may use (the C column of the reference).
 fn supported_constant(b: Builtin) -> bool {
     use Builtin::*;
-    matches!(
-        b,
-        Addi | Subi
-            | Muli
-            | Divi
-            | Modi
-            | Negi
-            | Eqi
-            | Neqi
-            | Lti
-            | Gti
-            | Leqi
-            | Geqi
-            | Addf
-            | Subf
-            | Mulf
-            | Divf
-            | Negf
-            | Eqf
-            | Neqf
-            | Ltf
-            | Gtf
-            | Leqf
-            | Geqf
-            | Int2float
-            | Floorfi
-            | Get
-            | Length
-            | Foldl
-            | TensorGetExn
-            | TensorSetExn
-            | TensorLinearGetExn
-            | TensorLinearSetExn
-            | TensorRank
-            | TensorShape
-            | TensorSliceExn
-            | TensorSubExn
-            | Print
-            | Dprint
-            | Error
-            | Loop
-            | SeqLoop
-            | SeqLoopAcc
-            | PrintFloat
-            | Accelerate
-    )
+    super::scalar_builtin(b)
+        || matches!(
+            b,
+            Get | Length
+                | Foldl
+                | TensorGetExn
+                | TensorSetExn
+                | TensorLinearGetExn
+                | TensorLinearSetExn
+                | TensorRank
+                | TensorShape
+                | TensorSliceExn
+                | TensorSubExn
+                | Print
+                | Dprint
+                | Error
+                | Loop
+                | SeqLoop
+                | SeqLoopAcc
+                | PrintFloat
+                | Accelerate
+        )
 }
 
 fn tensor_of_unsupported(t: &Ty) -> bool {

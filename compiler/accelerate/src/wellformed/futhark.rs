@@ -13,52 +13,29 @@ pub struct Futhark {
 /// `cons` and `snoc` are rewritten to `concat`).
 fn supported_constant(b: Builtin) -> bool {
     use Builtin::*;
-    matches!(
-        b,
-        Addi | Subi
-            | Muli
-            | Divi
-            | Modi
-            | Negi
-            | Eqi
-            | Neqi
-            | Lti
-            | Gti
-            | Leqi
-            | Geqi
-            | Addf
-            | Subf
-            | Mulf
-            | Divf
-            | Negf
-            | Eqf
-            | Neqf
-            | Ltf
-            | Gtf
-            | Leqf
-            | Geqf
-            | Int2float
-            | Floorfi
-            | Create
-            | Length
-            | Get
-            | Set
-            | Head
-            | Tail
-            | Null
-            | Reverse
-            | Concat
-            | Subsequence
-            | Map
-            | Foldl
-            | Cons
-            | Snoc
-            | ParallelMap
-            | Map2
-            | Reduce
-            | Flatten
-            | Accelerate
-    )
+    super::scalar_builtin(b)
+        || matches!(
+            b,
+            Create
+                | Length
+                | Get
+                | Set
+                | Head
+                | Tail
+                | Null
+                | Reverse
+                | Concat
+                | Subsequence
+                | Map
+                | Foldl
+                | Cons
+                | Snoc
+                | ParallelMap
+                | Map2
+                | Reduce
+                | Flatten
+                | Accelerate
+        )
 }
 
 const FIRST_ORDER: &str = "pass the data the function needs instead of the function, or call it directly";

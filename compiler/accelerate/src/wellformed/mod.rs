@@ -234,6 +234,39 @@ pub(crate) fn error(
 }
 
 /// Whether a type mentions a function type anywhere inside it.
+/// Integer and float arithmetic, comparison and conversion: the built-ins
+/// both backends support.
+pub(crate) fn scalar_builtin(b: Builtin) -> bool {
+    use Builtin::*;
+    matches!(
+        b,
+        Addi | Subi
+            | Muli
+            | Divi
+            | Modi
+            | Negi
+            | Eqi
+            | Neqi
+            | Lti
+            | Gti
+            | Leqi
+            | Geqi
+            | Addf
+            | Subf
+            | Mulf
+            | Divf
+            | Negf
+            | Eqf
+            | Neqf
+            | Ltf
+            | Gtf
+            | Leqf
+            | Geqf
+            | Int2float
+            | Floorfi
+    )
+}
+
 pub(crate) fn contains_arrow(t: &Ty) -> bool {
     match t.kind() {
         TyKind::Arrow(..) => true,
