@@ -101,8 +101,7 @@ fn write_value(out: &mut String, v: &Value, nested: bool) {
                 out.push_str("()");
                 return;
             }
-            let tuple = r.labels.iter().enumerate().all(|(i, l)| l.as_str() == i.to_string());
-            if tuple {
+            if pmx_ast::is_tuple_labels(r.labels.iter()) {
                 out.push('(');
                 for (i, e) in r.values.iter().enumerate() {
                     if i > 0 {

@@ -25,5 +25,5 @@ pub use expr::*;
 pub use name::{Label, Name, NameId};
 pub use pmx_diagnostics::{FileId, Span};
 pub use smol_str::SmolStr;
-pub use ty::{compare_labels, Ty, TyKind, TyVar};
+pub use ty::{compare_labels, is_tuple_labels, Ty, TyKind, TyVar};
 pub use typeexpr::{Prim, TypeExpr, TypeExprKind};

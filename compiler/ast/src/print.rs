@@ -548,16 +548,22 @@ impl Printer {
     }
 
     fn record(&mut self, fields: &[(Label, Expr)], indent: usize) {
-        let tuple = !fields.is_empty() && fields.iter().enumerate().all(|(i, (l, _))| l.text == i.to_string());
+        self.fields(fields, "=", |p, f| p.expr(f, indent + 1, Ctx::Inner));
+    }
+
+    /// A record (`{l = e}`, or `{l : T}` with `sep` ":"), written as a tuple
+    /// when its labels are `0`, `1`, ... and as `()` when it is empty. One
+    /// layout for expressions, patterns and types.
+    fn fields<T>(&mut self, fields: &[(Label, T)], sep: &str, mut item: impl FnMut(&mut Self, &T)) {
         if fields.is_empty() {
             self.out.push_str("()");
-        } else if tuple {
+        } else if is_tuple_labels(fields.iter().map(|(l, _)| &l.text)) {
             self.out.push('(');
             for (i, (_, f)) in fields.iter().enumerate() {
                 if i > 0 {
                     self.out.push_str(", ");
                 }
-                self.expr(f, indent + 1, Ctx::Inner);
+                item(self, f);
             }
             if fields.len() == 1 {
                 self.out.push(',');
@@ -569,8 +575,8 @@ impl Printer {
                 if i > 0 {
                     self.out.push_str(", ");
                 }
-                let _ = write!(self.out, "{} = ", self.label(&l.text));
-                self.expr(f, indent + 1, Ctx::Inner);
+                let _ = write!(self.out, "{} {sep} ", self.label(&l.text));
+                item(self, f);
             }
             self.out.push('}');
         }
@@ -623,34 +629,7 @@ impl Printer {
                     self.out.push(')');
                 }
             }
-            PatKind::Record(fields) => {
-                let tuple = !fields.is_empty() && fields.iter().enumerate().all(|(i, (l, _))| l.text == i.to_string());
-                if fields.is_empty() {
-                    self.out.push_str("()");
-                } else if tuple {
-                    self.out.push('(');
-                    for (i, (_, f)) in fields.iter().enumerate() {
-                        if i > 0 {
-                            self.out.push_str(", ");
-                        }
-                        self.pat(f);
-                    }
-                    if fields.len() == 1 {
-                        self.out.push(',');
-                    }
-                    self.out.push(')');
-                } else {
-                    self.out.push('{');
-                    for (i, (l, f)) in fields.iter().enumerate() {
-                        if i > 0 {
-                            self.out.push_str(", ");
-                        }
-                        let _ = write!(self.out, "{} = ", self.label(&l.text));
-                        self.pat(f);
-                    }
-                    self.out.push('}');
-                }
-            }
+            PatKind::Record(fields) => self.fields(fields, "=", |p, f| p.pat(f)),
             PatKind::Seq(items) => self.seq_pat(items),
             PatKind::Edge { prefix, middle, suffix } => {
                 if prec > 1 {
@@ -708,34 +687,7 @@ impl Printer {
                 self.type_expr(e, 0);
                 self.out.push(']');
             }
-            TypeExprKind::Record(fields) => {
-                let tuple = !fields.is_empty() && fields.iter().enumerate().all(|(i, (l, _))| l.text == i.to_string());
-                if fields.is_empty() {
-                    self.out.push_str("()");
-                } else if tuple {
-                    self.out.push('(');
-                    for (i, (_, f)) in fields.iter().enumerate() {
-                        if i > 0 {
-                            self.out.push_str(", ");
-                        }
-                        self.type_expr(f, 0);
-                    }
-                    if fields.len() == 1 {
-                        self.out.push(',');
-                    }
-                    self.out.push(')');
-                } else {
-                    self.out.push('{');
-                    for (i, (l, f)) in fields.iter().enumerate() {
-                        if i > 0 {
-                            self.out.push_str(", ");
-                        }
-                        let _ = write!(self.out, "{} : ", self.label(&l.text));
-                        self.type_expr(f, 0);
-                    }
-                    self.out.push('}');
-                }
-            }
+            TypeExprKind::Record(fields) => self.fields(fields, ":", |p, f| p.type_expr(f, 0)),
             TypeExprKind::Arrow(a, b) => {
                 if prec > 0 {
                     self.out.push('(');
