@@ -205,12 +205,17 @@ fn bench(label: &str, parts: usize, accelerate: bool, edited: usize, requests: b
             .map(|(i, _)| i)
             .filter(|&i| text[..i].rfind('(').is_some_and(|p| text[p + 1..].starts_with('f')))
             .collect();
-        for k in 0..100 {
-            let at = uses[k * uses.len() / 100];
+        // The position inside the name at the `k`th of `n` evenly spread uses.
+        let use_position = |k: usize, n: usize| {
+            let at = uses[k * uses.len() / n];
             let name_start = text[..at].rfind('(').unwrap() + 1;
             let (l, ch) = pos_of(&text, &text[name_start..at + 2], 0);
+            (l, ch + 1)
+        };
+        for k in 0..100 {
+            let (l, ch) = use_position(k, 100);
             let start = Instant::now();
-            let r = c.request("textDocument/hover", Client::at(&uri, l, ch + 1));
+            let r = c.request("textDocument/hover", Client::at(&uri, l, ch));
             hovers.push(start.elapsed());
             let h = r["result"]["contents"]["value"].as_str().unwrap_or_default();
             assert!(h.contains("Int -> [Int] -> Int") || h.contains("all"), "{r}");
@@ -219,11 +224,9 @@ fn bench(label: &str, parts: usize, accelerate: bool, edited: usize, requests: b
 
         let mut defs = Vec::new();
         for k in 0..50 {
-            let at = uses[k * uses.len() / 50];
-            let name_start = text[..at].rfind('(').unwrap() + 1;
-            let (l, ch) = pos_of(&text, &text[name_start..at + 2], 0);
+            let (l, ch) = use_position(k, 50);
             let start = Instant::now();
-            let r = c.request("textDocument/definition", Client::at(&uri, l, ch + 1));
+            let r = c.request("textDocument/definition", Client::at(&uri, l, ch));
             defs.push(start.elapsed());
             assert!(r["result"][0]["range"].is_object(), "{r}");
         }
