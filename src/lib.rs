@@ -2,6 +2,6 @@
 //! rendered. The compiler itself lives in `compiler/`; this crate only reads
 //! arguments, asks the driver's queries and prints.
 
+pub mod alloc;
 pub mod cli;
 pub mod render;
-pub mod ts_alloc;

@@ -4,6 +4,6 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    pmx::ts_alloc::install();
+    pmx::alloc::install();
     pmx::cli::main()
 }

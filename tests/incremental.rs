@@ -39,3 +39,78 @@ fn editing_a_file_does_not_recheck_its_includes() {
         assert!(db.load(Path::new("/virtual/lib.mc")).is_ok());
     });
 }
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// With incremental parsing on, every version of an edited file parses to
+/// the same AST and syntax errors as a parse from scratch. Most edits keep
+/// the program valid (as most keystrokes do), where the old tree is
+/// reused; some break it, where the driver falls back to a fresh parse.
+#[test]
+fn incremental_parsing_agrees_with_parsing_from_scratch() {
+    with_stack(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut text = std::fs::read_to_string(root.join("std/seq.mc")).unwrap();
+        let path = Path::new("/virtual/seq.mc");
+        let mut db = Database::new(Vec::new());
+        db.enable_incremental_parsing();
+        let file = db.set_file_text(path, text.clone());
+        let mut rng = Rng(0x5eed);
+        let mut reused = 0;
+        // The text before an edit that may break the program: the step
+        // after it restores it (as a user fixes a typo).
+        let mut before_break: Option<String> = None;
+        for step in 0..300 {
+            if let Some(good) = before_break.take() {
+                text = good;
+                db.set_file_text(path, text.clone());
+                assert_eq!(pmx_driver::parse_file(&db, file), &pmx_syntax::parse(&text, file.id(&db)));
+            }
+            let digits: Vec<usize> = text.match_indices(|c: char| c.is_ascii_digit()).map(|(i, _)| i).collect();
+            let at = rng.below(text.len() + 1);
+            let at = (0..=at).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+            match rng.below(6) {
+                // Lengthen or shorten a number.
+                0 | 1 if !digits.is_empty() => {
+                    let d = digits[rng.below(digits.len())];
+                    if rng.below(2) == 0 {
+                        text.insert(d, '7');
+                    } else if text[d + 1..].starts_with(|c: char| c.is_ascii_digit()) {
+                        text.remove(d);
+                    }
+                }
+                // Whitespace and comments anywhere outside a token.
+                2 if text[..at].ends_with([' ', '\n']) => {
+                    text.insert_str(at, if rng.below(2) == 0 { " " } else { "\n" })
+                }
+                3 if text[..at].ends_with('\n') => text.insert_str(at, "-- a comment\n"),
+                // Anything: usually a syntax error.
+                4 => {
+                    before_break = Some(text.clone());
+                    text.insert(at, ['(', 'x', ';', '"', 'é'][rng.below(5)]);
+                }
+                5 if at < text.len() => {
+                    before_break = Some(text.clone());
+                    text.remove(at);
+                }
+                _ => {}
+            }
+            db.set_file_text(path, text.clone());
+            let incremental = pmx_driver::parse_file(&db, file);
+            let fresh = pmx_syntax::parse(&text, file.id(&db));
+            assert_eq!(incremental, &fresh, "step {step}:\n{text}");
+            reused += usize::from(fresh.diagnostics.is_empty());
+        }
+        assert!(reused > 100, "too few valid versions ({reused}) to exercise tree reuse");
+    });
+}

@@ -103,8 +103,10 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> bool {
 pub fn start(commands: Receiver<Command>, to_self: Sender<Command>, out: UnboundedSender<Outgoing>) {
     let log = out.clone();
     let started = spawn("pmx-lsp-state", move || {
+        let db = Database::default();
+        db.enable_incremental_parsing();
         let mut state = State {
-            db: Database::default(),
+            db,
             docs: Arc::new(Docs::default()),
             texts: HashMap::new(),
             trees: Arc::new(HashMap::new()),

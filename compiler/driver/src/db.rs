@@ -1,6 +1,7 @@
 //! The database: salsa storage plus the table of loaded files.
 
 use pmx_diagnostics::FileId;
+use pmx_syntax::PreviousParse;
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,12 @@ pub trait Db: salsa::Database {
     fn file(&self, id: FileId) -> Option<SourceFile>;
     /// The folders searched for includes not found next to the includer.
     fn stdlib_dirs(&self) -> &[PathBuf];
+    /// The kept parse of an earlier version of a file, if parses are kept.
+    fn previous_parse(&self, file: FileId) -> Option<PreviousParse>;
+    /// Whether parses are kept for incremental parsing.
+    fn keeps_parses(&self) -> bool;
+    /// Keeps a file's parse for its next version, if parses are kept.
+    fn keep_parse(&self, file: FileId, parse: PreviousParse);
 }
 
 #[derive(Default)]
@@ -41,6 +48,10 @@ pub struct Database {
     stdlib: Arc<Vec<PathBuf>>,
     /// When enabled, the queries that ran (for tests of incrementality).
     log: Arc<Mutex<Option<Vec<String>>>>,
+    /// When enabled, the last parse of each file, so that the next version
+    /// of an edited file is parsed incrementally. Off by default: a batch
+    /// run parses each file once, and the trees would only take memory.
+    parses: Arc<Mutex<Option<FxHashMap<FileId, PreviousParse>>>>,
 }
 
 impl Default for Database {
@@ -60,7 +71,13 @@ impl Database {
                 }
             }
         })));
-        Database { storage, files: Arc::default(), stdlib: Arc::new(stdlib), log }
+        Database { storage, files: Arc::default(), stdlib: Arc::new(stdlib), log, parses: Arc::default() }
+    }
+
+    /// Keeps each file's syntax tree, so that editing a file reparses only
+    /// around the change (for the language server).
+    pub fn enable_incremental_parsing(&self) {
+        self.parses.lock().expect("parse cache poisoned").get_or_insert_with(FxHashMap::default);
     }
 
     /// Starts recording which queries execute.
@@ -129,6 +146,20 @@ impl Db for Database {
 
     fn stdlib_dirs(&self) -> &[PathBuf] {
         &self.stdlib
+    }
+
+    fn previous_parse(&self, file: FileId) -> Option<PreviousParse> {
+        self.parses.lock().expect("parse cache poisoned").as_ref()?.get(&file).cloned()
+    }
+
+    fn keeps_parses(&self) -> bool {
+        self.parses.lock().expect("parse cache poisoned").is_some()
+    }
+
+    fn keep_parse(&self, file: FileId, parse: PreviousParse) {
+        if let Some(parses) = self.parses.lock().expect("parse cache poisoned").as_mut() {
+            parses.insert(file, parse);
+        }
     }
 }
 

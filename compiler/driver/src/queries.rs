@@ -9,10 +9,18 @@ use pmx_syntax::Parsed;
 use pmx_types::{Imports, TyConInfo, TypeExports};
 use rustc_hash::FxHashSet;
 
-/// Source text to AST, with syntax errors.
+/// Source text to AST, with syntax errors. Where the database keeps
+/// parses, the file's previous syntax tree is reused (the result is the
+/// same as a parse from scratch).
 #[salsa::tracked(returns(ref))]
 pub fn parse_file(db: &dyn Db, file: SourceFile) -> Parsed {
-    pmx_syntax::parse(file.text(db), file.id(db))
+    let id = file.id(db);
+    let previous = db.previous_parse(id);
+    let (parsed, tree) = pmx_syntax::reparse(file.text(db), id, previous.as_ref());
+    if let Some(tree) = tree.filter(|_| db.keeps_parses()) {
+        db.keep_parse(id, pmx_syntax::PreviousParse::new(file.text(db).clone(), tree));
+    }
+    parsed
 }
 
 /// A file after name resolution.

@@ -20,7 +20,10 @@ mod expr;
 mod items;
 pub mod lexical;
 mod pat;
+mod reparse;
 mod types;
+
+pub use reparse::{edit_between, reparse, PreviousParse};
 
 use pmx_ast::{FileId, Module, Name, Span};
 use pmx_diagnostics::Diagnostic;
@@ -75,8 +78,7 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
     lower_tree(&tree, text, file)
 }
 
-/// Lowers an already parsed tree (the language server keeps trees for
-/// incremental reparsing).
+/// Lowers an already parsed tree.
 pub fn lower_tree(tree: &Tree, text: &str, file: FileId) -> Parsed {
     let mut lower = Lower { text, file, diags: Vec::new(), depth: 0, too_deep: false };
     let root = tree.root_node();
