@@ -33,7 +33,7 @@ fn program(lines: usize) -> String {
 }
 
 fn main() {
-    pmx::ts_alloc::install();
+    pmx::alloc::install();
     front_end();
     with_accelerate();
 }
