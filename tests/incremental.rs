@@ -30,6 +30,14 @@ fn editing_a_file_does_not_recheck_its_includes() {
         assert!(program_diagnostics(&db, main).is_empty());
         assert!(db.take_log().is_empty());
 
+        // An edit of the included file that keeps its exports as they were
+        // re-checks that file only.
+        db.set_file_text(Path::new("/virtual/lib.mc"), "let double = lam x. muli (addi 1 1) x\n".into());
+        assert!(program_diagnostics(&db, main).is_empty());
+        let third = db.take_log();
+        let rechecked: Vec<&String> = third.iter().filter(|q| q.starts_with("check_file")).collect();
+        assert_eq!(rechecked.len(), 1, "only the included file is re-checked: {third:?}");
+
         // An edit that breaks the include shows up in the includer.
         db.set_file_text(Path::new("/virtual/lib.mc"), "let triple = lam x. muli 3 x\n".into());
         let diags = program_diagnostics(&db, main);

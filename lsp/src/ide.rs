@@ -5,9 +5,7 @@
 use crate::convert::{locate, Docs, Text, Texts};
 use crate::walk::{is_real, walk_module, At, Binder, Occurrences, Role, Visitor};
 use pmx_ast::*;
-use pmx_driver::{
-    accelerate_analysis, check_file, file_includes, program_files, resolve_file, Database, Db, SourceFile,
-};
+use pmx_driver::{accelerate_analysis, check_file, file_includes, program_files, Database, Db, SourceFile};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tower_lsp_server::ls_types as lsp;
@@ -70,7 +68,7 @@ fn definition_span(db: &Database, id: NameId) -> Option<Span> {
         return None;
     }
     let file = db.file(id.file)?;
-    resolve_file(db, file).names.get(id).map(|e| e.span).filter(|s| !s.is_builtin())
+    check_file(db, file).names.get(id).map(|e| e.span).filter(|s| !s.is_builtin())
 }
 
 fn type_text(ty: Option<&Ty>) -> String {
@@ -586,7 +584,7 @@ pub fn completion(s: &Snapshot, uri: &Uri, pos: lsp::Position) -> Option<Vec<lsp
             out.push(item(&n.text, value_kind(ty.as_ref()), ty.map(|t| t.to_string()), 0));
         }
     }
-    let exports = &resolve_file(db, file).exports;
+    let exports = &check_file(db, file).name_exports;
     let mut types: HashMap<FileId, &pmx_types::TypeExports> = HashMap::new();
     let mut exports_of = |id: NameId| -> Option<&pmx_types::TypeExports> {
         let f = db.file(id.file)?;

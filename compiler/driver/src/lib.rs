@@ -3,8 +3,10 @@
 //! Inputs are [`SourceFile`]s (a path and its text), created lazily as
 //! includes are followed. Queries, each memoised per file:
 //! [`parse_file`] (text → AST with syntax errors), [`file_includes`]
-//! (include paths → files), [`resolve_file`] (names, given the exports of
-//! the included files), [`check_file`] (types), [`file_diagnostics`]; and
+//! (include paths → files), [`check_file`] (names and types, given the
+//! exports of the included files), [`name_exports`] and [`type_exports`]
+//! (what a file gives the files that include it, compared after each edit
+//! so that unchanged exports stop the re-checking), [`file_diagnostics`]; and
 //! per program: [`program_files`] (every file in load order) and
 //! [`program_diagnostics`], which adds what [`accelerate_analysis`] (the
 //! accelerate passes) finds. Editing one file's text re-runs only what
@@ -22,8 +24,8 @@ mod queries;
 pub use db::{normalize, Database, Db, SourceFile};
 pub use includes::{file_includes, IncludeTarget};
 pub use queries::{
-    accelerate_analysis, check_file, file_diagnostics, front_end_diagnostics, parse_file, program_diagnostics,
-    program_files, resolve_file, CheckedFile, ResolvedFile,
+    accelerate_analysis, check_file, file_diagnostics, front_end_diagnostics, name_exports, parse_file,
+    program_diagnostics, program_files, type_exports, CheckedFile,
 };
 
 /// The stack the front end needs for the deepest program it accepts.

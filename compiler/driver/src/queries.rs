@@ -23,44 +23,52 @@ pub fn parse_file(db: &dyn Db, file: SourceFile) -> Parsed {
     parsed
 }
 
-/// A file after name resolution.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ResolvedFile {
-    pub module: Module,
-    /// What the file makes visible: its includes' exports and its own.
-    pub exports: Exports,
-    pub names: NameTable,
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-#[salsa::tracked(returns(ref))]
-pub fn resolve_file(db: &dyn Db, file: SourceFile) -> ResolvedFile {
-    let mut imports = Exports::default();
-    for dep in &acyclic_includes(db, file).0 {
-        imports.extend_from(&resolve_file(db, *dep).exports);
-    }
-    let mut module = parse_file(db, file).module.clone();
-    let (own, names, diagnostics) = pmx_names::resolve_module(&mut module, file.id(db), &imports);
-    let mut exports = imports;
-    exports.extend_from(&own);
-    ResolvedFile { module, exports, names, diagnostics }
-}
-
-/// A file after type inference.
+/// A file after name resolution and type inference.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckedFile {
+    /// The module with resolved names and inferred types.
     pub module: Module,
+    /// What the file makes visible to name resolution: its includes'
+    /// exports and its own.
+    pub name_exports: Exports,
+    pub names: NameTable,
+    /// The types of what the file binds at top level.
     pub exports: TypeExports,
+    /// Name resolution's diagnostics, then type inference's.
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Names, then types, on one copy of the parsed module. Both passes rewrite
+/// the module in place; one query for both copies the (large) AST once
+/// rather than twice, and keeps one resolved module in memory, not two.
 #[salsa::tracked(returns(ref))]
 pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
-    let resolved = resolve_file(db, file);
-    let mut module = resolved.module.clone();
-    let imports = DbImports { db };
-    let (exports, diagnostics) = pmx_types::check_module(&mut module, file.id(db), &imports);
-    CheckedFile { module, exports, diagnostics }
+    let mut imports = Exports::default();
+    for dep in &acyclic_includes(db, file).0 {
+        imports.extend_from(name_exports(db, *dep));
+    }
+    let mut module = parse_file(db, file).module.clone();
+    let (own, names, mut diagnostics) = pmx_names::resolve_module(&mut module, file.id(db), &imports);
+    let mut name_exports = imports;
+    name_exports.extend_from(&own);
+    let (exports, type_diagnostics) = pmx_types::check_module(&mut module, file.id(db), &DbImports { db });
+    diagnostics.extend(type_diagnostics);
+    CheckedFile { module, name_exports, names, exports, diagnostics }
+}
+
+/// The names a file makes visible, apart from the rest of its check: an
+/// edit that leaves them as they were (most edits) does not make the
+/// files that include it resolve their names again.
+#[salsa::tracked(returns(ref))]
+pub fn name_exports(db: &dyn Db, file: SourceFile) -> Exports {
+    check_file(db, file).name_exports.clone()
+}
+
+/// The types of what a file binds, apart from the rest of its check, for
+/// the same reason as [`name_exports`].
+#[salsa::tracked(returns(ref))]
+pub fn type_exports(db: &dyn Db, file: SourceFile) -> TypeExports {
+    check_file(db, file).exports.clone()
 }
 
 /// Type information of other files, from their `check_file` results. A
@@ -73,7 +81,7 @@ struct DbImports<'a> {
 impl DbImports<'_> {
     fn exports(&self, id: NameId) -> Option<&TypeExports> {
         let file = self.db.file(id.file)?;
-        Some(&check_file(self.db, file).exports)
+        Some(type_exports(self.db, file))
     }
 }
 
@@ -95,7 +103,6 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let mut all = parse_file(db, file).diagnostics.clone();
     all.extend(file_includes(db, file).diagnostics.iter().cloned());
     all.extend(acyclic_includes(db, file).1.iter().cloned());
-    all.extend(resolve_file(db, file).diagnostics.iter().cloned());
     all.extend(check_file(db, file).diagnostics.iter().cloned());
     pmx_diagnostics::sort_and_dedup(&mut all);
     all
