@@ -91,7 +91,7 @@ fn apply(f: Expr, args: Vec<Expr>) -> Expr {
 }
 
 /// `lam p1. .. lam pn. body`.
-fn lams(params: &[(Name, Ty, Option<TypeExpr>)], body: Expr) -> Expr {
+fn lams(params: &[(Name, Ty, Option<Box<TypeExpr>>)], body: Expr) -> Expr {
     params.iter().rev().fold(body, |acc, (p, t, ann)| {
         let span = acc.span;
         let ty = Ty::arrow(t.clone(), acc.ty.clone());
@@ -318,9 +318,9 @@ impl Lifter {
     }
 
     /// Fresh parameters for captured variables, renaming their uses in `e`.
-    fn parameters(&mut self, fvs: &[FreeVar], e: &mut Expr) -> Vec<(Name, Ty, Option<TypeExpr>)> {
+    fn parameters(&mut self, fvs: &[FreeVar], e: &mut Expr) -> Vec<(Name, Ty, Option<Box<TypeExpr>>)> {
         let mut map = FxHashMap::default();
-        let params: Vec<(Name, Ty, Option<TypeExpr>)> = fvs
+        let params: Vec<(Name, Ty, Option<Box<TypeExpr>>)> = fvs
             .iter()
             .map(|f| {
                 let p = self.fresh(&f.name.text, f.name.span);
@@ -416,7 +416,7 @@ impl Lifter {
         let dummy = params.is_empty();
         if dummy {
             let p = self.fresh("", span);
-            params.push((p, Ty::int(), Some(TypeExpr { kind: TypeExprKind::Prim(Prim::Int), span })));
+            params.push((p, Ty::int(), Some(Box::new(TypeExpr { kind: TypeExprKind::Prim(Prim::Int), span }))));
         }
         let n = self.accelerates.len() + 1;
         let fname = self.fresh(&format!("accelerate{n}"), span);

@@ -205,7 +205,7 @@ impl Lower<'_> {
 
     fn lam_expr(&mut self, n: Node) -> Expr {
         let param = self.binder(self.field(n, "param"), n);
-        let annotation = self.field(n, "type").map(|t| self.type_expr(t));
+        let annotation = self.field(n, "type").map(|t| Box::new(self.type_expr(t)));
         let body = self.field_box(n, "body");
         Expr::new(ExprKind::Lam { param, annotation, body }, self.span(n))
     }

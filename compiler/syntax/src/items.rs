@@ -55,7 +55,7 @@ impl Lower<'_> {
     /// `let x : T = e`, at the top level, in a recursive group or before `in`.
     pub(crate) fn binding(&mut self, n: Node) -> Binding {
         let name = self.binder(self.field(n, "name"), n);
-        let annotation = self.field(n, "type").map(|t| self.type_expr(t));
+        let annotation = self.field(n, "type").map(|t| Box::new(self.type_expr(t)));
         let value = self.field_expr(n, "value");
         let span = self.span(n);
         let span = Span::new(span.file, span.start, value.span.end.max(name.span.end));

@@ -59,7 +59,7 @@ impl Checker<'_> {
         }
     }
 
-    fn infer_lam(&mut self, param: &Name, annotation: &Option<TypeExpr>, body: &mut Expr) -> Ty {
+    fn infer_lam(&mut self, param: &Name, annotation: &Option<Box<TypeExpr>>, body: &mut Expr) -> Ty {
         let pt = match annotation {
             Some(a) => self.convert_type(a),
             None => self.fresh(),
