@@ -20,7 +20,7 @@ pub(crate) fn report_syntax_errors(lower: &mut Lower, root: Node) {
             descend = false;
         } else if node.is_missing() {
             let span = lower.span(node);
-            let kind = node.kind();
+            let kind = crate::kind(node);
             let what = if kind.chars().all(|c| c.is_alphanumeric() || c == '_') && !is_keyword_like(kind) {
                 describe_kind(kind)
             } else {

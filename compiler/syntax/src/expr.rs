@@ -66,7 +66,7 @@ impl Lower<'_> {
         if !self.enter(1 + parens, n) {
             return Expr::new(ExprKind::Error, self.span(n));
         }
-        let e = lower_fn(n.kind())(self, n);
+        let e = lower_fn(crate::kind(n))(self, n);
         self.depth -= 1 + parens;
         e
     }
@@ -76,7 +76,7 @@ impl Lower<'_> {
     /// The expression inside any parentheses, and how many there were.
     fn unparen<'a>(&self, mut n: Node<'a>) -> (Node<'a>, usize) {
         let mut parens = 0;
-        while n.kind() == "paren_expr" {
+        while crate::kind(n) == "paren_expr" {
             match self.first(n) {
                 Some(c) => {
                     n = c;
@@ -91,7 +91,7 @@ impl Lower<'_> {
     /// Variables, literals, `never`, `()` and anything unknown (an error).
     fn leaf_expr(&mut self, n: Node) -> Expr {
         let span = self.span(n);
-        let kind = match n.kind() {
+        let kind = match crate::kind(n) {
             "var" => match self.first(n) {
                 Some(c) => ExprKind::Var(self.name(c)),
                 None => ExprKind::Error,
@@ -237,7 +237,7 @@ impl Lower<'_> {
 
     /// `type`, `con`, `utest` and `external` followed by `in`.
     fn decl_in_expr(&mut self, n: Node) -> Expr {
-        let kind = match n.kind() {
+        let kind = match crate::kind(n) {
             "type_in_expr" => {
                 let decl = Box::new(self.type_decl(n));
                 ExprKind::TypeDecl(decl, self.field_box(n, "body"))

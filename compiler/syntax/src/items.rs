@@ -8,7 +8,7 @@ impl Lower<'_> {
     pub(crate) fn module(&mut self, root: Node) -> Module {
         let mut module = Module::default();
         for child in self.children(root) {
-            match child.kind() {
+            match crate::kind(child) {
                 "include" => {
                     if let Some(path) = self.field(child, "path") {
                         let text = self.string_value(path);
@@ -38,7 +38,7 @@ impl Lower<'_> {
 
     fn item(&mut self, n: Node) -> Option<Item> {
         let span = self.span(n);
-        Some(match n.kind() {
+        Some(match crate::kind(n) {
             "top_let" => Item::Let(self.binding(n)),
             "top_recursive" => {
                 let bindings = self.children_of(n, "rec_binding").into_iter().map(|b| self.binding(b)).collect();

@@ -46,6 +46,20 @@ static FIELD_IDS: LazyLock<FxHashMap<String, NonZeroU16>> = LazyLock::new(|| {
     ids
 });
 
+/// Node kind names by kind id, looked up once. `Node::kind` measures the
+/// C string and checks that it is UTF-8 on every call, which was about 5%
+/// of the time spent lowering.
+static KINDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    static LANGUAGE: LazyLock<Language> = LazyLock::new(|| tree_sitter_mexpr::LANGUAGE.into());
+    let language: &'static Language = &LANGUAGE;
+    (0..language.node_kind_count() as u16).map(|id| language.node_kind_for_id(id).unwrap_or("")).collect()
+});
+
+/// The kind of a node (as `Node::kind`).
+pub(crate) fn kind(n: Node) -> &'static str {
+    KINDS.get(n.kind_id() as usize).copied().unwrap_or("")
+}
+
 /// The deepest syntax tree that is lowered.
 pub const MAX_DEPTH: usize = 250_000;
 
@@ -147,7 +161,7 @@ impl<'t> Lower<'t> {
     /// Children of a given kind.
     fn children_of<'a>(&self, n: Node<'a>, kind: &str) -> Vec<Node<'a>> {
         let mut cursor = n.walk();
-        n.named_children(&mut cursor).filter(|c| c.kind() == kind).collect()
+        n.named_children(&mut cursor).filter(|c| crate::kind(*c) == kind).collect()
     }
 
     /// The child in a field.

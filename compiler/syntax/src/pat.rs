@@ -44,7 +44,7 @@ impl Lower<'_> {
     pub(crate) fn pat(&mut self, n: Node) -> Pat {
         let mut n = n;
         let mut parens = 0;
-        while n.kind() == "paren_pat" {
+        while crate::kind(n) == "paren_pat" {
             match self.first(n) {
                 Some(c) => {
                     n = c;
@@ -56,7 +56,7 @@ impl Lower<'_> {
         if !self.enter(1 + parens, n) {
             return Pat::new(PatKind::Error, self.span(n));
         }
-        let p = lower_pat_fn(n.kind())(self, n);
+        let p = lower_pat_fn(crate::kind(n))(self, n);
         self.depth -= 1 + parens;
         p
     }
@@ -64,7 +64,7 @@ impl Lower<'_> {
     /// Variables, wildcards, literals, `()` and anything unknown (an error).
     fn leaf_pat(&mut self, n: Node) -> Pat {
         let span = self.span(n);
-        let kind = match n.kind() {
+        let kind = match crate::kind(n) {
             "var_pat" => match self.first(n) {
                 Some(c) => PatKind::Bind(self.name(c)),
                 None => PatKind::Error,
@@ -150,7 +150,7 @@ impl Lower<'_> {
     fn binary_pat(&mut self, n: Node) -> Pat {
         let left = self.field_pat_box(n, "left");
         let right = self.field_pat_box(n, "right");
-        let kind = if n.kind() == "and_pat" { PatKind::And(left, right) } else { PatKind::Or(left, right) };
+        let kind = if crate::kind(n) == "and_pat" { PatKind::And(left, right) } else { PatKind::Or(left, right) };
         Pat::new(kind, self.span(n))
     }
 

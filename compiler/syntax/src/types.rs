@@ -23,7 +23,7 @@ impl Lower<'_> {
 
     fn type_expr_at(&mut self, n: Node) -> TypeExpr {
         let span = self.span(n);
-        let kind = match n.kind() {
+        let kind = match crate::kind(n) {
             "arrow_type" => {
                 TypeExprKind::Arrow(Box::new(self.field_type(n, "from")), Box::new(self.field_type(n, "to")))
             }
