@@ -41,6 +41,8 @@ struct Inliner {
     copies: FxHashMap<(NameId, Vec<Option<KnownArg>>), Name>,
     /// Copies made while rewriting the current declaration.
     new: Vec<Binding>,
+    /// Local variables bound to a known function: what they stand for.
+    locals: FxHashMap<NameId, (Expr, Vec<Expr>)>,
     /// The type of each copy.
     copy_types: FxHashMap<NameId, Ty>,
     fresh: Fresh,
@@ -54,6 +56,7 @@ pub fn inline_higher_order(program: &mut Expr) {
         copies: FxHashMap::default(),
         new: Vec::new(),
         copy_types: FxHashMap::default(),
+        locals: FxHashMap::default(),
         fresh: Fresh::new(BASE),
     };
     let mut i = 0;
@@ -122,6 +125,21 @@ fn higher_order(value: &Expr) -> Option<Vec<Ty>> {
 impl Inliner {
     /// Rewrites every call in `e` that can be specialised.
     fn rewrite(&mut self, e: &mut Expr) {
+        if let ExprKind::Let(b, body) = &mut e.kind {
+            // `let g = f x in .. h g ..`: `g` is known to be `f x` (when
+            // `x` is a variable or literal, so naming it again later
+            // computes nothing and cannot fail).
+            self.rewrite(&mut b.value);
+            if crate::free::is_function(&b.value.ty) {
+                if let Some((f, fargs)) = self.known_function(&b.value) {
+                    if fargs.iter().all(|a| matches!(a.kind, ExprKind::Var(_) | ExprKind::Lit(_))) {
+                        self.locals.insert(b.name.id, (f, fargs));
+                    }
+                }
+            }
+            self.rewrite(body);
+            return;
+        }
         pmx_ast::visit::children_mut(e, &mut |c| self.rewrite(c));
         if let Some(new) = self.specialise(e) {
             *e = new;
@@ -230,6 +248,9 @@ impl Inliner {
         }
         fargs.reverse();
         let ExprKind::Var(n) = &head.kind else { return None };
+        if let Some((f, bound)) = self.locals.get(&n.id) {
+            return Some((f.clone(), bound.iter().cloned().chain(fargs).collect()));
+        }
         (n.id.as_builtin().is_some() || self.globals.contains(&n.id)).then(|| (head.clone(), fargs))
     }
 }
