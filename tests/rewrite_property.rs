@@ -1,6 +1,6 @@
 //! Property: for generated well-typed programs whose accelerate
-//! expressions call recursions shaped like `map`, `map2` (three shapes)
-//! and folds (with an accumulator, or tail recursion with `addi`, `muli`,
+//! expressions call recursions shaped like `map`, `map2` (three shapes,
+//! and over an index) and folds (with an accumulator, or tail recursion with `addi`, `muli`,
 //! `maxi`, `mini`, `and`, `or` or `concat` on either side), a
 //! higher-order function given a partially applied function, and
 //! polymorphic functions inside a CUDA `loop`, the whole program with the
@@ -111,6 +111,9 @@ struct Gen {
     map2_e: String,
     map2_shape: usize,
     step_e: String,
+    idx_e: String,
+    start: i64,
+    idx_cond: usize,
 }
 
 fn gen() -> impl Strategy<Value = Gen> {
@@ -138,7 +141,8 @@ fn gen() -> impl Strategy<Value = Gen> {
         0usize..3,
         int_expr(vec!["x", "d"]),
     );
-    (parts1, parts2).prop_map(|(p1, p2)| Gen {
+    let parts3 = (int_expr(vec!["h", "g", "d", "i"]), 0i64..7, 0usize..4);
+    (parts1, parts2, parts3).prop_map(|(p1, p2, p3)| Gen {
         d: p1.0,
         items: p1.1,
         extra: p1.2,
@@ -158,7 +162,24 @@ fn gen() -> impl Strategy<Value = Gen> {
         map2_e: p2.7,
         map2_shape: p2.8,
         step_e: p2.9,
+        idx_e: p3.0,
+        start: p3.1,
+        idx_cond: p3.2,
     })
+}
+
+/// A recursion over an index, shaped like `map2`, with one of the four
+/// ways of writing its condition.
+fn index_fn(e: &str, cond: usize) -> String {
+    let e = with_head(&with_head(e, "h", "(get a i)"), "g", "(get b i)");
+    let step = format!("cons {e} (idxF d a b (addi i 1))");
+    let body = match cond {
+        0 => format!("if lti i (length a) then {step} else []"),
+        1 => format!("if gti (length a) i then {step} else []"),
+        2 => format!("if geqi i (length a) then [] else {step}"),
+        _ => format!("if leqi (length a) i then [] else {step}"),
+    };
+    format!("recursive let idxF = lam d. lam a. lam b. lam i.\n  {body}\nend")
 }
 
 fn list(items: &[i64]) -> String {
@@ -189,6 +210,7 @@ recursive let accF = lam d. lam acc. lam s.
   if null s then acc else accF d {acc_step} (tail s)
 end
 {map2}
+{idx}
 let twice = lam f. lam x. f (f x)
 let step = lam d. lam x. {step}
 let pick = lam c. lam a. lam b. if c then a else b
@@ -200,7 +222,7 @@ let s2 = {longer} in
 let n = length s in
 let r1 = accelerate (map (lam x. x) (mapF d s)) in
 let r2 = accelerate (reduce addi 0 s, foldF d s, boolF d s, catF d s, accF d 0 s) in
-let r3 = accelerate (map (lam x. x) (map2F d {a} {b})) in
+let r3 = accelerate (map (lam x. x) (map2F d {a} {b}), idxF d s s2 {start}) in
 let r4 = accelerate (map (twice (step d)) s) in
 let t = tensorCreateCArrayInt [n] (lam i. 0) in
 let u = tensorCreateCArrayFloat [n] (lam i. 0.0) in
@@ -217,6 +239,8 @@ print \"\\n\"
         acc_step = format!("(addi acc {acc})"),
         map2 = map2_fn(g.map2_e.clone(), g.map2_shape),
         step = g.step_e,
+        idx = index_fn(&g.idx_e, g.idx_cond),
+        start = g.start,
         d = g.d,
         items = list(&g.items),
         longer = list(&longer),

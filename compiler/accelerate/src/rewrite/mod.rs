@@ -19,7 +19,8 @@
 //! In each, `e` may use the current element (`head s`, or `h`) and the
 //! function's other parameters, which must be passed unchanged. Shapes that
 //! match none are left alone (and reported as recursion by the Futhark
-//! well-formedness check). Recursion shaped like `map2` is in `map2.rs`.
+//! well-formedness check). Recursion shaped like `map2` is in `map2.rs`,
+//! recursion over an index in `indexed.rs`.
 //! Around it: `cons`/`snoc` become `concat`
 //! ([`cons_snoc_to_concat`], first, so the shapes above are also found
 //! written with `concat`), groups that no longer recurse become `let`s
@@ -27,6 +28,7 @@
 //! promoted to `reduce` and `flatten` ([`promote_folds`]).
 
 mod assoc;
+mod indexed;
 mod inline_hof;
 mod map2;
 mod promote;
@@ -47,7 +49,9 @@ pub fn rewrite_recursion(e: &mut Expr) {
         let rest = match &mut cur.kind {
             ExprKind::RecLets(bs, rest) => {
                 if bs.len() == 1 {
-                    let value = rewrite(&bs[0], &user, &mut next).or_else(|| map2::rewrite_map2(&bs[0], &mut next));
+                    let value = rewrite(&bs[0], &user, &mut next)
+                        .or_else(|| map2::rewrite_map2(&bs[0], &mut next))
+                        .or_else(|| indexed::rewrite_indexed(&bs[0], &mut next));
                     if let Some(value) = value {
                         bs[0].value = value;
                     }
