@@ -207,7 +207,7 @@ include \"int.mc\"
 {boolf}
 {cat}
 recursive let accF = lam d. lam acc. lam s.
-  if null s then acc else accF d {acc_step} (tail s)
+  if null s then acc else accF d (addi acc {acc}) (tail s)
 end
 {map2}
 {idx}
@@ -236,7 +236,6 @@ print \"\\n\"
         fold = fold_fn("foldF", g.fold_op, &g.fold_e, &g.fold_base.to_string(), g.fold_first),
         boolf = fold_fn("boolF", g.bool_op, &bool_e, bool_base, g.bool_first),
         cat = fold_fn("catF", "concat", &cat_e, &list(&g.cat_base), g.cat_first),
-        acc_step = format!("(addi acc {acc})"),
         map2 = map2_fn(g.map2_e.clone(), g.map2_shape),
         step = g.step_e,
         idx = index_fn(&g.idx_e, g.idx_cond),
