@@ -1,9 +1,11 @@
 //! Recursion over indices (section 4.6 of the reference: recursion shaped
 //! like `map` or `map2`, written with an index instead of head and tail):
 //!
-//!     recursive let f = lam a. lam b. lam i.
-//!       if lti i (length a) then cons (g (get a i) (get b i)) (f a b (addi i 1))
-//!       else []
+//! ```text
+//! recursive let f = lam a. lam b. lam i.
+//!   if lti i (length a) then cons (g (get a i) (get b i)) (f a b (addi i 1))
+//!   else []
+//! ```
 //!
 //! builds the elements `i, i+1, ..` up to the length, so its step becomes
 //! `create (subi (length a) i) (lam j. g (get a (addi i j)) (get b (addi i j)))`
