@@ -1,7 +1,9 @@
 //! The accelerate passes: for each program under `tests/accelerate`, the
 //! program after lifting, the extracted program, each backend's program
-//! (`futhark-ir`, `cuda-ir`) and `pmx explain` are snapshots; lifting does not change what a program does; a function
-//! shared by two accelerate expressions is extracted once.
+//! (`futhark-ir`, `cuda-ir`) and `pmx explain` are snapshots; lifting does not change what a program does, nor do
+//! each backend's rewrites; a function shared by two accelerate expressions is extracted once.
+
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -72,6 +74,28 @@ fn lifting_preserves_behaviour() {
         let again = pmx(&["test", "--all-utests", "--color=never"], &out);
         assert_eq!(original.0, again.0, "{}: exit codes differ\n{}", f.display(), again.2);
         assert_eq!(original.1, again.1, "{}: outputs differ\n{}", f.display(), again.2);
+    }
+}
+
+/// The whole program with each backend's rewritten program put back in
+/// (`program::splice`) prints what the original prints and passes the
+/// same utests.
+#[test]
+fn backend_rewrites_preserve_behaviour() {
+    let dir = tempdir();
+    for f in programs() {
+        let original = pmx(&["test", "--all-utests", "--color=never"], &f);
+        for backend in [support::Backend::Futhark, support::Backend::Cuda] {
+            let support::Rewritten { whole, backend: program, higher_order } = support::rewritten(&f, backend);
+            // Every call of a higher-order function in these programs is
+            // given known functions, so none is left.
+            assert!(higher_order.is_empty(), "{} ({backend:?}): {higher_order:?} left\n{program}", f.display());
+            let out = dir.join(format!("{backend:?}-{}", f.file_name().expect("name").to_string_lossy()));
+            std::fs::write(&out, &whole).expect("writable");
+            let again = pmx(&["test", "--all-utests", "--color=never"], &out);
+            assert_eq!(original.0, again.0, "{} ({backend:?}): exit codes differ\n{}\n{whole}", f.display(), again.2);
+            assert_eq!(original.1, again.1, "{} ({backend:?}): outputs differ\n{}\n{whole}", f.display(), again.2);
+        }
     }
 }
 

@@ -12,19 +12,27 @@
 //!    CUDA-class, or an error (no keyword, or keywords of both); one
 //!    extracted program per backend.
 //!
-//! 5. **Backend programs**: one extracted program per backend; the CUDA
-//!    rewrite inlines let-bound partial applications, the Futhark rewrite
-//!    turns recursion shaped like `map` or a fold into it; both are put in
-//!    A-normal form (`anf.rs`).
+//! 5. **Backend programs**: one extracted program per backend, rewritten
+//!    as section 4.6 of the reference says, then put in A-normal form
+//!    (`anf.rs`). CUDA: polymorphic functions are copied per concrete type
+//!    (`monomorphize.rs`), let-bound partial applications inlined. Futhark
+//!    (`rewrite/`): `cons`/`snoc` become `concat`; recursion shaped like
+//!    `map`, `map2` (`map2.rs`) or a fold (with an accumulator, or tail
+//!    recursion with a known associative operator, `assoc.rs`) becomes
+//!    it; non-recursive `recursive` groups become `let`s; `foldl` with a
+//!    known associative operator becomes `reduce` or `flatten`
+//!    (`promote.rs`); higher-order functions called with known functions
+//!    are specialised to them (`inline_hof.rs`). Copies get fresh binders
+//!    (`freshen.rs`).
 //! 6. **Well-formedness** (`wellformed/`): each backend's program is
 //!    checked against that backend's rules.
 //! 7. **Copy analysis** (`copy.rs`): how each tensor crosses the boundary.
 //!
-//! The Futhark program's recursion shaped like `map` or a fold is
-//! rewritten into it first, then folds with a known associative operator
-//! become `reduce` or `flatten` (`rewrite.rs`). Not written yet: inlining
-//! higher-order functions for Futhark and monomorphisation for CUDA (which
-//! matter to code generation, not to these checks). API: [`analyze`] takes the typed modules of a program
+//! Every rewrite is semantics-preserving and leaves code it does not
+//! recognise exactly as it is (the well-formedness check then reports
+//! what the backend cannot take). [`program::splice`] puts a backend's
+//! rewritten program back into the whole one, so that it can be run and
+//! compared with the original. API: [`analyze`] takes the typed modules of a program
 //! (load order, main file last) and returns an [`Analysis`]; it never fails.
 
 mod anf;
@@ -33,7 +41,9 @@ mod copy;
 pub mod explain;
 mod extract;
 mod free;
+mod freshen;
 mod lift;
+mod monomorphize;
 mod nested;
 pub mod program;
 mod rewrite;
@@ -198,12 +208,16 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
         let ids: FxHashSet<NameId> = members.iter().map(|b| b.id).collect();
         let (_, mut program) = extract::extract(&ids, &extracted);
         match backend {
-            Backend::Cuda => wellformed::inline_partial_applications(&mut program),
+            Backend::Cuda => {
+                monomorphize::monomorphize(&mut program);
+                wellformed::inline_partial_applications(&mut program);
+            }
             Backend::Futhark => {
                 rewrite::cons_snoc_to_concat(&mut program);
                 rewrite::rewrite_recursion(&mut program);
                 rewrite::demote_recursive(&mut program);
                 rewrite::promote_folds(&mut program);
+                rewrite::inline_higher_order(&mut program);
             }
         }
         let program = anf::normalize(program);

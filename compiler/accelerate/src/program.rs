@@ -71,3 +71,105 @@ pub fn to_module(e: &Expr) -> Module {
     };
     Module { includes: Vec::new(), items, main }
 }
+
+/// The chain's declarations, each with `()` as its rest, and the body.
+pub fn split_chain(mut e: Expr) -> (Vec<Expr>, Expr) {
+    let mut decls = Vec::new();
+    loop {
+        let rest = match &mut e.kind {
+            ExprKind::Let(_, rest)
+            | ExprKind::RecLets(_, rest)
+            | ExprKind::External(_, rest)
+            | ExprKind::TypeDecl(_, rest)
+            | ExprKind::ConDecl(_, rest)
+            | ExprKind::Utest(_, rest) => std::mem::replace(&mut **rest, Expr::unit(e.span)),
+            _ => return (decls, e),
+        };
+        decls.push(e);
+        e = rest;
+    }
+}
+
+/// The inverse of [`split_chain`].
+pub fn join_chain(decls: Vec<Expr>, body: Expr) -> Expr {
+    decls.into_iter().rev().fold(body, |rest, mut d| {
+        d.ty = rest.ty.clone();
+        match &mut d.kind {
+            ExprKind::Let(_, r)
+            | ExprKind::RecLets(_, r)
+            | ExprKind::External(_, r)
+            | ExprKind::TypeDecl(_, r)
+            | ExprKind::ConDecl(_, r)
+            | ExprKind::Utest(_, r) => **r = rest,
+            _ => unreachable!("split_chain returns declarations"),
+        }
+        d
+    })
+}
+
+/// The identities a declaration binds.
+fn bound(d: &Expr) -> Vec<NameId> {
+    match &d.kind {
+        ExprKind::Let(b, _) => vec![b.name.id],
+        ExprKind::RecLets(bs, _) => bs.iter().map(|b| b.name.id).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The whole program with a backend's rewritten declarations in place of
+/// the ones they came from (the lifted program's `let`s and `recursive`
+/// groups with the same identities), and the declarations the backend's
+/// rewrites added placed before them. This is what the backend's program
+/// would compute as part of the whole, so it can be run and compared with
+/// the original (the property tests do).
+pub fn splice(lifted: &Expr, backend: &Expr) -> Expr {
+    let (ours, _) = split_chain(backend.clone());
+    let (theirs, body) = split_chain(lifted.clone());
+    let replaced: rustc_hash::FxHashSet<NameId> = ours.iter().flat_map(bound).collect();
+    let mut ours = ours.into_iter().filter(|d| matches!(d.kind, ExprKind::Let(..) | ExprKind::RecLets(..))).peekable();
+    let mut out = Vec::new();
+    for d in theirs {
+        let ids = bound(&d);
+        if ids.iter().any(|id| replaced.contains(id)) {
+            // Ours up to (and including) the one binding these names.
+            for o in ours.by_ref() {
+                let last = bound(&o).iter().any(|id| ids.contains(id));
+                out.push(o);
+                if last {
+                    break;
+                }
+            }
+        } else {
+            out.push(d);
+        }
+    }
+    out.extend(ours);
+    join_chain(out, body)
+}
+
+/// Which declarations to keep when those `droppable` selects are kept
+/// only if something kept uses them (`roots` are always kept).
+pub fn keep_used(decls: &[Expr], roots: &[Expr], droppable: impl Fn(&Expr) -> bool) -> Vec<bool> {
+    fn uses_of(e: &Expr, used: &mut rustc_hash::FxHashSet<NameId>) {
+        if let ExprKind::Var(n) = &e.kind {
+            used.insert(n.id);
+        }
+        pmx_ast::visit::children(e, &mut |c| uses_of(c, used));
+    }
+    let mut keep: Vec<bool> = decls.iter().map(|d| !droppable(d)).collect();
+    loop {
+        let mut used = rustc_hash::FxHashSet::default();
+        decls.iter().zip(&keep).filter(|(_, k)| **k).for_each(|(d, _)| uses_of(d, &mut used));
+        roots.iter().for_each(|r| uses_of(r, &mut used));
+        let mut changed = false;
+        for (d, k) in decls.iter().zip(keep.iter_mut()) {
+            if !*k && bound(d).iter().any(|id| used.contains(id)) {
+                *k = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return keep;
+        }
+    }
+}

@@ -189,8 +189,8 @@ impl Rules for Futhark {
         }
     }
 
-    /// FutharkRecLet: no recursion is left (the rewrites to `map`, `foldl`
-    /// and `reduce` of section 4.6 are not applied yet).
+    /// FutharkRecLet: no recursion is left after the rewrites to `map`,
+    /// `map2`, `foldl` and `reduce` of section 4.6 (`rewrite/`).
     fn binding(&mut self, b: &Binding, recursive: bool) {
         if recursive {
             self.r.push(

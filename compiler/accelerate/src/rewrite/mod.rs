@@ -6,20 +6,35 @@
 //! - **map**: `if null s then [] else cons e (f .. (tail s))` (or `concat
 //!   [e] ..`, or `match s with [h] ++ t then .. else []`) becomes
 //!   `map (lam x. e) s`;
-//! - **fold with an associative, commutative operator**: `if null s then b
-//!   else addi e (f .. (tail s))` (`addi` or `muli`, either side) becomes
-//!   `foldl (lam a. lam x. addi a e) b s`;
+//! - **fold with an associative operator** (Miking's `tailrecursion.mc`
+//!   turns this into accumulator style first): `if null s then b else op
+//!   e (f .. (tail s))` (or `op (f ..) e`), `op` a known associative
+//!   operator (`assoc.rs`), becomes `foldl (lam a. lam x. op a e) b s`
+//!   when `op` is commutative; otherwise the fold starts from the neutral
+//!   element, keeps the order of the elements, and `b` is put on its side
+//!   at the end;
 //! - **accumulator**: `if null s then acc else f .. (g acc e) .. (tail s)`
 //!   becomes `foldl (lam acc. lam x. g acc e) acc s`.
 //!
 //! In each, `e` may use the current element (`head s`, or `h`) and the
 //! function's other parameters, which must be passed unchanged. Shapes that
 //! match none are left alone (and reported as recursion by the Futhark
-//! well-formedness check). Around it: `cons`/`snoc` become `concat`
+//! well-formedness check). Recursion shaped like `map2` is in `map2.rs`,
+//! recursion over an index in `indexed.rs`.
+//! Around it: `cons`/`snoc` become `concat`
 //! ([`cons_snoc_to_concat`], first, so the shapes above are also found
 //! written with `concat`), groups that no longer recurse become `let`s
 //! ([`demote_recursive`]), and folds with a known associative operator are
 //! promoted to `reduce` and `flatten` ([`promote_folds`]).
+
+mod assoc;
+mod indexed;
+mod inline_hof;
+mod map2;
+mod promote;
+
+pub use inline_hof::inline_higher_order;
+pub use promote::promote_folds;
 
 use crate::free::free_vars;
 use crate::lift::SYNTHETIC;
@@ -27,13 +42,17 @@ use pmx_ast::*;
 
 /// Rewrites every single recursive function of the chain that it can.
 pub fn rewrite_recursion(e: &mut Expr) {
+    let user = assoc::user_ops(e);
     let mut next = 0u32;
     let mut cur = e;
     loop {
         let rest = match &mut cur.kind {
             ExprKind::RecLets(bs, rest) => {
                 if bs.len() == 1 {
-                    if let Some(value) = rewrite(&bs[0], &mut next) {
+                    let value = rewrite(&bs[0], &user, &mut next)
+                        .or_else(|| map2::rewrite_map2(&bs[0], &mut next))
+                        .or_else(|| indexed::rewrite_indexed(&bs[0], &mut next));
+                    if let Some(value) = value {
                         bs[0].value = value;
                     }
                 }
@@ -50,7 +69,7 @@ pub fn rewrite_recursion(e: &mut Expr) {
     }
 }
 
-fn builtin_of(e: &Expr) -> Option<Builtin> {
+pub(super) fn builtin_of(e: &Expr) -> Option<Builtin> {
     match &e.kind {
         ExprKind::Var(n) => n.id.as_builtin(),
         _ => None,
@@ -58,7 +77,7 @@ fn builtin_of(e: &Expr) -> Option<Builtin> {
 }
 
 /// `b a` for a built-in `b`: the argument.
-fn app1(e: &Expr, b: Builtin) -> Option<&Expr> {
+pub(super) fn app1(e: &Expr, b: Builtin) -> Option<&Expr> {
     match &e.kind {
         ExprKind::App(f, a) if builtin_of(f) == Some(b) => Some(a),
         _ => None,
@@ -66,19 +85,19 @@ fn app1(e: &Expr, b: Builtin) -> Option<&Expr> {
 }
 
 /// `b x y` for a built-in `b`.
-fn app2(e: &Expr, b: Builtin) -> Option<(&Expr, &Expr)> {
+pub(super) fn app2(e: &Expr, b: Builtin) -> Option<(&Expr, &Expr)> {
     match &e.kind {
         ExprKind::App(f, y) => app1(f, b).map(|x| (x, &**y)),
         _ => None,
     }
 }
 
-fn is_var(e: &Expr, id: NameId) -> bool {
+pub(super) fn is_var(e: &Expr, id: NameId) -> bool {
     matches!(&e.kind, ExprKind::Var(n) if n.id == id)
 }
 
 /// The spine of a call of `f`: its arguments.
-fn call_of(e: &Expr, f: NameId) -> Option<Vec<&Expr>> {
+pub(super) fn call_of(e: &Expr, f: NameId) -> Option<Vec<&Expr>> {
     let mut args = Vec::new();
     let mut head = e;
     while let ExprKind::App(g, a) = &head.kind {
@@ -90,26 +109,26 @@ fn call_of(e: &Expr, f: NameId) -> Option<Vec<&Expr>> {
 }
 
 /// How the function takes its sequence apart.
-struct Walk {
-    s: NameId,
+pub(super) struct Walk {
+    pub s: NameId,
     /// The element as an expression to replace (`head s`) or a name (`h`).
-    head: Option<NameId>,
+    pub head: Option<NameId>,
     /// The rest as a name (`t`), when a pattern binds it.
-    tail: Option<NameId>,
+    pub tail: Option<NameId>,
 }
 
 impl Walk {
-    fn is_head(&self, e: &Expr) -> bool {
+    pub fn is_head(&self, e: &Expr) -> bool {
         app1(e, Builtin::Head).is_some_and(|x| is_var(x, self.s)) || self.head.is_some_and(|h| is_var(e, h))
     }
-    fn is_tail(&self, e: &Expr) -> bool {
+    pub fn is_tail(&self, e: &Expr) -> bool {
         app1(e, Builtin::Tail).is_some_and(|x| is_var(x, self.s)) || self.tail.is_some_and(|t| is_var(e, t))
     }
 }
 
 /// Replaces the current element by `x`; fails if `e` uses the sequence,
 /// its rest, or the function otherwise.
-fn element_fn(e: &Expr, walk: &Walk, f: NameId, x: &Name, elem: &Ty) -> Option<Expr> {
+pub(super) fn element_fn(e: &Expr, walk: &Walk, f: NameId, x: &Name, elem: &Ty) -> Option<Expr> {
     let mut out = e.clone();
     replace_head(&mut out, walk, x, elem);
     let uses = free_vars(&out);
@@ -120,7 +139,7 @@ fn element_fn(e: &Expr, walk: &Walk, f: NameId, x: &Name, elem: &Ty) -> Option<E
     Some(out)
 }
 
-fn replace_head(e: &mut Expr, walk: &Walk, x: &Name, elem: &Ty) {
+pub(super) fn replace_head(e: &mut Expr, walk: &Walk, x: &Name, elem: &Ty) {
     if walk.is_head(e) {
         *e = Expr { kind: ExprKind::Var(x.clone()), span: e.span, ty: elem.clone() };
         return;
@@ -128,15 +147,15 @@ fn replace_head(e: &mut Expr, walk: &Walk, x: &Name, elem: &Ty) {
     pmx_ast::visit::children_mut(e, &mut |c| replace_head(c, walk, x, elem));
 }
 
-fn var(n: &Name, ty: &Ty, span: Span) -> Expr {
+pub(super) fn var(n: &Name, ty: &Ty, span: Span) -> Expr {
     Expr { kind: ExprKind::Var(n.clone()), span, ty: ty.clone() }
 }
 
-fn builtin(b: Builtin, ty: Ty, span: Span) -> Expr {
+pub(super) fn builtin(b: Builtin, ty: Ty, span: Span) -> Expr {
     Expr { kind: ExprKind::Var(Name { text: SmolStr::new(b.name()), span, id: NameId::builtin(b) }), span, ty }
 }
 
-fn app(f: Expr, args: Vec<Expr>, result: &Ty) -> Expr {
+pub(super) fn app(f: Expr, args: Vec<Expr>, result: &Ty) -> Expr {
     let n = args.len();
     let mut acc = f;
     for (i, a) in args.into_iter().enumerate() {
@@ -151,19 +170,19 @@ fn app(f: Expr, args: Vec<Expr>, result: &Ty) -> Expr {
     acc
 }
 
-fn lam(p: Name, pty: &Ty, body: Expr) -> Expr {
+pub(super) fn lam(p: Name, pty: &Ty, body: Expr) -> Expr {
     let span = body.span;
     let ty = Ty::arrow(pty.clone(), body.ty.clone());
     Expr { kind: ExprKind::Lam { param: p, annotation: None, body: Box::new(body) }, span, ty }
 }
 
-fn fresh(next: &mut u32, text: &str, span: Span) -> Name {
+pub(super) fn fresh(next: &mut u32, text: &str, span: Span) -> Name {
     *next += 1;
     Name { text: SmolStr::new(text), span, id: NameId { file: SYNTHETIC, index: (1 << 29) + *next } }
 }
 
 /// The rewritten value of a recursive binding, if it has a known shape.
-fn rewrite(b: &Binding, next: &mut u32) -> Option<Expr> {
+fn rewrite(b: &Binding, user: &assoc::UserOps, next: &mut u32) -> Option<Expr> {
     let f = b.name.id;
     // The parameters, the last one being the sequence.
     let mut params: Vec<(Name, Ty)> = Vec::new();
@@ -218,29 +237,44 @@ fn rewrite(b: &Binding, next: &mut u32) -> Option<Expr> {
         let fun = lam(x, &elem, e);
         let map_ty = Ty::arrow(fun.ty.clone(), Ty::arrow(sty.clone(), Ty::seq(out_elem)));
         app(builtin(Builtin::Map, map_ty, span), vec![fun, var(&s, &sty, span)], &result_ty)
-    } else if let Some((op, e, rest)) = [Builtin::Addi, Builtin::Muli].iter().find_map(|op| {
-        let (l, r) = app2(step, *op)?;
+    } else if let Some((op, e, element_first)) = assoc::binary(step, user).and_then(|(op, l, r)| {
         if unchanged_call(r, None) {
-            Some((*op, l, r))
+            Some((op, l, true))
         } else if unchanged_call(l, None) {
-            Some((*op, r, l))
+            Some((op, r, false))
         } else {
             None
         }
     }) {
-        // fold with an associative, commutative operator
-        let _ = rest;
+        // fold with an associative operator (tail recursion made
+        // accumulator style): `op e0 (op e1 (.. base))`.
         if free_vars(base).iter().any(|u| u.id == f || u.id == s.id) {
             return None;
         }
         let e = element_fn(e, &walk, f, &x, &elem)?;
         let a = fresh(next, "acc", span);
-        let op_ty = Ty::arrow(Ty::int(), Ty::arrow(Ty::int(), Ty::int()));
-        let combined = app(builtin(op, op_ty, span), vec![var(&a, &result_ty, span), e], &result_ty);
+        let acc = var(&a, &result_ty, span);
+        // With a commutative operator the fold starts from the base; else
+        // it starts from the neutral element, keeps the order of the
+        // elements, and the base is put on its side at the end.
+        let (combined, init) = if op.commutative {
+            (app(op.head.clone(), vec![acc, e], &result_ty), base.clone())
+        } else if element_first {
+            (app(op.head.clone(), vec![acc, e], &result_ty), op.neutral.clone()?)
+        } else {
+            (app(op.head.clone(), vec![e, acc], &result_ty), op.neutral.clone()?)
+        };
         let fun = lam(a, &result_ty, lam(x, &elem, combined));
         let fold_ty =
             Ty::arrow(fun.ty.clone(), Ty::arrow(result_ty.clone(), Ty::arrow(sty.clone(), result_ty.clone())));
-        app(builtin(Builtin::Foldl, fold_ty, span), vec![fun, base.clone(), var(&s, &sty, span)], &result_ty)
+        let folded = app(builtin(Builtin::Foldl, fold_ty, span), vec![fun, init, var(&s, &sty, span)], &result_ty);
+        if op.commutative || assoc::is_neutral(&op, base) {
+            folded
+        } else if element_first {
+            app(op.head.clone(), vec![folded, base.clone()], &result_ty)
+        } else {
+            app(op.head.clone(), vec![base.clone(), folded], &result_ty)
+        }
     } else {
         // accumulator: the base is one of the parameters, and the call
         // changes only that one.
@@ -266,73 +300,12 @@ fn rewrite(b: &Binding, next: &mut u32) -> Option<Expr> {
 }
 
 /// `concat [e] rest`.
-fn concat_singleton(e: &Expr) -> Option<(&Expr, &Expr)> {
+pub(super) fn concat_singleton(e: &Expr) -> Option<(&Expr, &Expr)> {
     let (l, r) = app2(e, Builtin::Concat)?;
     match &l.kind {
         ExprKind::Seq(items) if items.len() == 1 => Some((&items[0], r)),
         _ => None,
     }
-}
-
-/// The known associative operators and their neutral elements.
-fn neutral(op: Builtin, ty: &Ty) -> Option<Expr> {
-    let span = Span::BUILTIN;
-    let lit = |l: Lit, t: Ty| Expr { kind: ExprKind::Lit(l), span, ty: t };
-    match op {
-        Builtin::Addi => Some(lit(Lit::Int(0), Ty::int())),
-        Builtin::Muli => Some(lit(Lit::Int(1), Ty::int())),
-        Builtin::Concat => Some(Expr { kind: ExprKind::Seq(Vec::new()), span, ty: ty.clone() }),
-        _ => None,
-    }
-}
-
-fn is_neutral(op: Builtin, e: &Expr) -> bool {
-    match (op, &e.kind) {
-        (Builtin::Addi, ExprKind::Lit(Lit::Int(0))) | (Builtin::Muli, ExprKind::Lit(Lit::Int(1))) => true,
-        (Builtin::Concat, ExprKind::Seq(items)) => items.is_empty(),
-        _ => false,
-    }
-}
-
-/// Promotions (section 4.6): `foldl op ne s` with an associative `op`
-/// (`addi`, `muli`, `concat`) becomes `reduce op ne s` when `ne` is its
-/// neutral element and `op ne (reduce op neutral s)` otherwise;
-/// `foldl concat [] s` becomes `flatten s`.
-pub fn promote_folds(e: &mut Expr) {
-    if let Some(new) = promote(e) {
-        *e = new;
-    }
-    pmx_ast::visit::children_mut(e, &mut promote_folds);
-}
-
-fn promote(e: &Expr) -> Option<Expr> {
-    let ExprKind::App(g, s) = &e.kind else { return None };
-    let ExprKind::App(h, ne) = &g.kind else { return None };
-    let ExprKind::App(fold, op) = &h.kind else { return None };
-    if builtin_of(fold) != Some(Builtin::Foldl) {
-        return None;
-    }
-    let op_b = builtin_of(op)?;
-    let neutral_value = neutral(op_b, &e.ty)?;
-    let span = e.span;
-    let ty = e.ty.clone();
-    let seq_ty = s.ty.clone();
-    if op_b == Builtin::Concat && is_neutral(op_b, ne) {
-        let flat_ty = Ty::arrow(seq_ty, ty.clone());
-        return Some(app(builtin(Builtin::Flatten, flat_ty, span), vec![(**s).clone()], &ty));
-    }
-    let op_ty = op.ty.clone();
-    let reduce_ty = Ty::arrow(op_ty.clone(), Ty::arrow(ty.clone(), Ty::arrow(seq_ty, ty.clone())));
-    if is_neutral(op_b, ne) {
-        return Some(app(
-            builtin(Builtin::Reduce, reduce_ty, span),
-            vec![(**op).clone(), (**ne).clone(), (**s).clone()],
-            &ty,
-        ));
-    }
-    let reduced =
-        app(builtin(Builtin::Reduce, reduce_ty, span), vec![(**op).clone(), neutral_value, (**s).clone()], &ty);
-    Some(app((**op).clone(), vec![(**ne).clone(), reduced], &ty))
 }
 
 /// `cons x s` becomes `concat [x] s` and `snoc s x` becomes `concat s [x]`
