@@ -205,7 +205,7 @@ impl Inliner {
     fn copy(&mut self, h: &Name, parts: &[Option<(Expr, Vec<Expr>)>]) -> Name {
         let mut value = self.hofs[&h.id].binding.value.clone();
         freshen(&mut value, &mut self.fresh);
-        let mut params: Vec<(Name, Ty, Option<TypeExpr>)> = Vec::new();
+        let mut params: Vec<(Name, Ty, Option<Box<TypeExpr>>)> = Vec::new();
         let mut body = value;
         for part in parts {
             let pty = body.ty.as_arrow().map(|(p, _)| p.clone()).unwrap_or_else(Ty::unknown);
@@ -217,7 +217,7 @@ impl Inliner {
                 None => params.push((param, pty, annotation)),
                 Some((f, fargs)) => {
                     // `g q1 .. qk` for the parameter, the `q`s new parameters.
-                    let qs: Vec<(Name, Ty, Option<TypeExpr>)> =
+                    let qs: Vec<(Name, Ty, Option<Box<TypeExpr>>)> =
                         fargs.iter().map(|a| (self.fresh.name(&param), a.ty.clone(), None)).collect();
                     let qargs = qs.iter().map(|(q, t, _)| super::var(q, t, param.span)).collect();
                     let with = super::app(f.clone(), qargs, &pty);
