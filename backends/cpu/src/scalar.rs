@@ -33,6 +33,7 @@ impl Scalar for i64 {
         match c {
             Code::Bin(op, x, y, span) if op.int_result() => int_arith(op, operand(*x), operand(*y), span, |i| i),
             Code::TensorGet(t, index, span) => crate::thunk::tensor_get(*t, index, span, |v: Value| v.as_int()),
+            Code::App(f, args, span) => crate::thunk::app(*f, args, span, |v: Value| v.as_int()),
             other => {
                 let t = crate::thunk::thunk(other);
                 Box::new(move |m, fr| Ok(t(m, fr)?.as_int()))
@@ -50,6 +51,7 @@ impl Scalar for f64 {
         match c {
             Code::Bin(op, x, y, _) if op.float_result() => float_arith(op, operand(*x), operand(*y), |f| f),
             Code::TensorGet(t, index, span) => crate::thunk::tensor_get(*t, index, span, |v: Value| v.as_float()),
+            Code::App(f, args, span) => crate::thunk::app(*f, args, span, |v: Value| v.as_float()),
             other => {
                 let t = crate::thunk::thunk(other);
                 Box::new(move |m, fr| Ok(t(m, fr)?.as_float()))

@@ -55,13 +55,18 @@ impl TensorData {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, i: usize) -> Value {
         match self {
             TensorData::Int(d) => Value::Int(d[i].load(Relaxed)),
             TensorData::Float(d) => Value::Float(f64::from_bits(d[i].load(Relaxed))),
-            TensorData::Boxed(d) => d[i].lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            TensorData::Boxed(d) => Self::get_boxed(&d[i]),
         }
+    }
+
+    #[inline(never)]
+    fn get_boxed(cell: &Mutex<Value>) -> Value {
+        cell.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub fn set(&self, i: usize, v: Value) {

@@ -49,7 +49,14 @@ fn collect_args(m: &mut Machine, fr: &Frame, args: &[Thunk]) -> Res<Args> {
     Ok(argv)
 }
 
-fn app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> Thunk {
+/// A call that is not in tail position, its result passed through `out`
+/// (kept a value, or unboxed where a scalar is expected).
+pub fn app<R: 'static>(
+    f: Code,
+    args: Box<[Code]>,
+    span: pmx_ast::Span,
+    out: impl Fn(Value) -> R + Copy + Send + Sync + 'static,
+) -> Compiled<R> {
     let args = thunks(args);
     if let Code::Global(g) = f {
         let g = g as usize;
@@ -61,12 +68,25 @@ fn app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> Thunk {
             if let Some(Value::Closure(c)) = unsafe { (*shared).globals[g].get() } {
                 if c.code.arity == args.len() {
                     let bp = push_args(m, fr, &args)?;
-                    return m.enter(c, bp, span);
+                    return Ok(out(m.enter(c, bp, span)?));
                 }
             }
             let fv = m.global(g as u32)?;
             let argv = collect_args(m, fr, &args)?;
-            m.apply(fv, argv, span)
+            Ok(out(m.apply(fv, argv, span)?))
+        });
+    }
+    if let Code::SelfClosure = f {
+        // Recursion through a local function's own name: the running
+        // closure is borrowed from the frame, which outlives the call.
+        return Box::new(move |m, fr| {
+            let c = fr.closure.expect("self inside a closure");
+            if c.code.arity == args.len() {
+                let bp = push_args(m, fr, &args)?;
+                return Ok(out(m.enter(c, bp, span)?));
+            }
+            let argv = collect_args(m, fr, &args)?;
+            Ok(out(m.apply(Value::Closure(c.clone()), argv, span)?))
         });
     }
     let f = thunk(f);
@@ -75,11 +95,11 @@ fn app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> Thunk {
         if let Value::Closure(c) = &fv {
             if c.code.arity == args.len() {
                 let bp = push_args(m, fr, &args)?;
-                return m.enter(c, bp, span);
+                return Ok(out(m.enter(c, bp, span)?));
             }
         }
         let argv = collect_args(m, fr, &args)?;
-        m.apply(fv, argv, span)
+        Ok(out(m.apply(fv, argv, span)?))
     })
 }
 
@@ -429,7 +449,7 @@ pub fn thunk(code: Code) -> Thunk {
         Code::Builtin(b) => Box::new(move |_, _| Ok(Value::Builtin(b))),
         Code::External(name) => Box::new(move |_, _| Ok(crate::builtins::external(&name))),
         Code::Lam(lam, sources) => Box::new(move |m, fr| Ok(m.closure(&lam, &sources, fr))),
-        Code::App(f, args, span) => app(*f, args, span),
+        Code::App(f, args, span) => app(*f, args, span, |v| v),
         Code::Prim(b, args, span) => {
             let args = match crate::prim::direct(b, args) {
                 Ok(direct) => return direct,
