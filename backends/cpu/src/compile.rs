@@ -7,8 +7,15 @@ use pmx_ast::{Builtin, Expr, ExprKind, Item, Lit, Module, NameId, PatKind, SmolS
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
-/// The number of arguments a built-in takes before it computes.
+/// The number of arguments a built-in takes before it computes (read from
+/// a table built once: applying a built-in value asks it every time).
 pub fn builtin_arity(b: Builtin) -> usize {
+    static ARITIES: std::sync::LazyLock<Vec<u8>> =
+        std::sync::LazyLock::new(|| Builtin::ALL.iter().map(|b| signature_arity(*b) as u8).collect());
+    ARITIES[b as usize] as usize
+}
+
+fn signature_arity(b: Builtin) -> usize {
     let sig = b.type_signature();
     let (mut depth, mut arrows) = (0i32, 0usize);
     let bytes = sig.as_bytes();

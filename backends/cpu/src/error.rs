@@ -19,3 +19,16 @@ pub struct RuntimeError {
 
 pub type Fail = Box<RuntimeError>;
 pub type Res<T> = Result<T, Fail>;
+
+impl RuntimeError {
+    /// Records a call the error unwinds through (innermost first): the
+    /// function's name and its call site.
+    #[cold]
+    pub fn add_call(&mut self, name: &SmolStr, site: Span) {
+        if self.trace.len() < TRACE_LIMIT {
+            self.trace.push((name.clone(), site));
+        } else {
+            self.omitted += 1;
+        }
+    }
+}

@@ -7,7 +7,7 @@
 //! "stack overflow" error.
 
 use crate::code::*;
-use crate::error::{Fail, Res, RuntimeError, TRACE_LIMIT};
+use crate::error::{Fail, Res, RuntimeError};
 use crate::value::*;
 use crate::Options;
 use pmx_ast::Span;
@@ -36,6 +36,14 @@ pub struct Frame<'a> {
     pub closure: Option<&'a Arc<Closure>>,
 }
 
+impl Frame<'_> {
+    /// The values captured by the running closure.
+    #[inline(always)]
+    pub fn env(&self) -> &[Value] {
+        &self.closure.expect("captures only inside closures").env
+    }
+}
+
 /// How a function body ends.
 pub enum Flow {
     Ret(Value),
@@ -52,9 +60,6 @@ pub enum Flow {
 pub struct Machine {
     pub shared: Arc<Shared>,
     pub(crate) stack: Vec<Value>,
-    /// Calls in progress: the function's code and the call site. The code
-    /// is alive while its call is (its closure is held by the caller).
-    calls: Vec<(*const LamCode, Span)>,
     /// The lowest address the stack may grow to before a call fails.
     stack_limit: usize,
     /// Inside an `accelerate` expression.
@@ -80,32 +85,26 @@ impl Machine {
             Some(left) => here.saturating_sub(left) + STACK_RESERVE,
             None => 0,
         };
-        Machine {
-            shared,
-            stack: Vec::with_capacity(1024),
-            calls: Vec::new(),
-            stack_limit,
-            accelerated: false,
-            accelerate_site: None,
-        }
+        Machine { shared, stack: Vec::with_capacity(1024), stack_limit, accelerated: false, accelerate_site: None }
     }
 
+    /// An error at `span`. The calls that led there are added as it
+    /// unwinds through them (see [`Machine::enter`]), so that calls that
+    /// succeed record nothing.
+    #[cold]
     pub fn fail(&self, message: impl Into<String>, span: Span) -> Fail {
-        let shown = self.calls.len().min(TRACE_LIMIT);
-        Box::new(RuntimeError {
-            message: message.into(),
-            span,
-            // Safety: each recorded code is alive while its call is.
-            trace: self
-                .calls
-                .iter()
-                .rev()
-                .take(shown)
-                .map(|(code, span)| (unsafe { (**code).name.clone() }, *span))
-                .collect(),
-            omitted: self.calls.len() - shown,
-            exit: None,
-        })
+        Box::new(RuntimeError { message: message.into(), span, trace: Vec::new(), omitted: 0, exit: None })
+    }
+
+    /// Writes a value into a stack slot; an old scalar needs no drop.
+    #[inline(always)]
+    pub(crate) fn set_slot(&mut self, i: usize, v: Value) {
+        let old = std::mem::replace(&mut self.stack[i], v);
+        if old.is_scalar() {
+            std::mem::forget(old);
+        } else {
+            drop(old);
+        }
     }
 
     pub fn run_step(&mut self, step: &StepThunk) -> Res<Option<Value>> {
@@ -148,56 +147,73 @@ impl Machine {
     pub(crate) fn global(&self, g: u32) -> Res<Value> {
         match self.shared.globals[g as usize].get() {
             Some(v) => Ok(v.clone()),
-            None => Err(self.fail(
-                format!("`{}` is used before it is defined", self.shared.program.global_names[g as usize]),
-                Span::BUILTIN,
-            )),
+            None => Err(self.undefined_global(g as usize)),
         }
+    }
+
+    #[cold]
+    pub(crate) fn undefined_global(&self, g: usize) -> Fail {
+        self.fail(format!("`{}` is used before it is defined", self.shared.program.global_names[g]), Span::BUILTIN)
     }
 
     /// Runs a closure whose arguments are on the stack from `bp`. Tail
     /// calls with exactly the callee's number of arguments reuse the frame.
+    /// An error leaving the call records it in the error's trace.
     pub(crate) fn enter(&mut self, c: &Arc<Closure>, bp: usize, span: Span) -> Res<Value> {
         if stack_address() < self.stack_limit {
-            self.stack.truncate(bp);
+            self.pop_frame(bp);
             return Err(self.fail("stack overflow: the recursion is too deep", span));
         }
         let top = bp + c.code.slots;
         if self.stack.len() < top {
             self.stack.resize(top, Value::Int(0));
         }
-        self.calls.push((c.code as *const LamCode, span));
+        let result = (c.code.body)(self, &Frame { bp, closure: Some(c) });
+        match result {
+            Ok(Flow::Ret(v)) => {
+                self.pop_frame(bp);
+                Ok(v)
+            }
+            other => self.enter_loop(c, bp, span, other),
+        }
+    }
+
+    /// The rest of [`Machine::enter`] after the body's first run: tail
+    /// calls, errors and calls of other values.
+    fn enter_loop(&mut self, c: &Arc<Closure>, bp: usize, span: Span, first: Res<Flow>) -> Res<Value> {
         let mut owned: Option<Arc<Closure>> = None;
+        // The call the trace shows: after a tail call, the callee at the
+        // tail call's site (the caller's frame is gone).
+        let mut site = span;
+        let mut result = first;
         loop {
-            let current = owned.as_ref().unwrap_or(c);
-            let result = (current.code.body)(self, &Frame { bp, closure: Some(current) });
             match result {
-                Ok(Flow::Again) => continue,
-                Ok(Flow::Switch(next, site)) => {
+                Ok(Flow::Again) => {}
+                Ok(Flow::Switch(next, s)) => {
                     let top = bp + next.code.slots;
                     if self.stack.len() < top {
                         self.stack.resize(top, Value::Int(0));
                     }
-                    // The caller's frame is gone: the trace shows the callee
-                    // at the tail call's site.
-                    if let Some(last) = self.calls.last_mut() {
-                        *last = (next.code as *const LamCode, site);
-                    }
+                    site = s;
                     owned = Some(next);
                 }
-                other => {
+                Ok(Flow::Ret(v)) => {
                     self.pop_frame(bp);
-                    self.calls.pop();
-                    return match other? {
-                        Flow::Ret(v) => Ok(v),
-                        Flow::Tail(call) => {
-                            let (g, args, s) = *call;
-                            self.apply(g, args, s)
-                        }
-                        Flow::Again | Flow::Switch(..) => unreachable!("handled above"),
-                    };
+                    return Ok(v);
+                }
+                Ok(Flow::Tail(call)) => {
+                    self.pop_frame(bp);
+                    let (g, args, s) = *call;
+                    return self.apply(g, args, s);
+                }
+                Err(mut e) => {
+                    self.pop_frame(bp);
+                    e.add_call(&owned.as_ref().unwrap_or(c).code.name, site);
+                    return Err(e);
                 }
             }
+            let current = owned.as_ref().unwrap_or(c);
+            result = (current.code.body)(self, &Frame { bp, closure: Some(current) });
         }
     }
 
@@ -205,7 +221,7 @@ impl Machine {
         if !cells {
             for (slot, value) in members {
                 let v = value(self, fr)?;
-                self.stack[fr.bp + *slot] = v;
+                self.set_slot(fr.bp + *slot, v);
             }
             return Ok(());
         }
@@ -237,6 +253,39 @@ impl Machine {
         // outlives every value of this run (see `Closure`).
         let code: &'static LamCode = unsafe { &*Arc::as_ptr(lam) };
         Value::Closure(Arc::new(Closure { code, env }))
+    }
+
+    /// Applies a function value to one argument: a closure of one
+    /// parameter is entered directly, without an argument vector.
+    #[inline]
+    pub fn call1(&mut self, f: &Value, a: Value, span: Span) -> Res<Value> {
+        if let Value::Closure(c) = f {
+            if c.code.arity == 1 {
+                let bp = self.stack.len();
+                self.stack.push(a);
+                return self.enter(c, bp, span);
+            }
+        }
+        self.apply(f.clone(), smallvec::smallvec![a], span)
+    }
+
+    /// Applies a function value to two arguments (see [`Machine::call1`]);
+    /// a scalar built-in like `addi` computes directly.
+    #[inline]
+    pub fn call2(&mut self, f: &Value, a: Value, b: Value, span: Span) -> Res<Value> {
+        match f {
+            Value::Closure(c) if c.code.arity == 2 => {
+                let bp = self.stack.len();
+                self.stack.push(a);
+                self.stack.push(b);
+                self.enter(c, bp, span)
+            }
+            Value::Builtin(op) => match BinOp::from_builtin(*op).and_then(|o| o.eval(&a, &b)) {
+                Some(v) => Ok(v),
+                None => self.apply(f.clone(), smallvec::smallvec![a, b], span),
+            },
+            _ => self.apply(f.clone(), smallvec::smallvec![a, b], span),
+        }
     }
 
     /// Applies a function value to arguments.

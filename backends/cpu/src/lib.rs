@@ -22,6 +22,8 @@ mod compile;
 mod error;
 mod eval;
 pub mod io;
+mod prim;
+mod scalar;
 mod show;
 pub mod tensor;
 mod thunk;

@@ -55,12 +55,18 @@ impl TensorData {
         }
     }
 
+    #[inline(always)]
     pub fn get(&self, i: usize) -> Value {
         match self {
             TensorData::Int(d) => Value::Int(d[i].load(Relaxed)),
             TensorData::Float(d) => Value::Float(f64::from_bits(d[i].load(Relaxed))),
-            TensorData::Boxed(d) => d[i].lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            TensorData::Boxed(d) => Self::get_boxed(&d[i]),
         }
+    }
+
+    #[inline(never)]
+    fn get_boxed(cell: &Mutex<Value>) -> Value {
+        cell.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub fn set(&self, i: usize, v: Value) {
@@ -154,27 +160,38 @@ impl Tensor {
 
     /// The linear position of a full index, or a message saying what is
     /// wrong with it.
+    #[inline(always)]
     pub fn linear_index(&self, index: &[i64]) -> Result<usize, String> {
-        if index.len() != self.rank() {
-            let given =
-                if index.len() == 1 { "1 index was".to_string() } else { format!("{} indices were", index.len()) };
-            return Err(format!(
-                "Wrong number of dimensions used to access tensor: the tensor has rank {} but {given} given",
-                self.rank()
-            ));
+        if index.len() != self.shape.len() {
+            return Err(self.rank_error(index.len()));
         }
         let mut pos = 0usize;
-        for (k, (&i, &dim)) in index.iter().zip(&self.shape).enumerate() {
-            if i < 0 || i as usize >= dim {
-                return Err(format!(
-                    "Invalid indices used to access tensor: index {i} in dimension {k} is outside 0..{dim}"
-                ));
+        for (k, &i) in index.iter().enumerate() {
+            let dim = self.shape[k];
+            // A negative index is a huge unsigned one.
+            if i as u64 >= dim as u64 {
+                return Err(Tensor::index_error(k, i, dim));
             }
             pos = pos * dim + i as usize;
         }
         Ok(pos)
     }
 
+    #[cold]
+    fn rank_error(&self, given: usize) -> String {
+        let given = if given == 1 { "1 index was".to_string() } else { format!("{given} indices were") };
+        format!(
+            "Wrong number of dimensions used to access tensor: the tensor has rank {} but {given} given",
+            self.rank()
+        )
+    }
+
+    #[cold]
+    fn index_error(k: usize, i: i64, dim: usize) -> String {
+        format!("Invalid indices used to access tensor: index {i} in dimension {k} is outside 0..{dim}")
+    }
+
+    #[inline(always)]
     pub fn get(&self, index: &[i64]) -> Result<Value, String> {
         let i = self.linear_index(index)?;
         Ok(self.data.get(self.offset + i))

@@ -6,8 +6,8 @@
 use crate::code::*;
 use crate::error::Res;
 use crate::eval::{Args, Flow, Frame, Machine};
+use crate::scalar::{compare, operand, Compiled, Operand};
 use crate::value::{ConValue, Record, Seq, Value};
-use smallvec::SmallVec;
 use std::sync::Arc;
 
 pub fn step(s: Step) -> StepThunk {
@@ -23,118 +23,6 @@ pub fn step(s: Step) -> StepThunk {
 
 fn thunks(codes: Box<[Code]>) -> Box<[Thunk]> {
     codes.into_vec().into_iter().map(thunk).collect()
-}
-
-macro_rules! int_op {
-    ($x:ident, $y:ident, |$a:ident, $b:ident| $e:expr) => {
-        Box::new(move |m: &mut Machine, fr: &Frame| {
-            let $a = $x(m, fr)?.as_int();
-            let $b = $y(m, fr)?.as_int();
-            Ok($e)
-        })
-    };
-}
-
-macro_rules! float_op {
-    ($x:ident, $y:ident, |$a:ident, $b:ident| $e:expr) => {
-        Box::new(move |m: &mut Machine, fr: &Frame| {
-            let $a = $x(m, fr)?.as_float();
-            let $b = $y(m, fr)?.as_float();
-            Ok($e)
-        })
-    };
-}
-
-fn bin(op: BinOp, x: Code, y: Code, span: pmx_ast::Span) -> Thunk {
-    use BinOp::*;
-    // A local and a literal: the most common operands, read directly.
-    if let (Code::Local(s), Code::Lit(Value::Int(k))) = (&x, &y) {
-        let (s, k) = (*s as usize, *k);
-        match op {
-            Addi => return Box::new(move |m, fr| Ok(Value::Int(m.stack[fr.bp + s].as_int().wrapping_add(k)))),
-            Subi => return Box::new(move |m, fr| Ok(Value::Int(m.stack[fr.bp + s].as_int().wrapping_sub(k)))),
-            _ => {}
-        }
-    }
-    let (x, y) = (thunk(x), thunk(y));
-    match op {
-        Addi => int_op!(x, y, |a, b| Value::Int(a.wrapping_add(b))),
-        Subi => int_op!(x, y, |a, b| Value::Int(a.wrapping_sub(b))),
-        Muli => int_op!(x, y, |a, b| Value::Int(a.wrapping_mul(b))),
-        Divi | Modi => Box::new(move |m: &mut Machine, fr: &Frame| {
-            let a = x(m, fr)?.as_int();
-            let b = y(m, fr)?.as_int();
-            if b == 0 {
-                return Err(m.fail("Division by zero", span));
-            }
-            // Truncation toward zero, as OCaml.
-            Ok(Value::Int(if op == Divi { a.wrapping_div(b) } else { a.wrapping_rem(b) }))
-        }),
-        Eqi => int_op!(x, y, |a, b| Value::Bool(a == b)),
-        Neqi => int_op!(x, y, |a, b| Value::Bool(a != b)),
-        Lti => int_op!(x, y, |a, b| Value::Bool(a < b)),
-        Gti => int_op!(x, y, |a, b| Value::Bool(a > b)),
-        Leqi => int_op!(x, y, |a, b| Value::Bool(a <= b)),
-        Geqi => int_op!(x, y, |a, b| Value::Bool(a >= b)),
-        Addf => float_op!(x, y, |a, b| Value::Float(a + b)),
-        Subf => float_op!(x, y, |a, b| Value::Float(a - b)),
-        Mulf => float_op!(x, y, |a, b| Value::Float(a * b)),
-        Divf => float_op!(x, y, |a, b| Value::Float(a / b)),
-        Eqf => float_op!(x, y, |a, b| Value::Bool(a == b)),
-        Neqf => float_op!(x, y, |a, b| Value::Bool(a != b)),
-        Ltf => float_op!(x, y, |a, b| Value::Bool(a < b)),
-        Gtf => float_op!(x, y, |a, b| Value::Bool(a > b)),
-        Leqf => float_op!(x, y, |a, b| Value::Bool(a <= b)),
-        Geqf => float_op!(x, y, |a, b| Value::Bool(a >= b)),
-        Eqc => Box::new(move |m: &mut Machine, fr: &Frame| {
-            let a = x(m, fr)?.as_char();
-            let b = y(m, fr)?.as_char();
-            Ok(Value::Bool(a == b))
-        }),
-    }
-}
-
-/// The condition of an `if` on a comparison, as a closure to a `bool`.
-type Cond = Box<dyn Fn(&mut Machine, &Frame) -> Res<bool> + Send + Sync>;
-
-fn cond(op: BinOp, x: Code, y: Code) -> Cond {
-    use BinOp::*;
-    if let (Code::Local(s), Code::Lit(Value::Int(k))) = (&x, &y) {
-        let (s, k) = (*s as usize, *k);
-        match op {
-            Eqi => return Box::new(move |m, fr| Ok(m.stack[fr.bp + s].as_int() == k)),
-            Lti => return Box::new(move |m, fr| Ok(m.stack[fr.bp + s].as_int() < k)),
-            Leqi => return Box::new(move |m, fr| Ok(m.stack[fr.bp + s].as_int() <= k)),
-            Gti => return Box::new(move |m, fr| Ok(m.stack[fr.bp + s].as_int() > k)),
-            _ => {}
-        }
-    }
-    let (x, y) = (thunk(x), thunk(y));
-    macro_rules! cmp {
-        ($as:ident, |$a:ident, $b:ident| $e:expr) => {
-            Box::new(move |m: &mut Machine, fr: &Frame| {
-                let $a = x(m, fr)?.$as();
-                let $b = y(m, fr)?.$as();
-                Ok($e)
-            })
-        };
-    }
-    match op {
-        Eqi => cmp!(as_int, |a, b| a == b),
-        Neqi => cmp!(as_int, |a, b| a != b),
-        Lti => cmp!(as_int, |a, b| a < b),
-        Gti => cmp!(as_int, |a, b| a > b),
-        Leqi => cmp!(as_int, |a, b| a <= b),
-        Geqi => cmp!(as_int, |a, b| a >= b),
-        Eqf => cmp!(as_float, |a, b| a == b),
-        Neqf => cmp!(as_float, |a, b| a != b),
-        Ltf => cmp!(as_float, |a, b| a < b),
-        Gtf => cmp!(as_float, |a, b| a > b),
-        Leqf => cmp!(as_float, |a, b| a <= b),
-        Geqf => cmp!(as_float, |a, b| a >= b),
-        Eqc => cmp!(as_char, |a, b| a == b),
-        _ => unreachable!("an `if` is fused only with a comparison"),
-    }
 }
 
 /// Evaluates call arguments onto the value stack (a closure's frame).
@@ -161,7 +49,14 @@ fn collect_args(m: &mut Machine, fr: &Frame, args: &[Thunk]) -> Res<Args> {
     Ok(argv)
 }
 
-fn app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> Thunk {
+/// A call that is not in tail position, its result passed through `out`
+/// (kept a value, or unboxed where a scalar is expected).
+pub fn app<R: 'static>(
+    f: Code,
+    args: Box<[Code]>,
+    span: pmx_ast::Span,
+    out: impl Fn(Value) -> R + Copy + Send + Sync + 'static,
+) -> Compiled<R> {
     let args = thunks(args);
     if let Code::Global(g) = f {
         let g = g as usize;
@@ -173,12 +68,25 @@ fn app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> Thunk {
             if let Some(Value::Closure(c)) = unsafe { (*shared).globals[g].get() } {
                 if c.code.arity == args.len() {
                     let bp = push_args(m, fr, &args)?;
-                    return m.enter(c, bp, span);
+                    return Ok(out(m.enter(c, bp, span)?));
                 }
             }
             let fv = m.global(g as u32)?;
             let argv = collect_args(m, fr, &args)?;
-            m.apply(fv, argv, span)
+            Ok(out(m.apply(fv, argv, span)?))
+        });
+    }
+    if let Code::SelfClosure = f {
+        // Recursion through a local function's own name: the running
+        // closure is borrowed from the frame, which outlives the call.
+        return Box::new(move |m, fr| {
+            let c = fr.closure.expect("self inside a closure");
+            if c.code.arity == args.len() {
+                let bp = push_args(m, fr, &args)?;
+                return Ok(out(m.enter(c, bp, span)?));
+            }
+            let argv = collect_args(m, fr, &args)?;
+            Ok(out(m.apply(Value::Closure(c.clone()), argv, span)?))
         });
     }
     let f = thunk(f);
@@ -187,11 +95,11 @@ fn app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> Thunk {
         if let Value::Closure(c) = &fv {
             if c.code.arity == args.len() {
                 let bp = push_args(m, fr, &args)?;
-                return m.enter(c, bp, span);
+                return Ok(out(m.enter(c, bp, span)?));
             }
         }
         let argv = collect_args(m, fr, &args)?;
-        m.apply(fv, argv, span)
+        Ok(out(m.apply(fv, argv, span)?))
     })
 }
 
@@ -199,34 +107,84 @@ fn app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> Thunk {
 /// they are written over the current frame's parameters and the caller's
 /// loop runs the callee, so tail recursion runs in constant stack.
 fn tail_app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> TailThunk {
-    let f = thunk(f);
     let args = thunks(args);
-    Box::new(move |m, fr| {
-        let fv = f(m, fr)?;
-        if let Value::Closure(target) = fv {
-            if target.code.arity == args.len() {
-                // Temporaries go above both frames' parameters, so that
-                // moving them down cannot overwrite one not yet moved.
-                if m.stack.len() < fr.bp + args.len() {
-                    m.stack.resize(fr.bp + args.len(), Value::Int(0));
-                }
-                let top = push_args(m, fr, &args)?;
-                for k in 0..args.len() {
-                    let v = std::mem::replace(&mut m.stack[top + k], Value::Int(0));
-                    m.stack[fr.bp + k] = v;
-                }
-                m.pop_frame(top);
-                if fr.closure.is_some_and(|c| Arc::ptr_eq(c, &target)) {
-                    return Ok(Flow::Again);
-                }
-                return Ok(Flow::Switch(target, span));
+    match f {
+        // Recursion through the closure's own name or a top-level name:
+        // the callee is borrowed, never cloned, when it is the running
+        // function.
+        Code::SelfClosure => Box::new(move |m, fr| {
+            let me = fr.closure.expect("self inside a closure");
+            if me.code.arity == args.len() {
+                move_args(m, fr, &args)?;
+                return Ok(Flow::Again);
             }
             let argv = collect_args(m, fr, &args)?;
-            return Ok(Flow::Tail(Box::new((Value::Closure(target), argv, span))));
+            Ok(Flow::Tail(Box::new((Value::Closure(me.clone()), argv, span))))
+        }),
+        Code::Global(g) => {
+            let g = g as usize;
+            Box::new(move |m, fr| {
+                // Safety: as in `app`, `m.shared` keeps the shared state
+                // alive and is never replaced.
+                let shared: *const crate::eval::Shared = &*m.shared;
+                if let Some(Value::Closure(target)) = unsafe { (*shared).globals[g].get() } {
+                    if target.code.arity == args.len() {
+                        move_args(m, fr, &args)?;
+                        if fr.closure.is_some_and(|c| Arc::ptr_eq(c, target)) {
+                            return Ok(Flow::Again);
+                        }
+                        return Ok(Flow::Switch(target.clone(), span));
+                    }
+                }
+                let fv = m.global(g as u32)?;
+                let argv = collect_args(m, fr, &args)?;
+                Ok(Flow::Tail(Box::new((fv, argv, span))))
+            })
         }
-        let argv = collect_args(m, fr, &args)?;
-        Ok(Flow::Tail(Box::new((fv, argv, span))))
-    })
+        f => {
+            let f = thunk(f);
+            Box::new(move |m, fr| {
+                let fv = f(m, fr)?;
+                if let Value::Closure(target) = fv {
+                    if target.code.arity == args.len() {
+                        move_args(m, fr, &args)?;
+                        if fr.closure.is_some_and(|c| Arc::ptr_eq(c, &target)) {
+                            return Ok(Flow::Again);
+                        }
+                        return Ok(Flow::Switch(target, span));
+                    }
+                    let argv = collect_args(m, fr, &args)?;
+                    return Ok(Flow::Tail(Box::new((Value::Closure(target), argv, span))));
+                }
+                let argv = collect_args(m, fr, &args)?;
+                Ok(Flow::Tail(Box::new((fv, argv, span))))
+            })
+        }
+    }
+}
+
+/// Evaluates a tail call's arguments and writes them over the frame's
+/// parameters.
+#[inline(always)]
+fn move_args(m: &mut Machine, fr: &Frame, args: &[Thunk]) -> Res<()> {
+    if let [a] = args {
+        // One argument: evaluated before anything is overwritten.
+        let v = a(m, fr)?;
+        m.set_slot(fr.bp, v);
+        return Ok(());
+    }
+    // Temporaries go above both frames' parameters, so that moving them
+    // down cannot overwrite one not yet moved.
+    if m.stack.len() < fr.bp + args.len() {
+        m.stack.resize(fr.bp + args.len(), Value::Int(0));
+    }
+    let top = push_args(m, fr, args)?;
+    for k in 0..args.len() {
+        let v = std::mem::replace(&mut m.stack[top + k], Value::Int(0));
+        m.set_slot(fr.bp + k, v);
+    }
+    m.stack.truncate(top);
+    Ok(())
 }
 
 fn utest_thunk(u: UtestCode, body: Option<Thunk>) -> Thunk {
@@ -294,58 +252,116 @@ fn borrowed<'a>(m: &'a Machine, fr: &'a Frame, p: Place) -> &'a Value {
     }
 }
 
-fn indices(m: &mut Machine, fr: &Frame, index: &[Thunk]) -> Res<SmallVec<[i64; 4]>> {
-    let mut ix: SmallVec<[i64; 4]> = SmallVec::new();
+/// Evaluates index operands into `buf`, or a vector when there are many.
+#[inline(always)]
+fn with_indices<R>(
+    m: &mut Machine,
+    fr: &Frame,
+    index: &[Operand<i64>],
+    then: impl FnOnce(&mut Machine, &[i64]) -> Res<R>,
+) -> Res<R> {
+    let mut buf = [0i64; 4];
+    if index.len() <= buf.len() {
+        for (slot, c) in buf.iter_mut().zip(index) {
+            *slot = c.eval(m, fr)?;
+        }
+        return then(m, &buf[..index.len()]);
+    }
+    let mut ix = Vec::with_capacity(index.len());
     for c in index {
-        ix.push(c(m, fr)?.as_int());
+        ix.push(c.eval(m, fr)?);
+    }
+    then(m, &ix)
+}
+
+fn index_operands(index: Box<[Code]>) -> Box<[Operand<i64>]> {
+    index.into_vec().into_iter().map(operand).collect()
+}
+
+/// Evaluates exactly `N` index operands (unrolled).
+#[inline(always)]
+fn indices_n<const N: usize>(m: &mut Machine, fr: &Frame, index: &[Operand<i64>; N]) -> Res<[i64; N]> {
+    let mut ix = [0i64; N];
+    for k in 0..N {
+        ix[k] = index[k].eval(m, fr)?;
     }
     Ok(ix)
 }
 
+/// `tensor_get` with an index of `N` elements, the tensor in a variable.
+fn tensor_get_n<const N: usize, R: 'static>(
+    p: Place,
+    index: Box<[Operand<i64>]>,
+    span: pmx_ast::Span,
+    out: impl Fn(Value) -> R + Copy + Send + Sync + 'static,
+) -> Compiled<R> {
+    let index: Box<[Operand<i64>; N]> = index.try_into().unwrap_or_else(|_| unreachable!("N operands"));
+    Box::new(move |m, fr| {
+        let ix = indices_n(m, fr, &index)?;
+        match borrowed(m, fr, p).as_tensor().get(&ix) {
+            Ok(v) => Ok(out(v)),
+            Err(e) => Err(m.fail(e, span)),
+        }
+    })
+}
+
 /// `tensorGetExn t [i, ..]`: the tensor is borrowed from its slot when it
-/// is a variable (no reference count traffic per access).
-fn tensor_get(t: Code, index: Box<[Code]>, span: pmx_ast::Span) -> Thunk {
-    let index = thunks(index);
+/// is a variable (no reference count traffic per access); the element is
+/// passed through `out` (kept a value, or unboxed).
+pub fn tensor_get<R: 'static>(
+    t: Code,
+    index: Box<[Code]>,
+    span: pmx_ast::Span,
+    out: impl Fn(Value) -> R + Copy + Send + Sync + 'static,
+) -> Compiled<R> {
+    let index = index_operands(index);
     if let Some(p) = place(&t) {
+        match index.len() {
+            1 => return tensor_get_n::<1, R>(p, index, span, out),
+            2 => return tensor_get_n::<2, R>(p, index, span, out),
+            3 => return tensor_get_n::<3, R>(p, index, span, out),
+            _ => {}
+        }
         return Box::new(move |m, fr| {
-            let ix = indices(m, fr, &index)?;
-            let r = borrowed(m, fr, p).as_tensor().get(&ix);
-            r.map_err(|e| m.fail(e, span))
+            with_indices(m, fr, &index, |m, ix| match borrowed(m, fr, p).as_tensor().get(ix) {
+                Ok(v) => Ok(out(v)),
+                Err(e) => Err(m.fail(e, span)),
+            })
         });
     }
     let t = thunk(t);
     Box::new(move |m, fr| {
         let tv = t(m, fr)?;
-        let ix = indices(m, fr, &index)?;
-        tv.as_tensor().get(&ix).map_err(|e| m.fail(e, span))
+        with_indices(m, fr, &index, |m, ix| match tv.as_tensor().get(ix) {
+            Ok(v) => Ok(out(v)),
+            Err(e) => Err(m.fail(e, span)),
+        })
     })
 }
 
 fn tensor_set(t: Code, v: Code, index: Box<[Code]>, span: pmx_ast::Span) -> Thunk {
-    let index = thunks(index);
+    let index = index_operands(index);
     let v = thunk(v);
     if let Some(p) = place(&t) {
         return Box::new(move |m, fr| {
-            let ix = indices(m, fr, &index)?;
-            let x = v(m, fr)?;
-            let r = borrowed(m, fr, p).as_tensor().set(&ix, x);
-            r.map_err(|e| m.fail(e, span))?;
-            Ok(Value::unit())
+            with_indices(m, fr, &index, |m, ix| {
+                let x = v(m, fr)?;
+                let r = borrowed(m, fr, p).as_tensor().set(ix, x);
+                r.map_err(|e| m.fail(e, span))?;
+                Ok(Value::unit())
+            })
         });
     }
     let t = thunk(t);
     Box::new(move |m, fr| {
         let tv = t(m, fr)?;
-        let ix = indices(m, fr, &index)?;
-        let x = v(m, fr)?;
-        tv.as_tensor().set(&ix, x).map_err(|e| m.fail(e, span))?;
-        Ok(Value::unit())
+        with_indices(m, fr, &index, |m, ix| {
+            let x = v(m, fr)?;
+            tv.as_tensor().set(ix, x).map_err(|e| m.fail(e, span))?;
+            Ok(Value::unit())
+        })
     })
 }
-
-/// Compiled code returning `T`: a value ([`Thunk`]) or, in tail
-/// position, how the function body ends ([`TailThunk`]).
-type Compiled<T> = Box<dyn Fn(&mut Machine, &Frame) -> Res<T> + Send + Sync>;
 
 /// The forms that pass control on to a sub-expression in the same
 /// position (`let`, `recursive`, `if`, `match`), compiled with `next` for
@@ -356,7 +372,7 @@ fn continuation<T: 'static>(code: Code, next: fn(Code) -> Compiled<T>) -> Result
             let (slot, value, body) = (slot as usize, thunk(*value), next(*body));
             Box::new(move |m, fr| {
                 let v = value(m, fr)?;
-                m.stack[fr.bp + slot] = v;
+                m.set_slot(fr.bp + slot, v);
                 body(m, fr)
             })
         }
@@ -371,7 +387,31 @@ fn continuation<T: 'static>(code: Code, next: fn(Code) -> Compiled<T>) -> Result
         }
         Code::If(op, parts) => {
             let (x, y, t, o) = *parts;
-            let (c, t, o) = (cond(op, x, y), next(t), next(o));
+            if let (Code::Local(s), Code::Lit(Value::Int(k))) = (&x, &y) {
+                // `if lti n 2`: the slot is read by the `if` itself.
+                let (s, k, t, o) = (*s as usize, *k, next(t), next(o));
+                macro_rules! if_slot {
+                    (|$a:ident| $e:expr) => {
+                        Box::new(move |m, fr| {
+                            let $a = m.stack[fr.bp + s].as_int();
+                            if $e {
+                                t(m, fr)
+                            } else {
+                                o(m, fr)
+                            }
+                        })
+                    };
+                }
+                return Ok(match op {
+                    BinOp::Eqi => if_slot!(|a| a == k),
+                    BinOp::Neqi => if_slot!(|a| a != k),
+                    BinOp::Lti => if_slot!(|a| a < k),
+                    BinOp::Gti => if_slot!(|a| a > k),
+                    BinOp::Leqi => if_slot!(|a| a <= k),
+                    _ => if_slot!(|a| a >= k),
+                });
+            }
+            let (c, t, o) = (compare(op, x, y, |b| b), next(t), next(o));
             Box::new(move |m, fr| if c(m, fr)? { t(m, fr) } else { o(m, fr) })
         }
         Code::Match(scrutinee, pat, then, otherwise) => {
@@ -409,16 +449,19 @@ pub fn thunk(code: Code) -> Thunk {
         Code::Builtin(b) => Box::new(move |_, _| Ok(Value::Builtin(b))),
         Code::External(name) => Box::new(move |_, _| Ok(crate::builtins::external(&name))),
         Code::Lam(lam, sources) => Box::new(move |m, fr| Ok(m.closure(&lam, &sources, fr))),
-        Code::App(f, args, span) => app(*f, args, span),
+        Code::App(f, args, span) => app(*f, args, span, |v| v),
         Code::Prim(b, args, span) => {
-            let args = thunks(args);
+            let args = match crate::prim::direct(b, args) {
+                Ok(direct) => return direct,
+                Err(args) => thunks(args),
+            };
             Box::new(move |m, fr| {
                 let argv = collect_args(m, fr, &args)?;
                 crate::builtins::call(m, b, argv, span)
             })
         }
-        Code::Bin(op, x, y, span) => bin(op, *x, *y, span),
-        Code::TensorGet(t, index, span) => tensor_get(*t, index, span),
+        Code::Bin(op, x, y, span) => crate::scalar::bin(op, *x, *y, span, |v| v),
+        Code::TensorGet(t, index, span) => tensor_get(*t, index, span, |v| v),
         Code::TensorSet(parts, index, span) => tensor_set(parts.0, parts.1, index, span),
         Code::CellGet(cell) => {
             let cell = thunk(*cell);
@@ -527,6 +570,13 @@ pub fn tail(code: Code) -> TailThunk {
     match continuation(code, tail) {
         Ok(compiled) => compiled,
         Err(Code::App(f, args, span)) => tail_app(*f, args, span),
+        // The common leaves return directly, without a nested call.
+        Err(Code::Local(s)) => {
+            let s = s as usize;
+            Box::new(move |m, fr| Ok(Flow::Ret(m.stack[fr.bp + s].clone())))
+        }
+        Err(Code::Lit(v)) => Box::new(move |_, _| Ok(Flow::Ret(v.clone()))),
+        Err(Code::Bin(op, x, y, span)) => crate::scalar::bin(op, *x, *y, span, Flow::Ret),
         Err(other) => {
             let t = thunk(other);
             Box::new(move |m, fr| Ok(Flow::Ret(t(m, fr)?)))

@@ -89,6 +89,15 @@ impl Value {
         Value::Record(Arc::new(Record { labels: Arc::from(labels), values: items.into_boxed_slice() }))
     }
 
+    /// Whether the value owns nothing (dropping it does nothing).
+    #[inline(always)]
+    pub fn is_scalar(&self) -> bool {
+        matches!(
+            self,
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Char(_) | Value::Builtin(_) | Value::Symbol(_)
+        )
+    }
+
     pub fn as_int(&self) -> i64 {
         match self {
             Value::Int(i) => *i,

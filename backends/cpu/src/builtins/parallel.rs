@@ -9,7 +9,6 @@ use crate::eval::Machine;
 use crate::value::{Seq, Value};
 use pmx_ast::Span;
 use rayon::prelude::*;
-use smallvec::smallvec;
 use std::sync::OnceLock;
 
 /// Threads for parallel keywords, with stacks as large as deep user
@@ -62,13 +61,11 @@ pub fn map(m: &mut Machine, f: &Value, s: &Seq, span: Span) -> Res<Vec<Value>> {
     if !parallel(m, n) {
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
-            out.push(m.apply(f.clone(), smallvec![s.get(i)], span)?);
+            out.push(m.call1(f, s.get(i), span)?);
         }
         return Ok(out);
     }
-    let parts = per_chunk(m, n, |w, lo, hi| {
-        (lo..hi).map(|i| w.apply(f.clone(), smallvec![s.get(i)], span)).collect::<Res<Vec<Value>>>()
-    })?;
+    let parts = per_chunk(m, n, |w, lo, hi| (lo..hi).map(|i| w.call1(f, s.get(i), span)).collect::<Res<Vec<Value>>>())?;
     Ok(parts.into_iter().flatten().collect())
 }
 
@@ -77,12 +74,12 @@ pub fn map2(m: &mut Machine, f: &Value, a: &Seq, b: &Seq, span: Span) -> Res<Vec
     if !parallel(m, n) {
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
-            out.push(m.apply(f.clone(), smallvec![a.get(i), b.get(i)], span)?);
+            out.push(m.call2(f, a.get(i), b.get(i), span)?);
         }
         return Ok(out);
     }
     let parts = per_chunk(m, n, |w, lo, hi| {
-        (lo..hi).map(|i| w.apply(f.clone(), smallvec![a.get(i), b.get(i)], span)).collect::<Res<Vec<Value>>>()
+        (lo..hi).map(|i| w.call2(f, a.get(i), b.get(i), span)).collect::<Res<Vec<Value>>>()
     })?;
     Ok(parts.into_iter().flatten().collect())
 }
@@ -101,7 +98,7 @@ pub fn reduce(m: &mut Machine, f: &Value, ne: &Value, s: &Seq, span: Span) -> Re
     let fold = |w: &mut Machine, lo: usize, hi: usize| -> Res<Value> {
         let mut acc = ne.clone();
         for i in lo..hi {
-            acc = w.apply(f.clone(), smallvec![acc, s.get(i)], span)?;
+            acc = w.call2(f, acc, s.get(i), span)?;
         }
         Ok(acc)
     };
@@ -111,7 +108,7 @@ pub fn reduce(m: &mut Machine, f: &Value, ne: &Value, s: &Seq, span: Span) -> Re
     let parts = per_chunk(m, n, fold)?;
     let mut acc = ne.clone();
     for p in parts {
-        acc = m.apply(f.clone(), smallvec![acc, p], span)?;
+        acc = m.call2(f, acc, p, span)?;
     }
     Ok(acc)
 }
@@ -123,7 +120,7 @@ pub fn par_loop(m: &mut Machine, n: i64, f: &Value, span: Span) -> Res<()> {
     }
     let body = |w: &mut Machine, lo: usize, hi: usize| -> Res<()> {
         for i in lo..hi {
-            w.apply(f.clone(), smallvec![Value::Int(i as i64)], span)?;
+            w.call1(f, Value::Int(i as i64), span)?;
         }
         Ok(())
     };

@@ -42,7 +42,7 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
             let f = args[1].clone();
             let mut values = Vec::with_capacity(n as usize);
             for i in 0..n {
-                values.push(m.apply(f.clone(), smallvec![Value::Int(i)], span)?);
+                values.push(m.call1(&f, Value::Int(i), span)?);
             }
             seq_value(Seq::from_values(values).with_list(b == CreateList))
         }
@@ -116,7 +116,7 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
             let (f, s) = (args[0].clone(), args[1].as_seq());
             let mut out = Vec::with_capacity(s.len());
             for i in 0..s.len() {
-                out.push(m.apply(f.clone(), smallvec![Value::Int(i as i64), s.get(i)], span)?);
+                out.push(m.call2(&f, Value::Int(i as i64), s.get(i), span)?);
             }
             seq_value(Seq::from_values(out).with_list(s.is_list()))
         }
@@ -131,14 +131,14 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
         Foldl => {
             let (f, mut acc, s) = (args[0].clone(), args[1].clone(), args[2].as_seq());
             for i in 0..s.len() {
-                acc = m.apply(f.clone(), smallvec![acc, s.get(i)], span)?;
+                acc = m.call2(&f, acc, s.get(i), span)?;
             }
             acc
         }
         Foldr => {
             let (f, mut acc, s) = (args[0].clone(), args[1].clone(), args[2].as_seq());
             for i in (0..s.len()).rev() {
-                acc = m.apply(f.clone(), smallvec![s.get(i), acc], span)?;
+                acc = m.call2(&f, s.get(i), acc, span)?;
             }
             acc
         }
@@ -167,14 +167,14 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
         SeqLoop => {
             let f = args[1].clone();
             for i in 0..args[0].as_int().max(0) {
-                m.apply(f.clone(), smallvec![Value::Int(i)], span)?;
+                m.call1(&f, Value::Int(i), span)?;
             }
             Value::unit()
         }
         SeqLoopAcc => {
             let (mut acc, n, f) = (args[0].clone(), args[1].as_int(), args[2].clone());
             for i in 0..n.max(0) {
-                acc = m.apply(f.clone(), smallvec![acc, Value::Int(i)], span)?;
+                acc = m.call2(&f, acc, Value::Int(i), span)?;
             }
             acc
         }

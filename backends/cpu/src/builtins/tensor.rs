@@ -80,7 +80,7 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
             let n: usize = dims.iter().product();
             let mut values = Vec::with_capacity(n);
             for lin in 0..n {
-                values.push(m.apply(f.clone(), smallvec![index_of(lin, &dims)], span)?);
+                values.push(m.call1(&f, index_of(lin, &dims), span)?);
             }
             let kind = match (b, values.first()) {
                 (TensorCreateCArrayInt, _) => ElemKind::Int,
@@ -128,7 +128,7 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
             }
             for i in 0..t.shape[0] {
                 let row = t.slice(&[i as i64]).map_err(|e| err(m, e))?;
-                m.apply(f.clone(), smallvec![Value::Int(i as i64), tensor_value(row)], span)?;
+                m.call2(&f, Value::Int(i as i64), tensor_value(row), span)?;
             }
             Value::unit()
         }

@@ -1,0 +1,45 @@
+//! Saturated calls of the most used sequence built-ins, compiled to code
+//! that evaluates the arguments and computes, without collecting the
+//! arguments in a vector and dispatching on the built-in at run time.
+
+use crate::code::{Code, Thunk};
+use crate::thunk::thunk;
+use crate::value::Value;
+use pmx_ast::Builtin;
+
+/// Direct code for `b` applied to exactly `args`, for the built-ins that
+/// have it; otherwise the arguments back.
+pub fn direct(b: Builtin, args: Box<[Code]>) -> Result<Thunk, Box<[Code]>> {
+    if !matches!(b, Builtin::Snoc | Builtin::Cons | Builtin::Length | Builtin::Null) {
+        return Err(args);
+    }
+    let mut args = args.into_vec().into_iter().map(thunk);
+    let mut next = move || args.next().expect("the built-in's arity");
+    Ok(match b {
+        Builtin::Snoc => {
+            let (s, x) = (next(), next());
+            Box::new(move |m, fr| {
+                let s = s(m, fr)?;
+                let x = x(m, fr)?;
+                Ok(Value::seq(s.as_seq().snoc(x)))
+            })
+        }
+        Builtin::Cons => {
+            let (x, s) = (next(), next());
+            Box::new(move |m, fr| {
+                let x = x(m, fr)?;
+                let s = s(m, fr)?;
+                Ok(Value::seq(s.as_seq().cons(x)))
+            })
+        }
+        Builtin::Length => {
+            let s = next();
+            Box::new(move |m, fr| Ok(Value::Int(s(m, fr)?.as_seq().len() as i64)))
+        }
+        Builtin::Null => {
+            let s = next();
+            Box::new(move |m, fr| Ok(Value::Bool(s(m, fr)?.as_seq().is_empty())))
+        }
+        _ => unreachable!("checked above"),
+    })
+}
