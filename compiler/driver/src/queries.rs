@@ -10,14 +10,18 @@ use pmx_types::{Imports, TyConInfo, TypeExports};
 use rustc_hash::FxHashSet;
 
 /// Source text to AST, with syntax errors. Where the database keeps
-/// parses, the file's previous syntax tree is reused (the result is the
-/// same as a parse from scratch).
+/// parses, the file's previous syntax tree is reused; elsewhere a large
+/// file is parsed in parts on several threads (the result is the same as
+/// a parse of the whole file from scratch either way).
 #[salsa::tracked(returns(ref))]
 pub fn parse_file(db: &dyn Db, file: SourceFile) -> Parsed {
     let id = file.id(db);
+    if !db.keeps_parses() {
+        return pmx_syntax::parse(file.text(db), id);
+    }
     let previous = db.previous_parse(id);
     let (parsed, tree) = pmx_syntax::reparse(file.text(db), id, previous.as_ref());
-    if let Some(tree) = tree.filter(|_| db.keeps_parses()) {
+    if let Some(tree) = tree {
         db.keep_parse(id, pmx_syntax::PreviousParse::new(file.text(db).clone(), tree));
     }
     parsed

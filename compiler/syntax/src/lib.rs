@@ -19,8 +19,10 @@ mod errors;
 mod expr;
 mod items;
 pub mod lexical;
+mod parallel;
 mod pat;
 mod reparse;
+mod split;
 mod types;
 
 pub use reparse::{edit_between, reparse, PreviousParse};
@@ -77,8 +79,17 @@ pub fn parse_tree(text: &str) -> Option<Tree> {
     parser.parse(text, None)
 }
 
-/// Parses and lowers one file.
+/// Parses and lowers one file; a large one in parts on several threads
+/// (with the same result).
 pub fn parse(text: &str, file: FileId) -> Parsed {
+    if let Some(parsed) = parallel::parse_in_parts(text, file) {
+        return parsed;
+    }
+    parse_whole(text, file)
+}
+
+/// Parses and lowers one file on this thread.
+pub fn parse_whole(text: &str, file: FileId) -> Parsed {
     let Some(tree) = parse_tree(text) else {
         return Parsed {
             module: Module::default(),

@@ -74,7 +74,7 @@ pub fn edit_between(old: &str, new: &str) -> InputEdit {
 }
 
 /// Row and byte column of a byte offset.
-fn point_at(text: &str, offset: usize) -> Point {
+pub(crate) fn point_at(text: &str, offset: usize) -> Point {
     let before = &text.as_bytes()[..offset];
     let row = before.iter().filter(|&&c| c == b'\n').count();
     let line_start = before.iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
