@@ -8,6 +8,11 @@
 //! tuples become records labelled `0`, `1`, ..., and strings in patterns
 //! become sequence patterns.
 //!
+//! [`parse`] cuts a large file at column-0 declarations and parses the
+//! parts on several threads (`parallel.rs`, `split.rs`); [`reparse`] reuses
+//! the syntax tree of a file's previous version (`reparse.rs`). Both give
+//! exactly what a parse of the whole file from scratch gives.
+//!
 //! Invariants: [`parse`] never fails and never panics; every part of the
 //! tree that did not parse becomes an `Error` node (expression, pattern or
 //! type) for which exactly the syntax error was reported. Names are
