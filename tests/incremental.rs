@@ -82,7 +82,7 @@ fn incremental_parsing_agrees_with_parsing_from_scratch() {
             if let Some(good) = before_break.take() {
                 text = good;
                 db.set_file_text(path, text.clone());
-                assert_eq!(pmx_driver::parse_file(&db, file), &pmx_syntax::parse(&text, file.id(&db)));
+                assert_eq!(**pmx_driver::parse_file(&db, file), pmx_syntax::parse(&text, file.id(&db)));
             }
             let digits: Vec<usize> = text.match_indices(|c: char| c.is_ascii_digit()).map(|(i, _)| i).collect();
             let at = rng.below(text.len() + 1);
@@ -116,7 +116,7 @@ fn incremental_parsing_agrees_with_parsing_from_scratch() {
             db.set_file_text(path, text.clone());
             let incremental = pmx_driver::parse_file(&db, file);
             let fresh = pmx_syntax::parse(&text, file.id(&db));
-            assert_eq!(incremental, &fresh, "step {step}:\n{text}");
+            assert_eq!(**incremental, fresh, "step {step}:\n{text}");
             reused += usize::from(fresh.diagnostics.is_empty());
         }
         assert!(reused > 100, "too few valid versions ({reused}) to exercise tree reuse");

@@ -3,7 +3,7 @@
 //! these instead of each spelling out every form.
 
 use crate::*;
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 /// Calls `f` on each direct sub-expression of `e`, in evaluation order
 /// (binding values before bodies, utest parts before the body).
@@ -107,21 +107,27 @@ pub struct FreeVar {
 
 /// The free variables of `e`, in order of first use, leaving out built-ins.
 pub fn free_vars(e: &Expr) -> Vec<FreeVar> {
-    let mut out = Vec::new();
-    let mut bound = HashSet::new();
-    walk_free(e, &mut bound, &mut out);
-    out
+    let mut free = Free::default();
+    walk_free(e, &mut free);
+    free.out
 }
 
-fn walk_free(e: &Expr, bound: &mut HashSet<NameId>, out: &mut Vec<FreeVar>) {
+/// The state of [`free_vars`]' walk. Fx hashing: the accelerate passes ask
+/// for the free variables of every function after every edit, and these
+/// sets were a visible part of that time with the default hasher.
+#[derive(Default)]
+struct Free {
+    bound: FxHashSet<NameId>,
+    seen: FxHashSet<NameId>,
+    out: Vec<FreeVar>,
+}
+
+fn walk_free(e: &Expr, free: &mut Free) {
+    let bound = &mut free.bound;
     match &e.kind {
         ExprKind::Var(n) => {
-            if n.id.as_builtin().is_none()
-                && n.id.is_resolved()
-                && !bound.contains(&n.id)
-                && !out.iter().any(|f: &FreeVar| f.id == n.id)
-            {
-                out.push(FreeVar { id: n.id, name: n.clone(), ty: e.ty.clone() });
+            if n.id.as_builtin().is_none() && n.id.is_resolved() && !bound.contains(&n.id) && free.seen.insert(n.id) {
+                free.out.push(FreeVar { id: n.id, name: n.clone(), ty: e.ty.clone() });
             }
             return;
         }
@@ -130,19 +136,19 @@ fn walk_free(e: &Expr, bound: &mut HashSet<NameId>, out: &mut Vec<FreeVar>) {
         }
         ExprKind::Let(b, body) => {
             // The value first: a let does not bind its name in its value.
-            walk_free(&b.value, bound, out);
-            bound.insert(b.name.id);
-            walk_free(body, bound, out);
+            walk_free(&b.value, free);
+            free.bound.insert(b.name.id);
+            walk_free(body, free);
             return;
         }
         ExprKind::RecLets(bs, _) => bs.iter().for_each(|b| {
             bound.insert(b.name.id);
         }),
         ExprKind::Match { scrutinee, pattern, then, otherwise } => {
-            walk_free(scrutinee, bound, out);
-            pat_binders(pattern, bound);
-            walk_free(then, bound, out);
-            walk_free(otherwise, bound, out);
+            walk_free(scrutinee, free);
+            pat_binders(pattern, &mut free.bound);
+            walk_free(then, free);
+            walk_free(otherwise, free);
             return;
         }
         ExprKind::External(d, _) => {
@@ -150,11 +156,11 @@ fn walk_free(e: &Expr, bound: &mut HashSet<NameId>, out: &mut Vec<FreeVar>) {
         }
         _ => {}
     }
-    children(e, &mut |c| walk_free(c, bound, out));
+    children(e, &mut |c| walk_free(c, free));
 }
 
 /// Adds the names a pattern binds.
-pub fn pat_binders(p: &Pat, bound: &mut HashSet<NameId>) {
+pub fn pat_binders(p: &Pat, bound: &mut FxHashSet<NameId>) {
     match &p.kind {
         PatKind::Bind(n) => {
             bound.insert(n.id);

@@ -8,21 +8,24 @@ use pmx_names::{Exports, NameTable};
 use pmx_syntax::Parsed;
 use pmx_types::{Imports, TyConInfo, TypeExports};
 use rustc_hash::FxHashSet;
+use std::sync::Arc;
 
-/// Source text to AST, with syntax errors. Where the database keeps
-/// parses, the file's previous syntax tree is reused; elsewhere a large
+/// Source text to AST, with syntax errors (shared, so that the parse kept
+/// for the next version holds the same module). Where the database keeps
+/// parses, the file's previous syntax tree and the lowered declarations an
+/// edit did not touch are reused; elsewhere a large
 /// file is parsed in parts on several threads (the result is the same as
 /// a parse of the whole file from scratch either way).
 #[salsa::tracked(returns(ref))]
-pub fn parse_file(db: &dyn Db, file: SourceFile) -> Parsed {
+pub fn parse_file(db: &dyn Db, file: SourceFile) -> Arc<Parsed> {
     let id = file.id(db);
     if !db.keeps_parses() {
-        return pmx_syntax::parse(file.text(db), id);
+        return Arc::new(pmx_syntax::parse(file.text(db), id));
     }
     let previous = db.previous_parse(id);
-    let (parsed, tree) = pmx_syntax::reparse(file.text(db), id, previous.as_ref());
-    if let Some(tree) = tree {
-        db.keep_parse(id, pmx_syntax::PreviousParse::new(file.text(db).clone(), tree));
+    let (parsed, keep) = pmx_syntax::reparse(file.text(db), id, previous.as_ref());
+    if let Some(keep) = keep {
+        db.keep_parse(id, keep);
     }
     parsed
 }

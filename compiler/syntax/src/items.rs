@@ -1,22 +1,31 @@
 //! Lowering of a file: includes, top-level declarations, the `mexpr` body.
 
+use crate::reuse::{Part, Reuse, Top};
 use crate::{lexical, Lower};
 use pmx_ast::*;
 use tree_sitter::Node;
 
 impl Lower<'_> {
-    pub(crate) fn module(&mut self, root: Node) -> Module {
+    /// Lowers the top-level nodes, copying those `reuse` has from the
+    /// previous version; records in `self.tops` where each one went.
+    pub(crate) fn module(&mut self, root: Node, reuse: Option<&Reuse>) -> Module {
         let mut module = Module::default();
         for child in self.children(root) {
-            match crate::kind(child) {
-                "include" => {
-                    if let Some(path) = self.field(child, "path") {
+            if reuse.is_some_and(|r| r.take(child, &mut module, &mut self.tops)) {
+                continue;
+            }
+            let part = match crate::kind(child) {
+                "include" => match self.field(child, "path") {
+                    Some(path) => {
                         let text = self.string_value(path);
                         module.includes.push(Include { path: text, span: self.span(child) });
+                        Part::Include(module.includes.len() - 1)
                     }
-                }
+                    None => Part::Nothing,
+                },
                 "mexpr_section" => {
                     module.main = Some(self.field_expr(child, "body"));
+                    Part::Main
                 }
                 "mlang_block" => {
                     let span = self.span(child);
@@ -25,13 +34,17 @@ impl Lower<'_> {
                         "MLang (`lang`, `syn`, `sem`, `use`)",
                         "pmx compiles MExpr; write the program without language fragments",
                     );
+                    Part::Nothing
                 }
-                _ => {
-                    if let Some(item) = self.item(child) {
+                _ => match self.item(child) {
+                    Some(item) => {
                         module.items.push(item);
+                        Part::Item(module.items.len() - 1)
                     }
-                }
-            }
+                    None => Part::Nothing,
+                },
+            };
+            self.tops.push(Top { start: child.start_byte(), end: child.end_byte(), kind: child.kind_id(), part });
         }
         module
     }

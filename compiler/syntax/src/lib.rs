@@ -27,6 +27,7 @@ pub mod lexical;
 mod parallel;
 mod pat;
 mod reparse;
+mod reuse;
 mod split;
 mod types;
 
@@ -110,11 +111,17 @@ pub fn parse_whole(text: &str, file: FileId) -> Parsed {
 
 /// Lowers an already parsed tree.
 pub fn lower_tree(tree: &Tree, text: &str, file: FileId) -> Parsed {
-    let mut lower = Lower { text, file, diags: Vec::new(), depth: 0, too_deep: false };
+    lower_reusing(tree, text, file, None).0
+}
+
+/// Lowers a tree, copying what `reuse` has from the previous version;
+/// returns where each top-level node went too.
+fn lower_reusing(tree: &Tree, text: &str, file: FileId, reuse: Option<&reuse::Reuse>) -> (Parsed, Vec<reuse::Top>) {
+    let mut lower = Lower { text, file, diags: Vec::new(), depth: 0, too_deep: false, tops: Vec::new() };
     let root = tree.root_node();
     errors::report_syntax_errors(&mut lower, root);
-    let module = lower.module(root);
-    Parsed { module, diagnostics: lower.diags }
+    let module = lower.module(root, reuse);
+    (Parsed { module, diagnostics: lower.diags }, lower.tops)
 }
 
 pub(crate) struct Lower<'t> {
@@ -125,6 +132,9 @@ pub(crate) struct Lower<'t> {
     depth: usize,
     /// The nesting limit was hit (reported once).
     too_deep: bool,
+    /// Where each top-level node's lowered form went (kept for reuse by
+    /// the next incremental parse).
+    tops: Vec<reuse::Top>,
 }
 
 impl<'t> Lower<'t> {

@@ -9,39 +9,56 @@
 //! ERROR nodes differently when it reuses old nodes, and diagnostics must
 //! be the same as those of a fresh `pmx check`.
 
-use crate::{lower_tree, parse_tree, Parsed};
+use crate::reuse::{Reuse, Top};
+use crate::{lower_reusing, parse_tree, Parsed};
 use pmx_ast::FileId;
+use std::sync::Arc;
 use tree_sitter::{InputEdit, Parser, Point, Tree};
 
-/// What is kept of one parse for parsing the file's next version.
+/// What is kept of one parse for parsing the file's next version: the
+/// text, the syntax tree, and the lowered module with where each top-level
+/// node went in it.
 #[derive(Clone)]
 pub struct PreviousParse {
     text: String,
     tree: Tree,
-}
-
-impl PreviousParse {
-    pub fn new(text: String, tree: Tree) -> PreviousParse {
-        PreviousParse { text, tree }
-    }
+    parsed: Arc<Parsed>,
+    tops: Vec<Top>,
 }
 
 /// Parses and lowers one file, reusing `previous` (the parse of an earlier
-/// version of the same file) where it helps. Returns the syntax tree too
-/// (`None` only if the parser could not start).
-pub fn reparse(text: &str, file: FileId, previous: Option<&PreviousParse>) -> (Parsed, Option<Tree>) {
-    let tree = previous.and_then(|p| parse_from(p, text)).or_else(|| parse_tree(text));
-    match tree {
-        Some(tree) => (lower_tree(&tree, text, file), Some(tree)),
-        None => (crate::parse(text, file), None),
+/// version of the same file) where it helps: its syntax tree, and the
+/// lowered form of each top-level declaration the edit did not touch.
+/// Returns what to keep for the next version too (`None` only if the
+/// parser could not start).
+pub fn reparse(text: &str, file: FileId, previous: Option<&PreviousParse>) -> (Arc<Parsed>, Option<PreviousParse>) {
+    if let Some(prev) = previous {
+        let edit = edit_between(&prev.text, text);
+        if let Some(tree) = parse_from(prev, text, &edit) {
+            // Only a lowering that reported nothing is reused, so that no
+            // diagnostic has to be carried over.
+            let reuse =
+                prev.parsed.diagnostics.is_empty().then_some(Reuse { parsed: &prev.parsed, tops: &prev.tops, edit });
+            return keep(text, file, tree, reuse.as_ref());
+        }
     }
+    match parse_tree(text) {
+        Some(tree) => keep(text, file, tree, None),
+        None => (Arc::new(crate::parse(text, file)), None),
+    }
+}
+
+fn keep(text: &str, file: FileId, tree: Tree, reuse: Option<&Reuse>) -> (Arc<Parsed>, Option<PreviousParse>) {
+    let (parsed, tops) = lower_reusing(&tree, text, file, reuse);
+    let parsed = Arc::new(parsed);
+    (parsed.clone(), Some(PreviousParse { text: text.to_string(), tree, parsed, tops }))
 }
 
 /// The new tree parsed from the old one, when that gives a tree without
 /// syntax errors.
-fn parse_from(previous: &PreviousParse, text: &str) -> Option<Tree> {
+fn parse_from(previous: &PreviousParse, text: &str, edit: &InputEdit) -> Option<Tree> {
     let mut old = previous.tree.clone();
-    old.edit(&edit_between(&previous.text, text));
+    old.edit(edit);
     let mut parser = Parser::new();
     parser.set_language(&tree_sitter_mexpr::LANGUAGE.into()).ok()?;
     let tree = parser.parse(text, Some(&old))?;
@@ -130,9 +147,9 @@ mod tests {
         ];
         let mut previous = None;
         for text in versions {
-            let (parsed, tree) = reparse(text, FileId(0), previous.as_ref());
-            assert_eq!(parsed, crate::parse(text, FileId(0)), "{text}");
-            previous = tree.map(|t| PreviousParse::new(text.to_string(), t));
+            let (parsed, next) = reparse(text, FileId(0), previous.as_ref());
+            assert_eq!(*parsed, crate::parse(text, FileId(0)), "{text}");
+            previous = next;
         }
     }
 }
