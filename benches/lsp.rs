@@ -63,6 +63,8 @@ fn driver_floor(dir: &Path, files: &[(String, String)], edited: usize) {
     let texts: Vec<String> = files.iter().map(|(_, t)| t.clone()).collect();
     pmx_driver::with_stack(move || {
         let mut db = pmx_driver::Database::default();
+        // As in the language server: edited files are reparsed incrementally.
+        db.enable_incremental_parsing();
         for (p, t) in paths.iter().zip(&texts) {
             db.set_file_text(p, t.clone());
         }
