@@ -122,3 +122,24 @@ fn incremental_parsing_agrees_with_parsing_from_scratch() {
         assert!(reused > 100, "too few valid versions ({reused}) to exercise tree reuse");
     });
 }
+
+/// An include that was not found is looked for again when files appear.
+#[test]
+fn a_missing_include_is_found_once_files_appear() {
+    with_stack(|| {
+        let dir = std::env::temp_dir().join(format!("pmx-appear-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut db = Database::new(Vec::new());
+        let main = db.set_file_text(&dir.join("main.mc"), "include \"later.mc\"\nmexpr\ntriple 2\n".into());
+        let before = program_diagnostics(&db, main).clone();
+        assert!(before.iter().any(|d| d.message.contains("cannot find the file `later.mc`")), "{before:?}");
+        std::fs::write(dir.join("later.mc"), "let triple = lam x : Int. muli x 3\n").unwrap();
+        // Unreported, the new file is not seen (the disk is not watched).
+        assert_eq!(program_diagnostics(&db, main), &before);
+        db.files_appeared();
+        let after = program_diagnostics(&db, main);
+        assert!(after.is_empty(), "{after:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}

@@ -334,3 +334,27 @@ fn exit_without_shutdown_is_an_error_exit() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+/// An include of a file that does not exist yet is an error until the
+/// file is created: the editor reports the new file, and the includer is
+/// checked again.
+#[test]
+fn a_file_created_after_a_failed_include_is_found() {
+    let dir = temp_dir("created");
+    let text = "include \"later.mc\"\nmexpr\ntriple 2\n";
+    let main = write(&dir, "main.mc", text);
+    let mut c = Client::start();
+    c.open(&main, text, 1);
+    let diags = c.diagnostics(&main, 1);
+    assert!(
+        diags.iter().any(|d| d["message"].as_str().unwrap().contains("cannot find the file `later.mc`")),
+        "{diags:?}"
+    );
+
+    let later = write(&dir, "later.mc", "let triple = lam x : Int. muli x 3\n");
+    c.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": later, "type": 1 }] }));
+    c.wait_notification("textDocument/publishDiagnostics", |p| {
+        p["uri"] == main.as_str() && p["diagnostics"].as_array().unwrap().is_empty()
+    });
+    assert!(c.shutdown().success());
+}

@@ -270,16 +270,23 @@ impl State {
             }
             Command::Watched(events) => {
                 let known: Vec<PathBuf> = self.db.files().iter().map(|f| f.path(&self.db).clone()).collect();
+                let mut appeared = false;
                 for e in events {
                     if self.texts.contains_key(&e.uri) {
                         continue; // the editor's text wins
                     }
                     let path = uri_to_path(&e.uri);
                     if !known.contains(&path) {
+                        // A new file: an include that was not found may
+                        // name it.
+                        appeared |= e.typ != lsp::FileChangeType::DELETED;
                         continue;
                     }
                     let text = std::fs::read_to_string(&path).unwrap_or_default();
                     self.set_text(&path, text);
+                }
+                if appeared {
+                    self.db.files_appeared();
                 }
             }
             Command::Tree { uri, version, tree } => {

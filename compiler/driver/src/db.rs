@@ -18,8 +18,19 @@ pub struct SourceFile {
     pub id: FileId,
 }
 
+/// How often files have appeared on disk since the database was made. A
+/// file's includes read the disk, which salsa does not see: an include
+/// that was not found depends on this input, so that a file created later
+/// is found when its creation is reported ([`Database::files_appeared`]).
+#[salsa::input]
+pub struct Disk {
+    pub generation: u64,
+}
+
 #[salsa::db]
 pub trait Db: salsa::Database {
+    /// The disk's generation (see [`Disk`]).
+    fn disk(&self) -> Disk;
     /// The file at `path` (canonicalised), read from disk the first time.
     fn load(&self, path: &Path) -> Result<SourceFile, String>;
     /// The file with the given identity.
@@ -52,6 +63,7 @@ pub struct Database {
     /// of an edited file is parsed incrementally. Off by default: a batch
     /// run parses each file once, and the trees would only take memory.
     parses: Arc<Mutex<Option<FxHashMap<FileId, PreviousParse>>>>,
+    disk: Option<Disk>,
 }
 
 impl Default for Database {
@@ -71,7 +83,25 @@ impl Database {
                 }
             }
         })));
-        Database { storage, files: Arc::default(), stdlib: Arc::new(stdlib), log, parses: Arc::default() }
+        let mut db = Database {
+            storage,
+            files: Arc::default(),
+            stdlib: Arc::new(stdlib),
+            log,
+            parses: Arc::default(),
+            disk: None,
+        };
+        db.disk = Some(Disk::new(&db, 0));
+        db
+    }
+
+    /// Files may have appeared on disk (an editor reported a new file):
+    /// includes that were not found are looked for again.
+    pub fn files_appeared(&mut self) {
+        use salsa::Setter;
+        let disk = self.disk();
+        let next = disk.generation(self) + 1;
+        disk.set_generation(self).to(next);
     }
 
     /// Keeps each file's syntax tree, so that editing a file reparses only
@@ -130,6 +160,10 @@ impl salsa::Database for Database {}
 
 #[salsa::db]
 impl Db for Database {
+    fn disk(&self) -> Disk {
+        self.disk.expect("the disk input is made with the database")
+    }
+
     fn load(&self, path: &Path) -> Result<SourceFile, String> {
         let path = normalize(path);
         if let Some(f) = self.files.lock().expect("file table poisoned").by_path.get(&path) {

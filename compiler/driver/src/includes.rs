@@ -27,6 +27,11 @@ pub struct Includes {
 /// The files that a file's `include`s name.
 #[salsa::tracked(returns(ref))]
 pub fn file_includes(db: &dyn Db, file: SourceFile) -> Includes {
+    // Includes are looked for on disk again when files appear. Read on
+    // every run, not only when one is missing: salsa dates a result by the
+    // inputs its run read, and the run that finds a new file must be dated
+    // by the disk's change, or what depends on it would not run again.
+    db.disk().generation(db);
     let module = &parse_file(db, file).module;
     let dir = file.path(db).parent().map(PathBuf::from).unwrap_or_default();
     let mut targets = Vec::new();

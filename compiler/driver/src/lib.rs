@@ -21,7 +21,7 @@ mod db;
 mod includes;
 mod queries;
 
-pub use db::{normalize, Database, Db, SourceFile};
+pub use db::{normalize, Database, Db, Disk, SourceFile};
 pub use includes::{file_includes, IncludeTarget};
 pub use queries::{
     accelerate_analysis, check_file, file_diagnostics, front_end_diagnostics, name_exports, parse_file,
