@@ -147,6 +147,7 @@ fn check(path: &Path, format: Format, color: ColorChoice) -> ExitCode {
         Ok(f) => f,
         Err(code) => return code,
     };
+    pmx_driver::prefetch(&db, root);
     let diagnostics = program_diagnostics(&db, root);
     match format {
         Format::Human => render::human(&db, diagnostics, color),
@@ -167,6 +168,7 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         Ok(f) => f,
         Err(code) => return code,
     };
+    pmx_driver::prefetch(&db, root);
     let diagnostics = program_diagnostics(&db, root);
     if diagnostics.iter().any(|d| d.is_error()) {
         render::human(&db, diagnostics, run.color.color);
