@@ -143,3 +143,24 @@ fn a_missing_include_is_found_once_files_appear() {
         let _ = std::fs::remove_dir_all(&dir);
     });
 }
+
+/// Prefetching parses every file of a program ahead of the check (on
+/// every core), and the check gives what it gives without it.
+#[test]
+fn prefetch_parses_every_included_file_ahead() {
+    with_stack(|| {
+        let text = "include \"string.mc\"\nmexpr\nprint (int2string 3)\n".to_string();
+        let mut plain = Database::default();
+        let root = plain.set_file_text(Path::new("/virtual/prefetch.mc"), text.clone());
+        let expected = program_diagnostics(&plain, root).clone();
+
+        let mut db = Database::default();
+        let root = db.set_file_text(Path::new("/virtual/prefetch.mc"), text);
+        pmx_driver::prefetch(&db, root);
+        db.enable_log();
+        assert_eq!(program_diagnostics(&db, root), &expected);
+        let log = db.take_log();
+        assert!(!log.iter().any(|q| q.starts_with("parse_file")), "parsed again: {log:?}");
+        assert!(log.iter().any(|q| q.starts_with("check_file")), "{log:?}");
+    });
+}
