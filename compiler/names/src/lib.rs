@@ -23,27 +23,67 @@ mod types;
 
 use pmx_ast::{FileId, Module, NameId, SmolStr, Span};
 use pmx_diagnostics::Diagnostic;
-use rustc_hash::FxHashMap;
+use rustc_hash::FxBuildHasher;
 
 pub use scope::Resolver;
 
+/// Names to identities, as a persistent map: copies share structure, so
+/// that a file's exports can start as a copy of its include's at no cost.
+/// (With ordinary maps, a chain of n files each including the one before
+/// copied every earlier file's names into every later one: time and memory
+/// grew as n squared.)
+pub type NameMap = imbl::GenericHashMap<SmolStr, NameId, FxBuildHasher, imbl::shared_ptr::DefaultSharedPtr>;
+
 /// The top-level names a file makes visible to the files that include it
 /// (its own and, transitively, its includes').
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Exports {
-    pub values: FxHashMap<SmolStr, NameId>,
-    pub cons: FxHashMap<SmolStr, NameId>,
-    pub types: FxHashMap<SmolStr, NameId>,
+    pub values: NameMap,
+    pub cons: NameMap,
+    pub types: NameMap,
 }
 
 impl Exports {
     /// Adds another file's exports; names already present are shadowed.
     pub fn extend_from(&mut self, other: &Exports) {
-        self.values.extend(other.values.iter().map(|(k, v)| (k.clone(), *v)));
-        self.cons.extend(other.cons.iter().map(|(k, v)| (k.clone(), *v)));
-        self.types.extend(other.types.iter().map(|(k, v)| (k.clone(), *v)));
+        shadow(&mut self.values, &other.values);
+        shadow(&mut self.cons, &other.cons);
+        shadow(&mut self.types, &other.types);
     }
 }
+
+/// `base` with `newer`'s names added over its own, walking the smaller of
+/// the two (a copy of the larger is shared, not walked).
+fn shadow(base: &mut NameMap, newer: &NameMap) {
+    if newer.len() >= base.len() {
+        let older = std::mem::replace(base, newer.clone());
+        for (k, v) in older.iter() {
+            if !base.contains_key(k) {
+                base.insert(k.clone(), *v);
+            }
+        }
+    } else {
+        for (k, v) in newer.iter() {
+            base.insert(k.clone(), *v);
+        }
+    }
+}
+
+/// Equal names to equal identities. Shared maps are equal at once; others
+/// are compared key by key (imbl's own comparison builds a hash set).
+fn same_names(a: &NameMap, b: &NameMap) -> bool {
+    a.ptr_eq(b) || (a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v)))
+}
+
+impl PartialEq for Exports {
+    fn eq(&self, other: &Exports) -> bool {
+        same_names(&self.values, &other.values)
+            && same_names(&self.cons, &other.cons)
+            && same_names(&self.types, &other.types)
+    }
+}
+
+impl Eq for Exports {}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NameKind {
@@ -82,4 +122,39 @@ pub fn resolve_module(module: &mut Module, file: FileId, imports: &Exports) -> (
     let mut r = Resolver::new(file, imports);
     r.module(module);
     r.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(names: &[(&str, u32)]) -> NameMap {
+        names.iter().map(|(n, i)| (SmolStr::new(n), NameId { file: FileId(0), index: *i })).collect()
+    }
+
+    #[test]
+    fn later_exports_shadow_earlier_ones_whichever_map_is_larger() {
+        for (old, new) in [
+            (vec![("a", 1), ("b", 2), ("c", 3)], vec![("b", 20)]),
+            (vec![("b", 2)], vec![("a", 10), ("b", 20), ("c", 30)]),
+        ] {
+            let mut exports = Exports { values: map(&old), ..Exports::default() };
+            let newer = Exports { values: map(&new), ..Exports::default() };
+            exports.extend_from(&newer);
+            assert_eq!(exports.values.get("b").map(|id| id.index), Some(20));
+            for (n, _) in old.iter().chain(&new) {
+                assert!(exports.values.contains_key(*n), "{n} is lost");
+            }
+        }
+    }
+
+    #[test]
+    fn exports_compare_by_content() {
+        let a = Exports { values: map(&[("x", 1), ("y", 2)]), ..Exports::default() };
+        let b = Exports { values: map(&[("y", 2), ("x", 1)]), ..Exports::default() };
+        let c = Exports { values: map(&[("x", 1), ("y", 3)]), ..Exports::default() };
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(a, a.clone());
+    }
 }

@@ -193,7 +193,7 @@ impl<'a> Resolver<'a> {
         if self.hint_work >= HINT_BUDGET {
             return None;
         }
-        let (local, imported): (&FxHashMap<SmolStr, Vec<NameId>>, &FxHashMap<SmolStr, NameId>) = match ns {
+        let (local, imported): (&FxHashMap<SmolStr, Vec<NameId>>, &crate::NameMap) = match ns {
             Ns::Value => (&self.values, &self.imports.values),
             Ns::Con => (&self.cons, &self.imports.cons),
             Ns::Type => (&self.types, &self.imports.types),
