@@ -42,6 +42,7 @@ pub mod explain;
 mod extract;
 mod free;
 mod freshen;
+mod inline_partial;
 mod lift;
 mod monomorphize;
 mod nested;
@@ -210,7 +211,7 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
         match backend {
             Backend::Cuda => {
                 monomorphize::monomorphize(&mut program);
-                wellformed::inline_partial_applications(&mut program);
+                inline_partial::inline_partial_applications(&mut program);
             }
             Backend::Futhark => {
                 rewrite::cons_snoc_to_concat(&mut program);
