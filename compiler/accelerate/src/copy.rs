@@ -47,7 +47,11 @@ pub fn analyze(lifted: &Expr, bindings: &[AccBinding]) -> FxHashMap<NameId, Vec<
             }
         }
     }
-    let uses: Vec<Vec<NameId>> = steps.iter().map(|(_, e)| free_vars(e).into_iter().map(|f| f.id).collect()).collect();
+    // What each step uses: a walk of the whole program, so made only when
+    // a top-level call passes a tensor (the language server runs this
+    // after every edit, and most programs call accelerated code from
+    // inside functions).
+    let mut uses_cell: Option<Vec<Vec<NameId>>> = None;
     for (i, (_, value)) in steps.iter().enumerate() {
         let Some((acc, args)) = accelerate_call(value, bindings) else { continue };
         let Some(passing) = out.get_mut(&acc.id) else { continue };
@@ -56,6 +60,9 @@ pub fn analyze(lifted: &Expr, bindings: &[AccBinding]) -> FxHashMap<NameId, Vec<
             if passing.get(k) != Some(&Passing::CopyInOut) || !matches!(arg.ty.kind(), TyKind::Tensor(_)) {
                 continue;
             }
+            let uses = uses_cell.get_or_insert_with(|| {
+                steps.iter().map(|(_, e)| free_vars(e).into_iter().map(|f| f.id).collect()).collect()
+            });
             let def = steps.iter().position(|(n, _)| *n == Some(v.id));
             let used_between = def.is_some_and(|d| uses[d + 1..i].iter().any(|u| u.contains(&v.id)));
             let fresh = def.is_some_and(|d| creates_uninit(steps[d].1));
