@@ -47,7 +47,12 @@ pub fn analyze(lifted: &Expr, bindings: &[AccBinding]) -> FxHashMap<NameId, Vec<
             }
         }
     }
-    let uses: Vec<Vec<NameId>> = steps.iter().map(|(_, e)| free_vars(e).into_iter().map(|f| f.id).collect()).collect();
+    // What each step uses, found when first asked: only the steps after a
+    // tensor's definition are looked at, so a program whose top-level
+    // calls pass no tensor (most call accelerated code from inside
+    // functions) is not walked at all. The language server runs this
+    // after every edit.
+    let mut uses: Vec<Option<Vec<NameId>>> = vec![None; steps.len()];
     for (i, (_, value)) in steps.iter().enumerate() {
         let Some((acc, args)) = accelerate_call(value, bindings) else { continue };
         let Some(passing) = out.get_mut(&acc.id) else { continue };
@@ -56,13 +61,15 @@ pub fn analyze(lifted: &Expr, bindings: &[AccBinding]) -> FxHashMap<NameId, Vec<
             if passing.get(k) != Some(&Passing::CopyInOut) || !matches!(arg.ty.kind(), TyKind::Tensor(_)) {
                 continue;
             }
+            let mut mentions = |j: usize| {
+                uses[j].get_or_insert_with(|| free_vars(steps[j].1).into_iter().map(|f| f.id).collect()).contains(&v.id)
+            };
             let def = steps.iter().position(|(n, _)| *n == Some(v.id));
-            let used_between = def.is_some_and(|d| uses[d + 1..i].iter().any(|u| u.contains(&v.id)));
+            let used_between = def.is_some_and(|d| (d + 1..i).any(&mut mentions));
             let fresh = def.is_some_and(|d| creates_uninit(steps[d].1));
-            let used_after = uses[i + 1..].iter().any(|u| u.contains(&v.id));
-            let earlier_only_accelerated = def.is_some_and(|d| {
-                (d + 1..i).all(|j| !uses[j].contains(&v.id) || accelerate_call(steps[j].1, bindings).is_some())
-            });
+            let used_after = (i + 1..steps.len()).any(&mut mentions);
+            let earlier_only_accelerated = def
+                .is_some_and(|d| (d + 1..i).all(|j| !mentions(j) || accelerate_call(steps[j].1, bindings).is_some()));
             // A view (`tensorSubExn t ..`) shares memory with its base,
             // which may be used later: only a tensor created here can skip
             // the copy back.

@@ -21,8 +21,13 @@ impl Fresh {
 
     /// A new name that prints like `like`.
     pub fn name(&mut self, like: &Name) -> Name {
+        self.named(like.text.clone(), like.span)
+    }
+
+    /// A new name that prints as `text`.
+    pub fn named(&mut self, text: SmolStr, span: Span) -> Name {
         self.next += 1;
-        Name { text: like.text.clone(), span: like.span, id: NameId { file: SYNTHETIC, index: self.base + self.next } }
+        Name { text, span, id: NameId { file: SYNTHETIC, index: self.base + self.next } }
     }
 }
 

@@ -15,11 +15,14 @@
 //! 5. **Backend programs**: one extracted program per backend, rewritten
 //!    as section 4.6 of the reference says, then put in A-normal form
 //!    (`anf.rs`). CUDA: polymorphic functions are copied per concrete type
-//!    (`monomorphize.rs`), let-bound partial applications inlined. Futhark
+//!    (`monomorphize.rs`), let-bound partial applications inlined with
+//!    their arguments evaluated once where they were bound
+//!    (`inline_partial.rs`). Futhark
 //!    (`rewrite/`): `cons`/`snoc` become `concat`; recursion shaped like
 //!    `map`, `map2` (`map2.rs`) or a fold (with an accumulator, or tail
 //!    recursion with a known associative operator, `assoc.rs`) becomes
-//!    it; non-recursive `recursive` groups become `let`s; `foldl` with a
+//!    it; `recursive` groups are split into strongly connected components,
+//!    those that do not recurse becoming `let`s (`demote.rs`); `foldl` with a
 //!    known associative operator becomes `reduce` or `flatten`
 //!    (`promote.rs`); higher-order functions called with known functions
 //!    are specialised to them (`inline_hof.rs`). Copies get fresh binders
@@ -42,6 +45,7 @@ pub mod explain;
 mod extract;
 mod free;
 mod freshen;
+mod inline_partial;
 mod lift;
 mod monomorphize;
 mod nested;
@@ -210,7 +214,7 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
         match backend {
             Backend::Cuda => {
                 monomorphize::monomorphize(&mut program);
-                wellformed::inline_partial_applications(&mut program);
+                inline_partial::inline_partial_applications(&mut program);
             }
             Backend::Futhark => {
                 rewrite::cons_snoc_to_concat(&mut program);

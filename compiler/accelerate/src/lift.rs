@@ -66,7 +66,8 @@ pub fn lift(program: Expr) -> (Expr, Vec<AccBinding>) {
         pending: Vec::new(),
         accelerates: Vec::new(),
     };
-    let e = l.top(program);
+    let mut e = program;
+    l.top(&mut e);
     (e, l.accelerates)
 }
 
@@ -99,6 +100,12 @@ fn lams(params: &[(Name, Ty, Option<Box<TypeExpr>>)], body: Expr) -> Expr {
     })
 }
 
+/// Moves `e` out, leaving `()` (which allocates nothing).
+fn take(e: &mut Expr) -> Expr {
+    let span = e.span;
+    std::mem::replace(e, Expr::unit(span))
+}
+
 fn is_lambda(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Lam { .. })
 }
@@ -109,74 +116,75 @@ impl Lifter {
         Name { text: SmolStr::new(text), span, id: NameId { file: SYNTHETIC, index: self.next } }
     }
 
-    /// Puts lifted bindings before `e`.
-    fn place(pending: Vec<Pending>, e: Expr) -> Expr {
-        pending.into_iter().rev().fold(e, |rest, p| {
-            let (span, ty) = (rest.span, rest.ty.clone());
+    /// Puts lifted bindings before the declaration at `at`; returns where
+    /// that declaration is now.
+    fn place(pending: Vec<Pending>, at: &mut Expr) -> &mut Expr {
+        let mut at = at;
+        for p in pending {
+            let node = take(at);
+            let (span, ty) = (node.span, node.ty.clone());
             let kind = match p {
-                Pending::Let(b) => ExprKind::Let(b, Box::new(rest)),
-                Pending::Rec(bs) => ExprKind::RecLets(bs, Box::new(rest)),
+                Pending::Let(b) => ExprKind::Let(b, Box::new(node)),
+                Pending::Rec(bs) => ExprKind::RecLets(bs, Box::new(node)),
             };
-            Expr { kind, span, ty }
-        })
+            *at = Expr { kind, span, ty };
+            at = match &mut at.kind {
+                ExprKind::Let(_, rest) | ExprKind::RecLets(_, rest) => rest,
+                _ => unreachable!("just built"),
+            };
+        }
+        at
     }
 
-    /// The top-level chain: its bindings stay where they are.
-    fn top(&mut self, e: Expr) -> Expr {
-        let Expr { kind, span, ty } = e;
-        let (kind, rest) = match kind {
-            ExprKind::Let(mut b, rest) => {
-                if is_lambda(&b.value) {
-                    self.top_functions(std::slice::from_mut(&mut b));
-                } else {
-                    b.value = self.expr(b.value);
+    /// The top-level chain: its bindings stay where they are. The tree is
+    /// changed in place (rebuilding it would free and allocate every node).
+    fn top(&mut self, e: &mut Expr) {
+        let mut cur = e;
+        loop {
+            match &mut cur.kind {
+                ExprKind::Let(b, _) => {
+                    if is_lambda(&b.value) {
+                        self.top_functions(std::slice::from_mut(&mut **b));
+                    } else {
+                        self.expr(&mut b.value);
+                    }
                 }
-                (ExprKind::Let(b, Box::new(Expr::unit(span))), rest)
-            }
-            ExprKind::RecLets(mut bs, rest) if bs.iter().all(|b| is_lambda(&b.value)) => {
-                self.top_functions(&mut bs);
-                (ExprKind::RecLets(bs, Box::new(Expr::unit(span))), rest)
-            }
-            ExprKind::RecLets(mut bs, rest) => {
-                for b in &mut bs {
-                    let v = std::mem::replace(&mut b.value, Expr::unit(span));
-                    b.value = self.expr(v);
+                ExprKind::RecLets(bs, _) if bs.iter().all(|b| is_lambda(&b.value)) => self.top_functions(bs),
+                ExprKind::RecLets(bs, _) => bs.iter_mut().for_each(|b| self.expr(&mut b.value)),
+                ExprKind::External(d, _) => {
+                    self.globals.insert(d.name.id);
                 }
-                (ExprKind::RecLets(bs, Box::new(Expr::unit(span))), rest)
+                ExprKind::TypeDecl(..) | ExprKind::ConDecl(..) => {}
+                ExprKind::Utest(u, _) => {
+                    self.expr(&mut u.test);
+                    self.expr(&mut u.expected);
+                    if let Some(x) = &mut u.using {
+                        self.expr(x);
+                    }
+                    if let Some(x) = &mut u.on_fail {
+                        self.expr(x);
+                    }
+                }
+                _ => {
+                    self.expr(cur);
+                    let pending = std::mem::take(&mut self.pending);
+                    Self::place(pending, cur);
+                    return;
+                }
             }
-            ExprKind::External(d, rest) => {
-                self.globals.insert(d.name.id);
-                (ExprKind::External(d, Box::new(Expr::unit(span))), rest)
-            }
-            ExprKind::TypeDecl(d, rest) => (ExprKind::TypeDecl(d, Box::new(Expr::unit(span))), rest),
-            ExprKind::ConDecl(d, rest) => (ExprKind::ConDecl(d, Box::new(Expr::unit(span))), rest),
-            ExprKind::Utest(mut u, rest) => {
-                u.test = self.expr(u.test);
-                u.expected = self.expr(u.expected);
-                u.using = u.using.map(|x| self.expr(x));
-                u.on_fail = u.on_fail.map(|x| self.expr(x));
-                (ExprKind::Utest(u, Box::new(Expr::unit(span))), rest)
-            }
-            other => {
-                let e = self.expr(Expr { kind: other, span, ty });
-                let pending = std::mem::take(&mut self.pending);
-                return Self::place(pending, e);
-            }
-        };
-        // What this declaration lifted goes right before it.
-        let pending = std::mem::take(&mut self.pending);
-        let rest = self.top(*rest);
-        let mut node = Expr { kind, span, ty };
-        match &mut node.kind {
-            ExprKind::Let(_, r)
-            | ExprKind::RecLets(_, r)
-            | ExprKind::External(_, r)
-            | ExprKind::TypeDecl(_, r)
-            | ExprKind::ConDecl(_, r)
-            | ExprKind::Utest(_, r) => **r = rest,
-            _ => unreachable!("a declaration of the chain"),
+            // What this declaration lifted goes right before it.
+            let pending = std::mem::take(&mut self.pending);
+            let at = Self::place(pending, cur);
+            cur = match &mut at.kind {
+                ExprKind::Let(_, rest)
+                | ExprKind::RecLets(_, rest)
+                | ExprKind::External(_, rest)
+                | ExprKind::TypeDecl(_, rest)
+                | ExprKind::ConDecl(_, rest)
+                | ExprKind::Utest(_, rest) => rest,
+                _ => unreachable!("a declaration of the chain"),
+            };
         }
-        Self::place(pending, node)
     }
 
     /// Top-level functions (one, or a recursive group) stay where they
@@ -185,8 +193,7 @@ impl Lifter {
     fn top_functions(&mut self, bs: &mut [Binding]) {
         let ids: Vec<NameId> = bs.iter().map(|b| b.name.id).collect();
         for b in bs.iter_mut() {
-            let v = std::mem::replace(&mut b.value, Expr::unit(b.span));
-            b.value = self.inside_lambda(v);
+            self.inside_lambda(&mut b.value);
         }
         let mut fvs: Vec<FreeVar> = Vec::new();
         for b in bs.iter() {
@@ -226,89 +233,53 @@ impl Lifter {
     }
 
     /// Lifts what is inside the body of a chain of lambdas.
-    fn inside_lambda(&mut self, e: Expr) -> Expr {
-        match e.kind {
-            ExprKind::Lam { param, annotation, body } => {
-                let body = self.inside_lambda(*body);
-                Expr { kind: ExprKind::Lam { param, annotation, body: Box::new(body) }, span: e.span, ty: e.ty }
-            }
-            kind => self.expr(Expr { kind, span: e.span, ty: e.ty }),
+    fn inside_lambda(&mut self, e: &mut Expr) {
+        match &mut e.kind {
+            ExprKind::Lam { body, .. } => self.inside_lambda(body),
+            _ => self.expr(e),
         }
     }
 
-    /// An expression below the top level.
-    fn expr(&mut self, e: Expr) -> Expr {
-        let Expr { kind, span, ty } = e;
-        let kind = match kind {
+    /// An expression below the top level, changed in place.
+    fn expr(&mut self, e: &mut Expr) {
+        match &mut e.kind {
             ExprKind::Lam { .. } => {
-                return self.lift_fn("lambda", Expr { kind, span, ty });
+                let lam = take(e);
+                *e = self.lift_fn("lambda", lam);
             }
             ExprKind::Let(b, body) if is_lambda(&b.value) => {
                 // A local function: lifted, and each use becomes the lifted
                 // function applied to what it captured.
-                let b = *b;
-                let call = self.lift_fn(&b.name.text, b.value);
-                self.subst.insert(b.name.id, call);
-                return self.expr(*body);
+                let value = take(&mut b.value);
+                let (text, id) = (b.name.text.clone(), b.name.id);
+                let mut body = take(body);
+                let call = self.lift_fn(&text, value);
+                self.subst.insert(id, call);
+                self.expr(&mut body);
+                *e = body;
             }
-            ExprKind::Let(mut b, body) => {
-                let v = std::mem::replace(&mut b.value, Expr::unit(span));
-                b.value = self.expr(v);
-                ExprKind::Let(b, Box::new(self.expr(*body)))
+            ExprKind::RecLets(bs, _) if bs.iter().all(|b| is_lambda(&b.value)) => {
+                let Expr { kind: ExprKind::RecLets(bs, body), span, .. } = take(e) else {
+                    unreachable!("matched above")
+                };
+                *e = self.lift_group(bs, *body, span);
             }
-            ExprKind::RecLets(bs, body) if bs.iter().all(|b| is_lambda(&b.value)) => {
-                return self.lift_group(bs, *body, span, ty);
+            ExprKind::App(f, _) if matches!(&f.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Accelerate)) =>
+            {
+                let Expr { kind: ExprKind::App(f, a), span, ty } = take(e) else { unreachable!("matched above") };
+                *e = self.accelerate(*f, *a, span, ty);
             }
-            ExprKind::RecLets(mut bs, body) => {
-                for b in &mut bs {
-                    let v = std::mem::replace(&mut b.value, Expr::unit(span));
-                    b.value = self.expr(v);
+            ExprKind::Var(n) => {
+                if let Some(call) = self.subst.get(&n.id) {
+                    let span = e.span;
+                    *e = call.clone();
+                    e.span = span;
                 }
-                ExprKind::RecLets(bs, Box::new(self.expr(*body)))
             }
-            ExprKind::App(f, a) => {
-                if let ExprKind::Var(n) = &f.kind {
-                    if n.id.as_builtin() == Some(Builtin::Accelerate) {
-                        return self.accelerate(*f, *a, span, ty);
-                    }
-                }
-                ExprKind::App(Box::new(self.expr(*f)), Box::new(self.expr(*a)))
-            }
-            ExprKind::Match { scrutinee, pattern, then, otherwise } => ExprKind::Match {
-                scrutinee: Box::new(self.expr(*scrutinee)),
-                pattern,
-                then: Box::new(self.expr(*then)),
-                otherwise: Box::new(self.expr(*otherwise)),
-            },
-            ExprKind::Seq(items) => ExprKind::Seq(items.into_iter().map(|i| self.expr(i)).collect()),
-            ExprKind::Record(fields) => ExprKind::Record(fields.into_iter().map(|(l, f)| (l, self.expr(f))).collect()),
-            ExprKind::RecordUpdate(r, fields) => ExprKind::RecordUpdate(
-                Box::new(self.expr(*r)),
-                fields.into_iter().map(|(l, f)| (l, self.expr(f))).collect(),
-            ),
-            ExprKind::Proj(r, l) => ExprKind::Proj(Box::new(self.expr(*r)), l),
-            ExprKind::ConApp(k, a) => ExprKind::ConApp(k, Box::new(self.expr(*a))),
-            ExprKind::Utest(mut u, body) => {
-                u.test = self.expr(u.test);
-                u.expected = self.expr(u.expected);
-                u.using = u.using.map(|x| self.expr(x));
-                u.on_fail = u.on_fail.map(|x| self.expr(x));
-                ExprKind::Utest(u, Box::new(self.expr(*body)))
-            }
-            ExprKind::External(d, body) => ExprKind::External(d, Box::new(self.expr(*body))),
-            ExprKind::TypeDecl(d, body) => ExprKind::TypeDecl(d, Box::new(self.expr(*body))),
-            ExprKind::ConDecl(d, body) => ExprKind::ConDecl(d, Box::new(self.expr(*body))),
-            ExprKind::Var(n) => match self.subst.get(&n.id) {
-                Some(call) => {
-                    let mut call = call.clone();
-                    call.span = span;
-                    return call;
-                }
-                None => ExprKind::Var(n),
-            },
-            k @ (ExprKind::Lit(_) | ExprKind::Never | ExprKind::Error) => k,
-        };
-        Expr { kind, span, ty }
+            // The rest in evaluation order (the order fresh names and
+            // lifted functions are made in).
+            _ => pmx_ast::visit::children_mut(e, &mut |c| self.expr(c)),
+        }
     }
 
     /// The free variables that must become parameters of a lifted function:
@@ -333,8 +304,8 @@ impl Lifter {
     }
 
     /// Lifts one function to the top level; returns what replaces it.
-    fn lift_fn(&mut self, name: &str, lam: Expr) -> Expr {
-        let mut lam = self.inside_lambda(lam);
+    fn lift_fn(&mut self, name: &str, mut lam: Expr) -> Expr {
+        self.inside_lambda(&mut lam);
         let fvs = self.captured(&lam, &[]);
         let params = self.parameters(&fvs, &mut lam);
         let span = lam.span;
@@ -353,9 +324,10 @@ impl Lifter {
     }
 
     /// Lifts a recursive group of functions together.
-    fn lift_group(&mut self, bs: Vec<Binding>, body: Expr, span: Span, ty: Ty) -> Expr {
+    fn lift_group(&mut self, mut bs: Vec<Binding>, mut body: Expr, span: Span) -> Expr {
         let ids: Vec<NameId> = bs.iter().map(|b| b.name.id).collect();
-        let mut values: Vec<Expr> = bs.iter().map(|b| self.inside_lambda(b.value.clone())).collect();
+        let mut values: Vec<Expr> = bs.iter_mut().map(|b| take(&mut b.value)).collect();
+        values.iter_mut().for_each(|v| self.inside_lambda(v));
         // The group captures what any member captures.
         let mut fvs: Vec<FreeVar> = Vec::new();
         for v in &values {
@@ -378,7 +350,7 @@ impl Lifter {
                 let call = apply(var(&names[j], member_tys[j].clone(), span), args.clone());
                 substitute(v, *id, &call);
             }
-            let value = lams(&params, v.clone());
+            let value = lams(&params, take(v));
             lifted.push(Binding {
                 name: names[i].clone(),
                 annotation: None,
@@ -400,13 +372,13 @@ impl Lifter {
             );
             self.subst.insert(b.name.id, call);
         }
-        let _ = ty;
-        self.expr(body)
+        self.expr(&mut body);
+        body
     }
 
     /// `accelerate e` becomes an accelerate binding and a call of it.
-    fn accelerate(&mut self, keyword: Expr, arg: Expr, span: Span, ty: Ty) -> Expr {
-        let arg = self.expr(arg);
+    fn accelerate(&mut self, keyword: Expr, mut arg: Expr, span: Span, ty: Ty) -> Expr {
+        self.expr(&mut arg);
         // Data crosses the boundary: every free variable but top-level
         // functions (which are extracted with it).
         let fvs: Vec<FreeVar> =

@@ -119,7 +119,8 @@ fn bound(d: &Expr) -> Vec<NameId> {
 /// The whole program with a backend's rewritten declarations in place of
 /// the ones they came from (the lifted program's `let`s and `recursive`
 /// groups with the same identities), and the declarations the backend's
-/// rewrites added placed before them. This is what the backend's program
+/// rewrites added placed before them; members of a `recursive` group that
+/// the backend did not take stay after them. This is what the backend's program
 /// would compute as part of the whole, so it can be run and compared with
 /// the original (the property tests do).
 pub fn splice(lifted: &Expr, backend: &Expr) -> Expr {
@@ -128,19 +129,33 @@ pub fn splice(lifted: &Expr, backend: &Expr) -> Expr {
     let replaced: rustc_hash::FxHashSet<NameId> = ours.iter().flat_map(bound).collect();
     let mut ours = ours.into_iter().filter(|d| matches!(d.kind, ExprKind::Let(..) | ExprKind::RecLets(..))).peekable();
     let mut out = Vec::new();
-    for d in theirs {
+    for mut d in theirs {
         let ids = bound(&d);
-        if ids.iter().any(|id| replaced.contains(id)) {
-            // Ours up to (and including) the one binding these names.
-            for o in ours.by_ref() {
-                let last = bound(&o).iter().any(|id| ids.contains(id));
-                out.push(o);
-                if last {
-                    break;
-                }
-            }
-        } else {
+        let mut pending: rustc_hash::FxHashSet<NameId> =
+            ids.iter().copied().filter(|id| replaced.contains(id)).collect();
+        if pending.is_empty() {
             out.push(d);
+            continue;
+        }
+        // Ours up to (and including) the last one binding these names: a
+        // `recursive` group may have been split into several declarations.
+        for o in ours.by_ref() {
+            bound(&o).iter().for_each(|id| {
+                pending.remove(id);
+            });
+            out.push(o);
+            if pending.is_empty() {
+                break;
+            }
+        }
+        // Members of a group that the backend did not take (extraction
+        // keeps only those accelerated code uses) stay, after ours: they
+        // may use ours, ours do not use them.
+        if let ExprKind::RecLets(bs, _) = &mut d.kind {
+            bs.retain(|b| !replaced.contains(&b.name.id));
+            if !bs.is_empty() {
+                out.push(d);
+            }
         }
     }
     out.extend(ours);

@@ -23,16 +23,18 @@
 //! recursion over an index in `indexed.rs`.
 //! Around it: `cons`/`snoc` become `concat`
 //! ([`cons_snoc_to_concat`], first, so the shapes above are also found
-//! written with `concat`), groups that no longer recurse become `let`s
-//! ([`demote_recursive`]), and folds with a known associative operator are
+//! written with `concat`), groups are split into `let`s and the smallest
+//! `recursive` groups (`demote.rs`), and folds with a known associative operator are
 //! promoted to `reduce` and `flatten` ([`promote_folds`]).
 
 mod assoc;
+mod demote;
 mod indexed;
 mod inline_hof;
 mod map2;
 mod promote;
 
+pub use demote::demote_recursive;
 pub use inline_hof::inline_higher_order;
 pub use promote::promote_folds;
 
@@ -331,30 +333,4 @@ pub fn cons_snoc_to_concat(e: &mut Expr) {
         *e = app(builtin(Builtin::Concat, concat_ty, span), args, &ty);
     }
     pmx_ast::visit::children_mut(e, &mut cons_snoc_to_concat);
-}
-
-/// A `recursive` group of one binding that does not call itself becomes a
-/// plain `let` in the top-level chain.
-pub fn demote_recursive(e: &mut Expr) {
-    let mut cur = e;
-    loop {
-        if let ExprKind::RecLets(bs, _) = &cur.kind {
-            if bs.len() == 1 && !free_vars(&bs[0].value).iter().any(|f| f.id == bs[0].name.id) {
-                let ExprKind::RecLets(mut bs, rest) = std::mem::replace(&mut cur.kind, ExprKind::Never) else {
-                    unreachable!("matched above")
-                };
-                cur.kind = ExprKind::Let(Box::new(bs.remove(0)), rest);
-            }
-        }
-        let rest = match &mut cur.kind {
-            ExprKind::Let(_, rest)
-            | ExprKind::RecLets(_, rest)
-            | ExprKind::External(_, rest)
-            | ExprKind::TypeDecl(_, rest)
-            | ExprKind::ConDecl(_, rest)
-            | ExprKind::Utest(_, rest) => rest,
-            _ => return,
-        };
-        cur = rest;
-    }
 }

@@ -5,7 +5,6 @@ use super::{contains_arrow, find, is_variant, spine, Rules};
 use crate::lift::AccBinding;
 use pmx_ast::*;
 use pmx_diagnostics::{Code, Diagnostic};
-use rustc_hash::FxHashMap;
 
 pub struct Cuda {
     pub(super) r: super::Report,
@@ -283,36 +282,4 @@ impl Rules for Cuda {
     fn into_diagnostics(self) -> Vec<Diagnostic> {
         self.r.diags
     }
-}
-
-/// The CUDA rewrite of section 4.6: a variable bound to a partial
-/// application (`let g = f x in loop n g`) is replaced by the application
-/// where it is used, so that the well-formedness rules see `loop n (f x)`.
-pub fn inline_partial_applications(e: &mut Expr) {
-    let mut map: FxHashMap<NameId, Expr> = FxHashMap::default();
-    inline(e, &mut map);
-}
-
-fn inline(e: &mut Expr, map: &mut FxHashMap<NameId, Expr>) {
-    if let ExprKind::Var(n) = &e.kind {
-        if let Some(v) = map.get(&n.id) {
-            let span = e.span;
-            *e = v.clone();
-            e.span = span;
-        }
-        return;
-    }
-    if let ExprKind::Let(b, body) = &mut e.kind {
-        inline(&mut b.value, map);
-        if matches!(b.value.kind, ExprKind::App(..)) && b.value.ty.as_arrow().is_some() {
-            map.insert(b.name.id, b.value.clone());
-            let body = std::mem::replace(&mut **body, Expr::unit(e.span));
-            *e = body;
-            inline(e, map);
-            return;
-        }
-        inline(body, map);
-        return;
-    }
-    pmx_ast::visit::children_mut(e, &mut |c| inline(c, map));
 }

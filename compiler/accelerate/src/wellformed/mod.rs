@@ -12,8 +12,6 @@ use crate::lift::AccBinding;
 use pmx_ast::*;
 use pmx_diagnostics::{Code, Diagnostic};
 
-pub use cuda::inline_partial_applications;
-
 /// What a backend's rules see while walking: the rules of one backend.
 pub(crate) trait Rules {
     /// Called on every expression node, with whether it is the function
