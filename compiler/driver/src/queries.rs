@@ -16,7 +16,14 @@ use std::sync::Arc;
 /// edit did not touch are reused; elsewhere a large
 /// file is parsed in parts on several threads (the result is the same as
 /// a parse of the whole file from scratch either way).
-#[salsa::tracked(returns(ref))]
+///
+/// `no_eq` here, on `check_file` and on `accelerate_analysis`: salsa would
+/// compare each new result with the last to see whether it changed, a walk
+/// of the whole tree after every edit; but an edit moves the spans of all
+/// that follows it, so the results almost never compare equal. What files
+/// that include this one see is compared instead, in `name_exports` and
+/// `type_exports`, which is small and usually unchanged.
+#[salsa::tracked(returns(ref), no_eq)]
 pub fn parse_file(db: &dyn Db, file: SourceFile) -> Arc<Parsed> {
     let id = file.id(db);
     if !db.keeps_parses() {
@@ -48,7 +55,7 @@ pub struct CheckedFile {
 /// Names, then types, on one copy of the parsed module. Both passes rewrite
 /// the module in place; one query for both copies the (large) AST once
 /// rather than twice, and keeps one resolved module in memory, not two.
-#[salsa::tracked(returns(ref))]
+#[salsa::tracked(returns(ref), no_eq)]
 pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
     let mut imports = Exports::default();
     for dep in &acyclic_includes(db, file).0 {
@@ -147,7 +154,7 @@ pub fn front_end_diagnostics(db: &dyn Db, root: SourceFile) -> Vec<Diagnostic> {
 
 /// The accelerate passes over a program whose front end found no error
 /// (they rely on a well-typed program); `None` otherwise.
-#[salsa::tracked(returns(ref))]
+#[salsa::tracked(returns(ref), no_eq)]
 pub fn accelerate_analysis(db: &dyn Db, root: SourceFile) -> Option<pmx_accelerate::Analysis> {
     if front_end_diagnostics(db, root).iter().any(|d| d.is_error()) {
         return None;
