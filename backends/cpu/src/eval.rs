@@ -135,12 +135,16 @@ impl Machine {
     /// Drops a frame's values; scalars need no destructor call.
     #[inline(always)]
     pub(crate) fn pop_frame(&mut self, bp: usize) {
-        while self.stack.len() > bp {
-            match self.stack.pop() {
-                Some(Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Char(_)) => {}
-                Some(other) => drop(other),
-                None => break,
-            }
+        if self.stack.len() <= bp {
+            return;
+        }
+        if self.stack[bp..].iter().all(Value::is_scalar) {
+            // Safety: the values above `bp` own nothing (`is_scalar`), so
+            // forgetting them is dropping them, and `bp` is below the
+            // length.
+            unsafe { self.stack.set_len(bp) };
+        } else {
+            self.stack.truncate(bp);
         }
     }
 
@@ -159,14 +163,14 @@ impl Machine {
     /// Runs a closure whose arguments are on the stack from `bp`. Tail
     /// calls with exactly the callee's number of arguments reuse the frame.
     /// An error leaving the call records it in the error's trace.
+    #[inline(always)]
     pub(crate) fn enter(&mut self, c: &Arc<Closure>, bp: usize, span: Span) -> Res<Value> {
         if stack_address() < self.stack_limit {
-            self.pop_frame(bp);
-            return Err(self.fail("stack overflow: the recursion is too deep", span));
+            return Err(self.overflow(bp, span));
         }
         let top = bp + c.code.slots;
         if self.stack.len() < top {
-            self.stack.resize(top, Value::Int(0));
+            self.grow_frame(top);
         }
         let result = (c.code.body)(self, &Frame { bp, closure: Some(c) });
         match result {
@@ -176,6 +180,19 @@ impl Machine {
             }
             other => self.enter_loop(c, bp, span, other),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn overflow(&mut self, bp: usize, span: Span) -> Fail {
+        self.pop_frame(bp);
+        self.fail("stack overflow: the recursion is too deep", span)
+    }
+
+    /// Room for a frame's locals (its parameters are pushed already).
+    #[inline(never)]
+    fn grow_frame(&mut self, top: usize) {
+        self.stack.resize(top, Value::Int(0));
     }
 
     /// The rest of [`Machine::enter`] after the body's first run: tail

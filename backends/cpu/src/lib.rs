@@ -16,6 +16,7 @@
 
 mod buffer;
 mod builtins;
+mod call;
 mod checks;
 pub mod code;
 mod compile;

@@ -57,38 +57,12 @@ pub fn app<R: 'static>(
     span: pmx_ast::Span,
     out: impl Fn(Value) -> R + Copy + Send + Sync + 'static,
 ) -> Compiled<R> {
+    // Top-level functions and self-recursion: see `call.rs`.
+    let (f, args) = match crate::call::known(f, args, span, out) {
+        Ok(compiled) => return compiled,
+        Err(parts) => parts,
+    };
     let args = thunks(args);
-    if let Code::Global(g) = f {
-        let g = g as usize;
-        return Box::new(move |m, fr| {
-            // A top-level function is borrowed, not cloned: globals are set
-            // once and `shared` outlives the call.
-            let shared: *const crate::eval::Shared = &*m.shared;
-            // Safety: `m.shared` keeps the shared state alive.
-            if let Some(Value::Closure(c)) = unsafe { (*shared).globals[g].get() } {
-                if c.code.arity == args.len() {
-                    let bp = push_args(m, fr, &args)?;
-                    return Ok(out(m.enter(c, bp, span)?));
-                }
-            }
-            let fv = m.global(g as u32)?;
-            let argv = collect_args(m, fr, &args)?;
-            Ok(out(m.apply(fv, argv, span)?))
-        });
-    }
-    if let Code::SelfClosure = f {
-        // Recursion through a local function's own name: the running
-        // closure is borrowed from the frame, which outlives the call.
-        return Box::new(move |m, fr| {
-            let c = fr.closure.expect("self inside a closure");
-            if c.code.arity == args.len() {
-                let bp = push_args(m, fr, &args)?;
-                return Ok(out(m.enter(c, bp, span)?));
-            }
-            let argv = collect_args(m, fr, &args)?;
-            Ok(out(m.apply(Value::Closure(c.clone()), argv, span)?))
-        });
-    }
     let f = thunk(f);
     Box::new(move |m, fr| {
         let fv = f(m, fr)?;
@@ -107,40 +81,13 @@ pub fn app<R: 'static>(
 /// they are written over the current frame's parameters and the caller's
 /// loop runs the callee, so tail recursion runs in constant stack.
 fn tail_app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> TailThunk {
+    // Top-level functions and self-recursion: see `call.rs`.
+    let (f, args) = match crate::call::known_tail(f, args, span) {
+        Ok(compiled) => return compiled,
+        Err(parts) => parts,
+    };
     let args = thunks(args);
     match f {
-        // Recursion through the closure's own name or a top-level name:
-        // the callee is borrowed, never cloned, when it is the running
-        // function.
-        Code::SelfClosure => Box::new(move |m, fr| {
-            let me = fr.closure.expect("self inside a closure");
-            if me.code.arity == args.len() {
-                move_args(m, fr, &args)?;
-                return Ok(Flow::Again);
-            }
-            let argv = collect_args(m, fr, &args)?;
-            Ok(Flow::Tail(Box::new((Value::Closure(me.clone()), argv, span))))
-        }),
-        Code::Global(g) => {
-            let g = g as usize;
-            Box::new(move |m, fr| {
-                // Safety: as in `app`, `m.shared` keeps the shared state
-                // alive and is never replaced.
-                let shared: *const crate::eval::Shared = &*m.shared;
-                if let Some(Value::Closure(target)) = unsafe { (*shared).globals[g].get() } {
-                    if target.code.arity == args.len() {
-                        move_args(m, fr, &args)?;
-                        if fr.closure.is_some_and(|c| Arc::ptr_eq(c, target)) {
-                            return Ok(Flow::Again);
-                        }
-                        return Ok(Flow::Switch(target.clone(), span));
-                    }
-                }
-                let fv = m.global(g as u32)?;
-                let argv = collect_args(m, fr, &args)?;
-                Ok(Flow::Tail(Box::new((fv, argv, span))))
-            })
-        }
         f => {
             let f = thunk(f);
             Box::new(move |m, fr| {
