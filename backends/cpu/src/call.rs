@@ -79,10 +79,15 @@ macro_rules! arg_list {
             const N: usize = $n;
             #[inline(always)]
             fn push(&self, m: &mut Machine, fr: &Frame) -> Res<()> {
+                // Room first: a value pushed right after it is computed
+                // stays in registers (a push that may grow the stack makes
+                // the value wait in memory, and reading it back stalls).
+                // Evaluating the arguments leaves the length as it was and
+                // never shrinks the capacity, so the room is still there.
+                m.stack.reserve($n);
                 let [$($v),+] = self;
                 $(let $v = $v.eval(m, fr)?;)+
-                m.stack.reserve($n);
-                $(m.stack.push($v);)+
+                $(push_reserved(m, $v);)+
                 Ok(())
             }
             #[inline(always)]
@@ -216,7 +221,7 @@ fn call_n<A: ArgList, C: Callee, R: 'static>(
         if let Some(c) = callee.closure(m, fr, A::N) {
             let bp = m.stack.len();
             args.push(m, fr)?;
-            return Ok(out(m.enter(c, bp, span)?));
+            return m.enter_as(c, bp, span, out);
         }
         let fv = callee.value(m, fr)?;
         let argv = collect(m, fr, args.all())?;
@@ -246,7 +251,7 @@ fn tail_by_arity<C: Callee>(callee: C, args: Box<[Code]>, span: Span) -> crate::
                     for (k, v) in argv.into_iter().enumerate() {
                         set_param(m, fr.bp + k, v);
                     }
-                    return Ok(switch(fr, c, span));
+                    return Ok(switch(m, fr, c, span));
                 }
                 Ok(Flow::Tail(Box::new((callee.value(m, fr)?, argv, span))))
             })
@@ -260,12 +265,25 @@ fn tail_n<A: ArgList, C: Callee>(callee: C, args: A, span: Span) -> crate::code:
             // All arguments are evaluated before any parameter is
             // overwritten: they may read the parameters.
             args.store(m, fr)?;
-            return Ok(switch(fr, c, span));
+            return Ok(switch(m, fr, c, span));
         }
         let fv = callee.value(m, fr)?;
         let argv = collect(m, fr, args.all())?;
         Ok(Flow::Tail(Box::new((fv, argv, span))))
     })
+}
+
+/// Pushes a value where room was reserved.
+#[inline(always)]
+fn push_reserved(m: &mut Machine, v: Value) {
+    let len = m.stack.len();
+    assert!(len < m.stack.capacity());
+    // Safety: the slot at `len` is within the capacity (checked above) and
+    // unused; it is written before the length covers it.
+    unsafe {
+        m.stack.as_mut_ptr().add(len).write(v);
+        m.stack.set_len(len + 1);
+    }
 }
 
 /// Writes a tail call's argument over a parameter slot; the frame has at
@@ -282,10 +300,11 @@ fn set_param(m: &mut Machine, i: usize, v: Value) {
 
 /// The flow of a tail call whose arguments are in place.
 #[inline(always)]
-fn switch(fr: &Frame, c: &Arc<Closure>, span: Span) -> Flow {
+fn switch(m: &mut Machine, fr: &Frame, c: &Arc<Closure>, span: Span) -> Flow {
     if fr.closure.is_some_and(|me| Arc::ptr_eq(me, c)) {
         Flow::Again
     } else {
-        Flow::Switch(c.clone(), span)
+        m.switch_to = Some((c.clone(), span));
+        Flow::Switch
     }
 }

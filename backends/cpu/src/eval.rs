@@ -50,11 +50,18 @@ pub enum Flow {
     /// A tail call of the running closure; the arguments are in place.
     Again,
     /// A tail call of another closure with exactly its number of arguments,
-    /// which are in place at the frame's base; and the call's site.
-    Switch(Arc<Closure>, Span),
+    /// which are in place at the frame's base; the closure and the call's
+    /// site are in [`Machine::switch_to`].
+    Switch,
     /// Any other tail call (rare: boxed to keep `Flow` small).
     Tail(Box<(Value, Args, Span)>),
 }
+
+// `Res<Flow>` fits in two registers, so function bodies return it without
+// going through memory (a 16-byte value written as two words and read back
+// as one stalls the load).
+const _: () = assert!(std::mem::size_of::<Res<Flow>>() == 16);
+const _: () = assert!(std::mem::size_of::<Res<Value>>() == 16);
 
 /// One thread of evaluation.
 pub struct Machine {
@@ -66,6 +73,8 @@ pub struct Machine {
     pub accelerated: bool,
     /// The innermost `accelerate` expression being evaluated.
     pub accelerate_site: Option<Span>,
+    /// The callee and site of the tail call a body returned `Flow::Switch` for.
+    pub(crate) switch_to: Option<(Arc<Closure>, Span)>,
 }
 
 /// Below this much stack left, a call fails instead of overflowing.
@@ -85,7 +94,14 @@ impl Machine {
             Some(left) => here.saturating_sub(left) + STACK_RESERVE,
             None => 0,
         };
-        Machine { shared, stack: Vec::with_capacity(1024), stack_limit, accelerated: false, accelerate_site: None }
+        Machine {
+            shared,
+            stack: Vec::with_capacity(1024),
+            stack_limit,
+            accelerated: false,
+            accelerate_site: None,
+            switch_to: None,
+        }
     }
 
     /// An error at `span`. The calls that led there are added as it
@@ -165,6 +181,15 @@ impl Machine {
     /// An error leaving the call records it in the error's trace.
     #[inline(always)]
     pub(crate) fn enter(&mut self, c: &Arc<Closure>, bp: usize, span: Span) -> Res<Value> {
+        self.enter_as(c, bp, span, |v| v)
+    }
+
+    /// [`Machine::enter`] with the result passed through `out` as soon as
+    /// the body returns it: an unboxed scalar result is then read from
+    /// where the body wrote it and kept in a register, instead of being
+    /// copied as a value first.
+    #[inline(always)]
+    pub(crate) fn enter_as<R>(&mut self, c: &Arc<Closure>, bp: usize, span: Span, out: impl Fn(Value) -> R) -> Res<R> {
         if stack_address() < self.stack_limit {
             return Err(self.overflow(bp, span));
         }
@@ -175,10 +200,11 @@ impl Machine {
         let result = (c.code.body)(self, &Frame { bp, closure: Some(c) });
         match result {
             Ok(Flow::Ret(v)) => {
+                let r = out(v);
                 self.pop_frame(bp);
-                Ok(v)
+                Ok(r)
             }
-            other => self.enter_loop(c, bp, span, other),
+            other => self.enter_loop(c, bp, span, other).map(out),
         }
     }
 
@@ -206,7 +232,8 @@ impl Machine {
         loop {
             match result {
                 Ok(Flow::Again) => {}
-                Ok(Flow::Switch(next, s)) => {
+                Ok(Flow::Switch) => {
+                    let (next, s) = self.switch_to.take().expect("a switch names its callee");
                     let top = bp + next.code.slots;
                     if self.stack.len() < top {
                         self.stack.resize(top, Value::Int(0));

@@ -98,7 +98,8 @@ fn tail_app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> TailThunk {
                         if fr.closure.is_some_and(|c| Arc::ptr_eq(c, &target)) {
                             return Ok(Flow::Again);
                         }
-                        return Ok(Flow::Switch(target, span));
+                        m.switch_to = Some((target, span));
+                        return Ok(Flow::Switch);
                     }
                     let argv = collect_args(m, fr, &args)?;
                     return Ok(Flow::Tail(Box::new((Value::Closure(target), argv, span))));
@@ -310,10 +311,58 @@ fn tensor_set(t: Code, v: Code, index: Box<[Code]>, span: pmx_ast::Span) -> Thun
     })
 }
 
+/// What code in a position returns: a value, or a function body's flow.
+pub trait Out: 'static {
+    fn of_value(v: Value) -> Self;
+}
+
+impl Out for Value {
+    #[inline(always)]
+    fn of_value(v: Value) -> Value {
+        v
+    }
+}
+
+impl Out for Flow {
+    #[inline(always)]
+    fn of_value(v: Value) -> Flow {
+        Flow::Ret(v)
+    }
+}
+
+/// A branch of an `if` or `match`: the common leaves (a variable, a
+/// literal, `()`) are evaluated by the branching code itself, without a
+/// call of their own.
+enum Branch<T> {
+    Local(usize),
+    Lit(Value),
+    Code(Compiled<T>),
+}
+
+impl<T: Out> Branch<T> {
+    fn new(c: Code, next: fn(Code) -> Compiled<T>) -> Branch<T> {
+        match c {
+            Code::Local(s) => Branch::Local(s as usize),
+            Code::Lit(v) => Branch::Lit(v),
+            Code::Record(_, fields) if fields.is_empty() => Branch::Lit(Value::unit()),
+            other => Branch::Code(next(other)),
+        }
+    }
+
+    #[inline(always)]
+    fn run(&self, m: &mut Machine, fr: &Frame) -> Res<T> {
+        match self {
+            Branch::Local(s) => Ok(T::of_value(m.stack[fr.bp + s].clone())),
+            Branch::Lit(v) => Ok(T::of_value(v.clone())),
+            Branch::Code(c) => c(m, fr),
+        }
+    }
+}
+
 /// The forms that pass control on to a sub-expression in the same
 /// position (`let`, `recursive`, `if`, `match`), compiled with `next` for
 /// that position: [`thunk`] or [`tail`].
-fn continuation<T: 'static>(code: Code, next: fn(Code) -> Compiled<T>) -> Result<Compiled<T>, Code> {
+fn continuation<T: Out>(code: Code, next: fn(Code) -> Compiled<T>) -> Result<Compiled<T>, Code> {
     Ok(match code {
         Code::Let(slot, value, body) => {
             let (slot, value, body) = (slot as usize, thunk(*value), next(*body));
@@ -336,15 +385,15 @@ fn continuation<T: 'static>(code: Code, next: fn(Code) -> Compiled<T>) -> Result
             let (x, y, t, o) = *parts;
             if let (Code::Local(s), Code::Lit(Value::Int(k))) = (&x, &y) {
                 // `if lti n 2`: the slot is read by the `if` itself.
-                let (s, k, t, o) = (*s as usize, *k, next(t), next(o));
+                let (s, k, t, o) = (*s as usize, *k, Branch::new(t, next), Branch::new(o, next));
                 macro_rules! if_slot {
                     (|$a:ident| $e:expr) => {
                         Box::new(move |m, fr| {
                             let $a = m.stack[fr.bp + s].as_int();
                             if $e {
-                                t(m, fr)
+                                t.run(m, fr)
                             } else {
-                                o(m, fr)
+                                o.run(m, fr)
                             }
                         })
                     };
@@ -358,17 +407,17 @@ fn continuation<T: 'static>(code: Code, next: fn(Code) -> Compiled<T>) -> Result
                     _ => if_slot!(|a| a >= k),
                 });
             }
-            let (c, t, o) = (compare(op, x, y, |b| b), next(t), next(o));
-            Box::new(move |m, fr| if c(m, fr)? { t(m, fr) } else { o(m, fr) })
+            let (c, t, o) = (compare(op, x, y, |b| b), Branch::new(t, next), Branch::new(o, next));
+            Box::new(move |m, fr| if c(m, fr)? { t.run(m, fr) } else { o.run(m, fr) })
         }
         Code::Match(scrutinee, pat, then, otherwise) => {
-            let (s, t, o) = (thunk(*scrutinee), next(*then), next(*otherwise));
+            let (s, t, o) = (thunk(*scrutinee), Branch::new(*then, next), Branch::new(*otherwise, next));
             Box::new(move |m, fr| {
                 let v = s(m, fr)?;
                 if m.matches(&pat, &v, fr) {
-                    t(m, fr)
+                    t.run(m, fr)
                 } else {
-                    o(m, fr)
+                    o.run(m, fr)
                 }
             })
         }
