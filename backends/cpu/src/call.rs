@@ -281,7 +281,7 @@ fn push_reserved(m: &mut Machine, v: Value) {
     // Safety: the slot at `len` is within the capacity (checked above) and
     // unused; it is written before the length covers it.
     unsafe {
-        m.stack.as_mut_ptr().add(len).write(v);
+        v.write_to(m.stack.as_mut_ptr().add(len));
         m.stack.set_len(len + 1);
     }
 }

@@ -62,6 +62,8 @@ pub enum Flow {
 // as one stalls the load).
 const _: () = assert!(std::mem::size_of::<Res<Flow>>() == 16);
 const _: () = assert!(std::mem::size_of::<Res<Value>>() == 16);
+// `Value::write_to` moves a value as two words.
+const _: () = assert!(std::mem::size_of::<Value>() == 16);
 
 /// One thread of evaluation.
 pub struct Machine {
@@ -115,11 +117,13 @@ impl Machine {
     /// Writes a value into a stack slot; an old scalar needs no drop.
     #[inline(always)]
     pub(crate) fn set_slot(&mut self, i: usize, v: Value) {
-        let old = std::mem::replace(&mut self.stack[i], v);
-        if old.is_scalar() {
-            std::mem::forget(old);
+        let slot = &mut self.stack[i];
+        if slot.is_scalar() {
+            // Safety: the old value owns nothing, so overwriting it without
+            // a drop is dropping it; `slot` is a valid, aligned value.
+            unsafe { v.write_to(slot) };
         } else {
-            drop(old);
+            *slot = v;
         }
     }
 

@@ -89,6 +89,36 @@ impl Value {
         Value::Record(Arc::new(Record { labels: Arc::from(labels), values: items.into_boxed_slice() }))
     }
 
+    /// Moves the value to `dst` as two machine words, without dropping
+    /// what `dst` held.
+    ///
+    /// Why: a value just computed is in two registers; the compiler's own
+    /// copy of a 16-byte enum stores them as two words to the stack and
+    /// reloads them as one 16-byte word, and that load waits until both
+    /// stores complete (store-to-load forwarding fails), about a dozen
+    /// cycles on every such move. Word stores that the compiler may not
+    /// merge (volatile) avoid it.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes and aligned; its old value is
+    /// overwritten, not dropped (it must own nothing, or be leaked on
+    /// purpose).
+    #[inline(always)]
+    pub unsafe fn write_to(self, dst: *mut Value) {
+        use std::mem::{ManuallyDrop, MaybeUninit};
+        let v = ManuallyDrop::new(self);
+        let src = &*v as *const Value as *const MaybeUninit<u64>;
+        let dst = dst as *mut MaybeUninit<u64>;
+        // Safety: `Value` is two 8-byte words (its tag is a `u64`), read as
+        // `MaybeUninit` since a narrow payload leaves padding; the value
+        // moves to `dst` whole and `v` is never dropped, so ownership moves
+        // exactly once.
+        unsafe {
+            dst.write_volatile(src.read());
+            dst.add(1).write_volatile(src.add(1).read());
+        }
+    }
+
     /// Whether the value owns nothing (dropping it does nothing).
     #[inline(always)]
     pub fn is_scalar(&self) -> bool {
