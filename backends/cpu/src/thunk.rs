@@ -236,6 +236,30 @@ fn indices_n<const N: usize>(m: &mut Machine, fr: &Frame, index: &[Operand<i64>;
     Ok(ix)
 }
 
+/// `tensorGetExn t [i, ..]` with an index of `N` elements and the tensor in
+/// a variable: evaluated inline by the code that uses it.
+pub struct GetN<const N: usize> {
+    p: Place,
+    index: [Operand<i64>; N],
+    span: pmx_ast::Span,
+}
+
+impl<const N: usize> GetN<N> {
+    fn new(p: Place, index: Box<[Operand<i64>]>, span: pmx_ast::Span) -> GetN<N> {
+        let index: [Operand<i64>; N] = index.into_vec().try_into().unwrap_or_else(|_| unreachable!("N operands"));
+        GetN { p, index, span }
+    }
+
+    #[inline(always)]
+    fn get(&self, m: &mut Machine, fr: &Frame) -> Res<Value> {
+        let ix = indices_n(m, fr, &self.index)?;
+        match borrowed(m, fr, self.p).as_tensor().get(&ix) {
+            Ok(v) => Ok(v),
+            Err(e) => Err(m.fail(e, self.span)),
+        }
+    }
+}
+
 /// `tensor_get` with an index of `N` elements, the tensor in a variable.
 fn tensor_get_n<const N: usize, R: 'static>(
     p: Place,
@@ -243,14 +267,42 @@ fn tensor_get_n<const N: usize, R: 'static>(
     span: pmx_ast::Span,
     out: impl Fn(Value) -> R + Copy + Send + Sync + 'static,
 ) -> Compiled<R> {
-    let index: Box<[Operand<i64>; N]> = index.try_into().unwrap_or_else(|_| unreachable!("N operands"));
-    Box::new(move |m, fr| {
-        let ix = indices_n(m, fr, &index)?;
-        match borrowed(m, fr, p).as_tensor().get(&ix) {
-            Ok(v) => Ok(out(v)),
-            Err(e) => Err(m.fail(e, span)),
+    let get = GetN::<N>::new(p, index, span);
+    Box::new(move |m, fr| Ok(out(get.get(m, fr)?)))
+}
+
+/// The value of a `let`: tensor reads of rank 1 and 2 (the common ones in
+/// loops) are evaluated by the `let` itself.
+enum LetValue {
+    Get1(GetN<1>),
+    Get2(GetN<2>),
+    Code(Thunk),
+}
+
+impl LetValue {
+    fn new(c: Code) -> LetValue {
+        if let Code::TensorGet(t, index, span) = c {
+            if let (Some(p), 1 | 2) = (place(&t), index.len()) {
+                let index = index_operands(index);
+                return if index.len() == 1 {
+                    LetValue::Get1(GetN::new(p, index, span))
+                } else {
+                    LetValue::Get2(GetN::new(p, index, span))
+                };
+            }
+            return LetValue::Code(thunk(Code::TensorGet(t, index, span)));
         }
-    })
+        LetValue::Code(thunk(c))
+    }
+
+    #[inline(always)]
+    fn eval(&self, m: &mut Machine, fr: &Frame) -> Res<Value> {
+        match self {
+            LetValue::Get1(g) => g.get(m, fr),
+            LetValue::Get2(g) => g.get(m, fr),
+            LetValue::Code(t) => t(m, fr),
+        }
+    }
 }
 
 /// `tensorGetExn t [i, ..]`: the tensor is borrowed from its slot when it
@@ -365,10 +417,29 @@ impl<T: Out> Branch<T> {
 fn continuation<T: Out>(code: Code, next: fn(Code) -> Compiled<T>) -> Result<Compiled<T>, Code> {
     Ok(match code {
         Code::Let(slot, value, body) => {
-            let (slot, value, body) = (slot as usize, thunk(*value), next(*body));
+            // A chain of `let`s (and of `a; b`) runs in one loop instead of
+            // one nested call per binding.
+            let mut steps: Vec<(usize, LetValue)> = vec![(slot as usize, LetValue::new(*value))];
+            let mut rest = *body;
+            while let Code::Let(slot, value, body) = rest {
+                steps.push((slot as usize, LetValue::new(*value)));
+                rest = *body;
+            }
+            let body = next(rest);
+            if steps.len() == 1 {
+                let (slot, value) = steps.pop().expect("one binding");
+                return Ok(Box::new(move |m, fr| {
+                    let v = value.eval(m, fr)?;
+                    m.set_slot(fr.bp + slot, v);
+                    body(m, fr)
+                }));
+            }
+            let steps = steps.into_boxed_slice();
             Box::new(move |m, fr| {
-                let v = value(m, fr)?;
-                m.set_slot(fr.bp + slot, v);
+                for (slot, value) in steps.iter() {
+                    let v = value.eval(m, fr)?;
+                    m.set_slot(fr.bp + slot, v);
+                }
                 body(m, fr)
             })
         }
