@@ -49,7 +49,7 @@ impl Scalar for f64 {
     }
     fn code(c: Code) -> Compiled<f64> {
         match c {
-            Code::Bin(op, x, y, _) if op.float_result() => float_arith(op, operand(*x), operand(*y), |f| f),
+            Code::Bin(op, x, y, span) if op.float_result() => float_bin(op, *x, *y, span, |f| f),
             Code::TensorGet(t, index, span) => crate::thunk::tensor_get(*t, index, span, |v: Value| v.as_float()),
             Code::App(f, args, span) => crate::thunk::app(*f, args, span, |v: Value| v.as_float()),
             other => {
@@ -296,8 +296,75 @@ pub fn bin<R: 'static>(
     if op.int_result() {
         int_arith(op, operand(x), operand(y), span, move |i| wrap(Value::Int(i)))
     } else if op.float_result() {
-        float_arith(op, operand(x), operand(y), move |f| wrap(Value::Float(f)))
+        float_bin(op, x, y, span, move |f| wrap(Value::Float(f)))
     } else {
         compare(op, x, y, move |b| wrap(Value::Bool(b)))
+    }
+}
+
+/// Float arithmetic, its result passed through `wrap`: a tree of it whose
+/// leaves are variables and literals becomes one [`FloatTree`].
+fn float_bin<R: 'static>(
+    op: BinOp,
+    x: Code,
+    y: Code,
+    span: Span,
+    wrap: impl Fn(f64) -> R + Copy + Send + Sync + 'static,
+) -> Compiled<R> {
+    let c = Code::Bin(op, Box::new(x), Box::new(y), span);
+    if FloatTree::fits(&c) {
+        let tree = FloatTree::new(c);
+        return Box::new(move |m, fr| Ok(wrap(tree.eval(m, fr))));
+    }
+    let Code::Bin(op, x, y, _) = c else { unreachable!("built above") };
+    float_arith(op, operand(*x), operand(*y), wrap)
+}
+
+/// Float arithmetic over frame slots, captured values and literals. It
+/// cannot fail, so it is evaluated by plain recursion that returns the
+/// float in a register, instead of one compiled closure per node, each
+/// returning a `Result` through memory.
+pub enum FloatTree {
+    Lit(f64),
+    Local(usize),
+    Capture(usize),
+    Bin(BinOp, Box<(FloatTree, FloatTree)>),
+}
+
+impl FloatTree {
+    fn fits(c: &Code) -> bool {
+        match c {
+            Code::Lit(Value::Float(_)) | Code::Local(_) | Code::Capture(_) => true,
+            Code::Bin(op, x, y, _) => op.float_result() && FloatTree::fits(x) && FloatTree::fits(y),
+            _ => false,
+        }
+    }
+
+    /// `c` must fit (see `fits`).
+    fn new(c: Code) -> FloatTree {
+        match c {
+            Code::Lit(v) => FloatTree::Lit(v.as_float()),
+            Code::Local(s) => FloatTree::Local(s as usize),
+            Code::Capture(i) => FloatTree::Capture(i as usize),
+            Code::Bin(op, x, y, _) => FloatTree::Bin(op, Box::new((FloatTree::new(*x), FloatTree::new(*y)))),
+            _ => unreachable!("checked by `fits`"),
+        }
+    }
+
+    fn eval(&self, m: &Machine, fr: &Frame) -> f64 {
+        match self {
+            FloatTree::Lit(k) => *k,
+            FloatTree::Local(s) => m.stack[fr.bp + s].as_float(),
+            FloatTree::Capture(i) => fr.env()[*i].as_float(),
+            FloatTree::Bin(op, xy) => {
+                let (a, b) = (xy.0.eval(m, fr), xy.1.eval(m, fr));
+                match op {
+                    BinOp::Addf => a + b,
+                    BinOp::Subf => a - b,
+                    BinOp::Mulf => a * b,
+                    _ => a / b,
+                }
+            }
+        }
     }
 }

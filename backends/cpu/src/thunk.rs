@@ -277,9 +277,22 @@ enum LetValue {
     Get1(GetN<1>),
     Get2(GetN<2>),
     Code(Thunk),
+    /// A value the body never reads, computed for its effect only.
+    Effect(Compiled<()>),
 }
 
 impl LetValue {
+    /// The value of `let slot = c in body`.
+    fn bind(slot: u32, c: Code, body: &Code) -> LetValue {
+        if body.reads_slot(slot) {
+            return LetValue::new(c);
+        }
+        match c {
+            Code::TensorSet(parts, index, span) => LetValue::Effect(tensor_set(parts.0, parts.1, index, span, || ())),
+            other => LetValue::new(other),
+        }
+    }
+
     fn new(c: Code) -> LetValue {
         if let Code::TensorGet(t, index, span) = c {
             if let (Some(p), 1 | 2) = (place(&t), index.len()) {
@@ -301,6 +314,10 @@ impl LetValue {
             LetValue::Get1(g) => g.get(m, fr),
             LetValue::Get2(g) => g.get(m, fr),
             LetValue::Code(t) => t(m, fr),
+            LetValue::Effect(t) => {
+                t(m, fr)?;
+                Ok(Value::Int(0))
+            }
         }
     }
 }
@@ -339,16 +356,44 @@ pub fn tensor_get<R: 'static>(
     })
 }
 
-fn tensor_set(t: Code, v: Code, index: Box<[Code]>, span: pmx_ast::Span) -> Thunk {
+/// `tensorSetExn t [i, ..] v` with `N` indices and the tensor in a variable.
+fn tensor_set_n<const N: usize, R: 'static>(
+    p: Place,
+    v: Thunk,
+    index: Box<[Operand<i64>]>,
+    span: pmx_ast::Span,
+    unit: fn() -> R,
+) -> Compiled<R> {
+    let index: Box<[Operand<i64>; N]> = index.try_into().unwrap_or_else(|_| unreachable!("N operands"));
+    Box::new(move |m, fr| {
+        let ix = indices_n(m, fr, &index)?;
+        let x = v(m, fr)?;
+        match borrowed(m, fr, p).as_tensor().set(&ix, x) {
+            Ok(()) => Ok(unit()),
+            Err(e) => Err(m.fail(e, span)),
+        }
+    })
+}
+
+/// `tensorSetExn t [i, ..] v`; its `()` result made by `unit` (a value,
+/// or nothing where the result is not used: the shared `()` costs two
+/// atomic reference count updates).
+fn tensor_set<R: 'static>(t: Code, v: Code, index: Box<[Code]>, span: pmx_ast::Span, unit: fn() -> R) -> Compiled<R> {
     let index = index_operands(index);
     let v = thunk(v);
     if let Some(p) = place(&t) {
+        match index.len() {
+            1 => return tensor_set_n::<1, R>(p, v, index, span, unit),
+            2 => return tensor_set_n::<2, R>(p, v, index, span, unit),
+            3 => return tensor_set_n::<3, R>(p, v, index, span, unit),
+            _ => {}
+        }
         return Box::new(move |m, fr| {
             with_indices(m, fr, &index, |m, ix| {
                 let x = v(m, fr)?;
                 let r = borrowed(m, fr, p).as_tensor().set(ix, x);
                 r.map_err(|e| m.fail(e, span))?;
-                Ok(Value::unit())
+                Ok(unit())
             })
         });
     }
@@ -358,7 +403,7 @@ fn tensor_set(t: Code, v: Code, index: Box<[Code]>, span: pmx_ast::Span) -> Thun
         with_indices(m, fr, &index, |m, ix| {
             let x = v(m, fr)?;
             tv.as_tensor().set(ix, x).map_err(|e| m.fail(e, span))?;
-            Ok(Value::unit())
+            Ok(unit())
         })
     })
 }
@@ -419,10 +464,10 @@ fn continuation<T: Out>(code: Code, next: fn(Code) -> Compiled<T>) -> Result<Com
         Code::Let(slot, value, body) => {
             // A chain of `let`s (and of `a; b`) runs in one loop instead of
             // one nested call per binding.
-            let mut steps: Vec<(usize, LetValue)> = vec![(slot as usize, LetValue::new(*value))];
+            let mut steps: Vec<(usize, LetValue)> = vec![(slot as usize, LetValue::bind(slot, *value, &body))];
             let mut rest = *body;
             while let Code::Let(slot, value, body) = rest {
-                steps.push((slot as usize, LetValue::new(*value)));
+                steps.push((slot as usize, LetValue::bind(slot, *value, &body)));
                 rest = *body;
             }
             let body = next(rest);
@@ -529,7 +574,7 @@ pub fn thunk(code: Code) -> Thunk {
         }
         Code::Bin(op, x, y, span) => crate::scalar::bin(op, *x, *y, span, |v| v),
         Code::TensorGet(t, index, span) => tensor_get(*t, index, span, |v| v),
-        Code::TensorSet(parts, index, span) => tensor_set(parts.0, parts.1, index, span),
+        Code::TensorSet(parts, index, span) => tensor_set(parts.0, parts.1, index, span, Value::unit),
         Code::CellGet(cell) => {
             let cell = thunk(*cell);
             Box::new(move |m, fr| match cell(m, fr)? {
