@@ -22,12 +22,26 @@ pub trait Scalar: Copy + Send + Sync + 'static {
     fn of(v: &Value) -> Self;
     /// Compiles code known to produce this type.
     fn code(c: Code) -> Compiled<Self>;
+    /// Whether this is `i64` (the type of `Operand::LocalPlus`).
+    const IS_INT: bool = false;
+    /// The `Int` in `v` plus `k` (only called when `IS_INT`).
+    fn plus(v: &Value, k: i64) -> Self {
+        let _ = (v, k);
+        unreachable!("only integers are offset")
+    }
 }
 
 impl Scalar for i64 {
+    const IS_INT: bool = true;
+
     #[inline(always)]
     fn of(v: &Value) -> i64 {
         v.as_int()
+    }
+
+    #[inline(always)]
+    fn plus(v: &Value, k: i64) -> i64 {
+        v.as_int().wrapping_add(k)
     }
     fn code(c: Code) -> Compiled<i64> {
         match c {
@@ -77,6 +91,9 @@ pub enum Operand<T> {
     Local(usize),
     Capture(usize),
     Global(usize),
+    /// `addi x k` or `subi x k` of a frame slot and a literal, as `x + k`
+    /// (only for `T = i64`).
+    LocalPlus(usize, i64),
     Code(Compiled<T>),
 }
 
@@ -91,6 +108,7 @@ impl<T: Scalar> Operand<T> {
                 Some(v) => Ok(T::of(v)),
                 None => Err(m.undefined_global(*g)),
             },
+            Operand::LocalPlus(s, k) => Ok(T::plus(&m.stack[fr.bp + s], *k)),
             Operand::Code(c) => c(m, fr),
         }
     }
@@ -102,6 +120,13 @@ pub fn operand<T: Scalar>(c: Code) -> Operand<T> {
         Code::Local(s) => Operand::Local(s as usize),
         Code::Capture(i) => Operand::Capture(i as usize),
         Code::Global(g) => Operand::Global(g as usize),
+        Code::Bin(op @ (BinOp::Addi | BinOp::Subi), x, y, span) if T::IS_INT => match (*x, *y) {
+            // Wrapping subtraction is wrapping addition of the negation.
+            (Code::Local(s), Code::Lit(Value::Int(k))) => {
+                Operand::LocalPlus(s as usize, if op == BinOp::Addi { k } else { k.wrapping_neg() })
+            }
+            (x, y) => Operand::Code(T::code(Code::Bin(op, Box::new(x), Box::new(y), span))),
+        },
         other => Operand::Code(T::code(other)),
     }
 }
@@ -351,20 +376,26 @@ impl FloatTree {
         }
     }
 
+    /// A node's value: leaves are read here, inline, so that only inner
+    /// nodes cost a call.
+    #[inline(always)]
     fn eval(&self, m: &Machine, fr: &Frame) -> f64 {
         match self {
             FloatTree::Lit(k) => *k,
             FloatTree::Local(s) => m.stack[fr.bp + s].as_float(),
             FloatTree::Capture(i) => fr.env()[*i].as_float(),
-            FloatTree::Bin(op, xy) => {
-                let (a, b) = (xy.0.eval(m, fr), xy.1.eval(m, fr));
-                match op {
-                    BinOp::Addf => a + b,
-                    BinOp::Subf => a - b,
-                    BinOp::Mulf => a * b,
-                    _ => a / b,
-                }
-            }
+            FloatTree::Bin(op, xy) => FloatTree::bin(*op, xy, m, fr),
+        }
+    }
+
+    #[inline(never)]
+    fn bin(op: BinOp, xy: &(FloatTree, FloatTree), m: &Machine, fr: &Frame) -> f64 {
+        let (a, b) = (xy.0.eval(m, fr), xy.1.eval(m, fr));
+        match op {
+            BinOp::Addf => a + b,
+            BinOp::Subf => a - b,
+            BinOp::Mulf => a * b,
+            _ => a / b,
         }
     }
 }
