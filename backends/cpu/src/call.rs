@@ -109,6 +109,9 @@ macro_rules! arg_list {
 arg_list!(1, a);
 arg_list!(2, a, b);
 arg_list!(3, a, b, c);
+arg_list!(4, a, b, c, d);
+arg_list!(5, a, b, c, d, e);
+arg_list!(6, a, b, c, d, e, f);
 
 fn collect(m: &mut Machine, fr: &Frame, args: &[Arg]) -> Res<Args> {
     let mut argv = Args::with_capacity(args.len());
@@ -187,6 +190,9 @@ fn by_arity<C: Callee, R: 'static>(
         1 => call_n::<[Arg; 1], C, R>(callee, args_array(args), span, out),
         2 => call_n::<[Arg; 2], C, R>(callee, args_array(args), span, out),
         3 => call_n::<[Arg; 3], C, R>(callee, args_array(args), span, out),
+        4 => call_n::<[Arg; 4], C, R>(callee, args_array(args), span, out),
+        5 => call_n::<[Arg; 5], C, R>(callee, args_array(args), span, out),
+        6 => call_n::<[Arg; 6], C, R>(callee, args_array(args), span, out),
         _ => {
             let args: Box<[Arg]> = args.into_vec().into_iter().map(Arg::new).collect();
             Box::new(move |m, fr| {
@@ -243,16 +249,36 @@ fn tail_by_arity<C: Callee>(callee: C, args: Box<[Code]>, span: Span) -> crate::
         1 => tail_n::<[Arg; 1], C>(callee, args_array::<1>(args), span),
         2 => tail_n::<[Arg; 2], C>(callee, args_array::<2>(args), span),
         3 => tail_n::<[Arg; 3], C>(callee, args_array::<3>(args), span),
+        4 => tail_n::<[Arg; 4], C>(callee, args_array::<4>(args), span),
+        5 => tail_n::<[Arg; 5], C>(callee, args_array::<5>(args), span),
+        6 => tail_n::<[Arg; 6], C>(callee, args_array::<6>(args), span),
         _ => {
             let args: Box<[Arg]> = args.into_vec().into_iter().map(Arg::new).collect();
             Box::new(move |m, fr| {
-                let argv = collect(m, fr, &args)?;
                 if let Some(c) = callee.closure(m, fr, args.len()) {
-                    for (k, v) in argv.into_iter().enumerate() {
-                        set_param(m, fr.bp + k, v);
+                    // The values go above both frames' parameters first, so
+                    // that moving them down overwrites none not yet read.
+                    if m.stack.len() < fr.bp + args.len() {
+                        m.stack.resize(fr.bp + args.len(), Value::Int(0));
                     }
+                    let top = m.stack.len();
+                    for a in args.iter() {
+                        match a.eval(m, fr) {
+                            Ok(v) => m.stack.push(v),
+                            Err(e) => {
+                                m.stack.truncate(top);
+                                return Err(e);
+                            }
+                        }
+                    }
+                    for k in 0..args.len() {
+                        let v = std::mem::replace(&mut m.stack[top + k], Value::Int(0));
+                        m.set_slot(fr.bp + k, v);
+                    }
+                    m.stack.truncate(top);
                     return Ok(switch(m, fr, c, span));
                 }
+                let argv = collect(m, fr, &args)?;
                 Ok(Flow::Tail(Box::new((callee.value(m, fr)?, argv, span))))
             })
         }
