@@ -226,6 +226,64 @@ pub struct Partial {
     pub args: Vec<Value>,
 }
 
+/// Builds a sequence one element at a time, straight into its unboxed
+/// form (the first element decides it, as in [`Seq::from_values`]): no
+/// vector of two-word values is filled and converted first.
+pub struct SeqBuilder {
+    items: Built,
+    capacity: usize,
+}
+
+enum Built {
+    Empty,
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+    Char(Vec<char>),
+    Bool(Vec<bool>),
+    Boxed(Vec<Value>),
+}
+
+impl SeqBuilder {
+    #[inline]
+    pub fn push(&mut self, v: Value) {
+        match &mut self.items {
+            Built::Int(xs) => xs.push(v.as_int()),
+            Built::Float(xs) => xs.push(v.as_float()),
+            Built::Char(xs) => xs.push(v.as_char()),
+            Built::Bool(xs) => xs.push(v.as_bool()),
+            Built::Boxed(xs) => xs.push(v),
+            Built::Empty => self.first(v),
+        }
+    }
+
+    fn first(&mut self, v: Value) {
+        fn one<T>(n: usize, x: T) -> Vec<T> {
+            let mut xs = Vec::with_capacity(n.max(1));
+            xs.push(x);
+            xs
+        }
+        let n = self.capacity;
+        self.items = match v {
+            Value::Int(x) => Built::Int(one(n, x)),
+            Value::Float(x) => Built::Float(one(n, x)),
+            Value::Char(x) => Built::Char(one(n, x)),
+            Value::Bool(x) => Built::Bool(one(n, x)),
+            other => Built::Boxed(one(n, other)),
+        };
+    }
+
+    pub fn finish(self) -> Seq {
+        match self.items {
+            Built::Empty => Seq::Boxed(View::from_vec(Vec::new())),
+            Built::Int(xs) => Seq::Int(View::from_vec(xs)),
+            Built::Float(xs) => Seq::Float(View::from_vec(xs)),
+            Built::Char(xs) => Seq::Char(View::from_vec(xs)),
+            Built::Bool(xs) => Seq::Bool(View::from_vec(xs)),
+            Built::Boxed(xs) => Seq::Boxed(View::from_vec(xs)),
+        }
+    }
+}
+
 /// A sequence, by element representation.
 #[derive(Clone)]
 pub enum Seq {
@@ -268,6 +326,11 @@ impl Seq {
     }
 
     /// A sequence of values, unboxed when the elements are scalars.
+    /// A sequence built element by element (see [`SeqBuilder`]).
+    pub fn builder(capacity: usize) -> SeqBuilder {
+        SeqBuilder { items: Built::Empty, capacity }
+    }
+
     pub fn from_values(values: Vec<Value>) -> Seq {
         match values.first() {
             Some(Value::Int(_)) => Seq::Int(View::from_vec(values.iter().map(Value::as_int).collect())),
