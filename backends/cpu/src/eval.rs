@@ -127,6 +127,19 @@ impl Machine {
         }
     }
 
+    /// Pushes a value moved as two words (see [`Value::write_to`]).
+    #[inline(always)]
+    pub(crate) fn push_word_wise(&mut self, v: Value) {
+        self.stack.reserve(1);
+        let len = self.stack.len();
+        // Safety: `reserve` made room for the slot at `len`, which is
+        // written before the length covers it.
+        unsafe {
+            v.write_to(self.stack.as_mut_ptr().add(len));
+            self.stack.set_len(len + 1);
+        }
+    }
+
     pub fn run_step(&mut self, step: &StepThunk) -> Res<Option<Value>> {
         match step {
             StepThunk::Define { global, slots, code } => {
@@ -310,7 +323,7 @@ impl Machine {
         if let Value::Closure(c) = f {
             if c.code.arity == 1 {
                 let bp = self.stack.len();
-                self.stack.push(a);
+                self.push_word_wise(a);
                 return self.enter(c, bp, span);
             }
         }
@@ -324,8 +337,8 @@ impl Machine {
         match f {
             Value::Closure(c) if c.code.arity == 2 => {
                 let bp = self.stack.len();
-                self.stack.push(a);
-                self.stack.push(b);
+                self.push_word_wise(a);
+                self.push_word_wise(b);
                 self.enter(c, bp, span)
             }
             Value::Builtin(op) => match BinOp::from_builtin(*op).and_then(|o| o.eval(&a, &b)) {
