@@ -214,15 +214,15 @@ impl Machine {
         if self.stack.len() < top {
             self.grow_frame(top);
         }
-        let result = (c.code.body)(self, &Frame { bp, closure: Some(c) });
-        match result {
-            Ok(Flow::Ret(v)) => {
-                let r = out(v);
-                self.pop_frame(bp);
-                Ok(r)
-            }
-            other => self.enter_loop(c, bp, span, other).map(out),
+        let result = std::mem::ManuallyDrop::new((c.code.body)(self, &Frame { bp, closure: Some(c) }));
+        if let Ok(Flow::Ret(v)) = &*result {
+            // Safety: `result` is never dropped; its value moves out here
+            // exactly once (read as two words: the body just wrote it).
+            let r = out(unsafe { Value::take_words(v) });
+            self.pop_frame(bp);
+            return Ok(r);
         }
+        self.enter_loop(c, bp, span, std::mem::ManuallyDrop::into_inner(result)).map(out)
     }
 
     #[cold]

@@ -46,8 +46,8 @@ impl Scalar for i64 {
     fn code(c: Code) -> Compiled<i64> {
         match c {
             Code::Bin(op, x, y, span) if op.int_result() => int_arith(op, operand(*x), operand(*y), span, |i| i),
-            Code::TensorGet(t, index, span) => crate::thunk::tensor_get(*t, index, span, |v: Value| v.as_int()),
-            Code::App(f, args, span) => crate::thunk::app(*f, args, span, |v: Value| v.as_int()),
+            Code::TensorGet(t, index, span) => crate::thunk::tensor_get(*t, index, span, Value::into_int),
+            Code::App(f, args, span) => crate::thunk::app(*f, args, span, Value::into_int),
             other => {
                 let t = crate::thunk::thunk(other);
                 Box::new(move |m, fr| Ok(t(m, fr)?.as_int()))
@@ -64,8 +64,8 @@ impl Scalar for f64 {
     fn code(c: Code) -> Compiled<f64> {
         match c {
             Code::Bin(op, x, y, span) if op.float_result() => float_bin(op, *x, *y, span, |f| f),
-            Code::TensorGet(t, index, span) => crate::thunk::tensor_get(*t, index, span, |v: Value| v.as_float()),
-            Code::App(f, args, span) => crate::thunk::app(*f, args, span, |v: Value| v.as_float()),
+            Code::TensorGet(t, index, span) => crate::thunk::tensor_get(*t, index, span, Value::into_float),
+            Code::App(f, args, span) => crate::thunk::app(*f, args, span, Value::into_float),
             other => {
                 let t = crate::thunk::thunk(other);
                 Box::new(move |m, fr| Ok(t(m, fr)?.as_float()))

@@ -119,6 +119,39 @@ impl Value {
         }
     }
 
+    /// The `Int` in a value known to be one (type checking), consuming it
+    /// without a call of the general destructor.
+    #[inline(always)]
+    pub fn into_int(self) -> i64 {
+        let i = self.as_int();
+        std::mem::forget(self);
+        i
+    }
+
+    /// The `Float` in a value known to be one (see [`Value::into_int`]).
+    #[inline(always)]
+    pub fn into_float(self) -> f64 {
+        let f = self.as_float();
+        std::mem::forget(self);
+        f
+    }
+
+    /// Moves a value out of `src` as two words (see [`Value::write_to`]).
+    ///
+    /// # Safety
+    /// `src` must hold a valid value that is afterwards neither used nor
+    /// dropped (ownership moves to the result).
+    #[inline(always)]
+    pub unsafe fn take_words(src: *const Value) -> Value {
+        use std::mem::MaybeUninit;
+        let src = src as *const MaybeUninit<u64>;
+        // Safety: as in `write_to`; the caller gives up the original.
+        unsafe {
+            let words = [src.read_volatile(), src.add(1).read_volatile()];
+            std::mem::transmute::<[MaybeUninit<u64>; 2], Value>(words)
+        }
+    }
+
     /// Whether the value owns nothing (dropping it does nothing).
     #[inline(always)]
     pub fn is_scalar(&self) -> bool {
