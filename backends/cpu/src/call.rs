@@ -51,7 +51,7 @@ impl Arg {
             Arg::Local(s) => Ok(m.stack[fr.bp + s].clone()),
             Arg::Capture(i) => Ok(fr.env()[*i].clone()),
             Arg::LocalPlus(s, k) => Ok(Value::Int(m.stack[fr.bp + s].as_int().wrapping_add(*k))),
-            Arg::Code(t) => t(m, fr),
+            Arg::Code(t) => crate::thunk::run(t, m, fr),
         }
     }
 }

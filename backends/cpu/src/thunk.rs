@@ -21,6 +21,19 @@ pub fn step(s: Step) -> StepThunk {
     }
 }
 
+/// Runs compiled code, moving its value out of the returned result as two
+/// words: the code just wrote it, and a 16-byte copy of a value written as
+/// two words stalls (see [`Value::write_to`]).
+#[inline(always)]
+pub fn run(t: &Thunk, m: &mut Machine, fr: &Frame) -> Res<Value> {
+    let r = std::mem::ManuallyDrop::new(t(m, fr));
+    match &*r {
+        // Safety: `r` is never dropped; its value moves out exactly once.
+        Ok(v) => Ok(unsafe { Value::take_words(v) }),
+        Err(_) => std::mem::ManuallyDrop::into_inner(r),
+    }
+}
+
 fn thunks(codes: Box<[Code]>) -> Box<[Thunk]> {
     codes.into_vec().into_iter().map(thunk).collect()
 }
@@ -313,7 +326,7 @@ impl LetValue {
         match self {
             LetValue::Get1(g) => g.get(m, fr),
             LetValue::Get2(g) => g.get(m, fr),
-            LetValue::Code(t) => t(m, fr),
+            LetValue::Code(t) => run(t, m, fr),
             LetValue::Effect(t) => {
                 t(m, fr)?;
                 Ok(Value::Int(0))
