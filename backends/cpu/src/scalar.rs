@@ -94,6 +94,8 @@ pub enum Operand<T> {
     /// `addi x k` or `subi x k` of a frame slot and a literal, as `x + k`
     /// (only for `T = i64`).
     LocalPlus(usize, i64),
+    /// The same of a global (`n - 1`).
+    GlobalPlus(usize, i64),
     Code(Compiled<T>),
 }
 
@@ -109,6 +111,10 @@ impl<T: Scalar> Operand<T> {
                 None => Err(m.undefined_global(*g)),
             },
             Operand::LocalPlus(s, k) => Ok(T::plus(&m.stack[fr.bp + s], *k)),
+            Operand::GlobalPlus(g, k) => match m.shared.globals[*g].get() {
+                Some(v) => Ok(T::plus(v, *k)),
+                None => Err(m.undefined_global(*g)),
+            },
             Operand::Code(c) => c(m, fr),
         }
     }
@@ -124,6 +130,9 @@ pub fn operand<T: Scalar>(c: Code) -> Operand<T> {
             // Wrapping subtraction is wrapping addition of the negation.
             (Code::Local(s), Code::Lit(Value::Int(k))) => {
                 Operand::LocalPlus(s as usize, if op == BinOp::Addi { k } else { k.wrapping_neg() })
+            }
+            (Code::Global(g), Code::Lit(Value::Int(k))) => {
+                Operand::GlobalPlus(g as usize, if op == BinOp::Addi { k } else { k.wrapping_neg() })
             }
             (x, y) => Operand::Code(T::code(Code::Bin(op, Box::new(x), Box::new(y), span))),
         },

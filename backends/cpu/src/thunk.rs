@@ -536,6 +536,32 @@ fn continuation<T: Out>(code: Code, next: fn(Code) -> Compiled<T>) -> Result<Com
                     _ => if_slot!(|a| a >= k),
                 });
             }
+            if matches!(op, BinOp::Eqi | BinOp::Neqi | BinOp::Lti | BinOp::Gti | BinOp::Leqi | BinOp::Geqi) {
+                // Integer operands are read by the `if` itself.
+                let (x, y) = (operand::<i64>(x), operand::<i64>(y));
+                let (t, o) = (Branch::new(t, next), Branch::new(o, next));
+                macro_rules! if_int {
+                    (|$a:ident, $b:ident| $e:expr) => {
+                        Box::new(move |m, fr| {
+                            let $a = x.eval(m, fr)?;
+                            let $b = y.eval(m, fr)?;
+                            if $e {
+                                t.run(m, fr)
+                            } else {
+                                o.run(m, fr)
+                            }
+                        })
+                    };
+                }
+                return Ok(match op {
+                    BinOp::Eqi => if_int!(|a, b| a == b),
+                    BinOp::Neqi => if_int!(|a, b| a != b),
+                    BinOp::Lti => if_int!(|a, b| a < b),
+                    BinOp::Gti => if_int!(|a, b| a > b),
+                    BinOp::Leqi => if_int!(|a, b| a <= b),
+                    _ => if_int!(|a, b| a >= b),
+                });
+            }
             let (c, t, o) = (compare(op, x, y, |b| b), Branch::new(t, next), Branch::new(o, next));
             Box::new(move |m, fr| if c(m, fr)? { t.run(m, fr) } else { o.run(m, fr) })
         }
