@@ -602,7 +602,7 @@ pub fn thunk(code: Code) -> Thunk {
         Code::Lam(lam, sources) => Box::new(move |m, fr| Ok(m.closure(&lam, &sources, fr))),
         Code::App(f, args, span) => app(*f, args, span, |v| v),
         Code::Prim(b, args, span) => {
-            let args = match crate::prim::direct(b, args) {
+            let args = match crate::prim::direct(b, args, span) {
                 Ok(direct) => return direct,
                 Err(args) => thunks(args),
             };

@@ -9,7 +9,7 @@ use smallvec::smallvec;
 use std::sync::Arc;
 
 /// The index `i` of a sequence of length `n`, or the run-time error.
-fn index(m: &Machine, i: i64, n: usize, span: Span) -> Res<usize> {
+pub(crate) fn index(m: &Machine, i: i64, n: usize, span: Span) -> Res<usize> {
     if i < 0 {
         return Err(m.fail(format!("Negative index used to access sequence: index {i}"), span));
     }
