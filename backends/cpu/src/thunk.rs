@@ -100,28 +100,24 @@ fn tail_app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> TailThunk {
         Err(parts) => parts,
     };
     let args = thunks(args);
-    match f {
-        f => {
-            let f = thunk(f);
-            Box::new(move |m, fr| {
-                let fv = f(m, fr)?;
-                if let Value::Closure(target) = fv {
-                    if target.code.arity == args.len() {
-                        move_args(m, fr, &args)?;
-                        if fr.closure.is_some_and(|c| Arc::ptr_eq(c, &target)) {
-                            return Ok(Flow::Again);
-                        }
-                        m.switch_to = Some((target, span));
-                        return Ok(Flow::Switch);
-                    }
-                    let argv = collect_args(m, fr, &args)?;
-                    return Ok(Flow::Tail(Box::new((Value::Closure(target), argv, span))));
+    let f = thunk(f);
+    Box::new(move |m, fr| {
+        let fv = f(m, fr)?;
+        if let Value::Closure(target) = fv {
+            if target.code.arity == args.len() {
+                move_args(m, fr, &args)?;
+                if fr.closure.is_some_and(|c| Arc::ptr_eq(c, &target)) {
+                    return Ok(Flow::Again);
                 }
-                let argv = collect_args(m, fr, &args)?;
-                Ok(Flow::Tail(Box::new((fv, argv, span))))
-            })
+                m.switch_to = Some((target, span));
+                return Ok(Flow::Switch);
+            }
+            let argv = collect_args(m, fr, &args)?;
+            return Ok(Flow::Tail(Box::new((Value::Closure(target), argv, span))));
         }
-    }
+        let argv = collect_args(m, fr, &args)?;
+        Ok(Flow::Tail(Box::new((fv, argv, span))))
+    })
 }
 
 /// Evaluates a tail call's arguments and writes them over the frame's
