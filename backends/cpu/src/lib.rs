@@ -22,6 +22,7 @@ pub mod code;
 mod compile;
 mod error;
 mod eval;
+mod floats;
 pub mod io;
 mod prim;
 mod scalar;

@@ -10,6 +10,7 @@
 use crate::code::{BinOp, Code};
 use crate::error::Res;
 use crate::eval::{Frame, Machine};
+use crate::floats::FloatProgram;
 use crate::value::Value;
 use pmx_ast::Span;
 
@@ -337,7 +338,7 @@ pub fn bin<R: 'static>(
 }
 
 /// Float arithmetic, its result passed through `wrap`: a tree of it whose
-/// leaves are variables and literals becomes one [`FloatTree`].
+/// leaves are variables and literals becomes one [`FloatProgram`].
 fn float_bin<R: 'static>(
     op: BinOp,
     x: Code,
@@ -346,65 +347,9 @@ fn float_bin<R: 'static>(
     wrap: impl Fn(f64) -> R + Copy + Send + Sync + 'static,
 ) -> Compiled<R> {
     let c = Code::Bin(op, Box::new(x), Box::new(y), span);
-    if FloatTree::fits(&c) {
-        let tree = FloatTree::new(c);
-        return Box::new(move |m, fr| Ok(wrap(tree.eval(m, fr))));
+    if let Some(program) = FloatProgram::compile(&c) {
+        return Box::new(move |m, fr| Ok(wrap(program.eval(m, fr))));
     }
     let Code::Bin(op, x, y, _) = c else { unreachable!("built above") };
     float_arith(op, operand(*x), operand(*y), wrap)
-}
-
-/// Float arithmetic over frame slots, captured values and literals. It
-/// cannot fail, so it is evaluated by plain recursion that returns the
-/// float in a register, instead of one compiled closure per node, each
-/// returning a `Result` through memory.
-pub enum FloatTree {
-    Lit(f64),
-    Local(usize),
-    Capture(usize),
-    Bin(BinOp, Box<(FloatTree, FloatTree)>),
-}
-
-impl FloatTree {
-    fn fits(c: &Code) -> bool {
-        match c {
-            Code::Lit(Value::Float(_)) | Code::Local(_) | Code::Capture(_) => true,
-            Code::Bin(op, x, y, _) => op.float_result() && FloatTree::fits(x) && FloatTree::fits(y),
-            _ => false,
-        }
-    }
-
-    /// `c` must fit (see `fits`).
-    fn new(c: Code) -> FloatTree {
-        match c {
-            Code::Lit(v) => FloatTree::Lit(v.as_float()),
-            Code::Local(s) => FloatTree::Local(s as usize),
-            Code::Capture(i) => FloatTree::Capture(i as usize),
-            Code::Bin(op, x, y, _) => FloatTree::Bin(op, Box::new((FloatTree::new(*x), FloatTree::new(*y)))),
-            _ => unreachable!("checked by `fits`"),
-        }
-    }
-
-    /// A node's value: leaves are read here, inline, so that only inner
-    /// nodes cost a call.
-    #[inline(always)]
-    fn eval(&self, m: &Machine, fr: &Frame) -> f64 {
-        match self {
-            FloatTree::Lit(k) => *k,
-            FloatTree::Local(s) => m.stack[fr.bp + s].as_float(),
-            FloatTree::Capture(i) => fr.env()[*i].as_float(),
-            FloatTree::Bin(op, xy) => FloatTree::bin(*op, xy, m, fr),
-        }
-    }
-
-    #[inline(never)]
-    fn bin(op: BinOp, xy: &(FloatTree, FloatTree), m: &Machine, fr: &Frame) -> f64 {
-        let (a, b) = (xy.0.eval(m, fr), xy.1.eval(m, fr));
-        match op {
-            BinOp::Addf => a + b,
-            BinOp::Subf => a - b,
-            BinOp::Mulf => a * b,
-            _ => a / b,
-        }
-    }
 }
