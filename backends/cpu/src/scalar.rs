@@ -97,6 +97,8 @@ pub enum Operand<T> {
     LocalPlus(usize, i64),
     /// The same of a global (`n - 1`).
     GlobalPlus(usize, i64),
+    /// The same of a captured value.
+    CapturePlus(usize, i64),
     Code(Compiled<T>),
 }
 
@@ -112,6 +114,7 @@ impl<T: Scalar> Operand<T> {
                 None => Err(m.undefined_global(*g)),
             },
             Operand::LocalPlus(s, k) => Ok(T::plus(&m.stack[fr.bp + s], *k)),
+            Operand::CapturePlus(i, k) => Ok(T::plus(&fr.env()[*i], *k)),
             Operand::GlobalPlus(g, k) => match m.shared.globals[*g].get() {
                 Some(v) => Ok(T::plus(v, *k)),
                 None => Err(m.undefined_global(*g)),
@@ -134,6 +137,9 @@ pub fn operand<T: Scalar>(c: Code) -> Operand<T> {
             }
             (Code::Global(g), Code::Lit(Value::Int(k))) => {
                 Operand::GlobalPlus(g as usize, if op == BinOp::Addi { k } else { k.wrapping_neg() })
+            }
+            (Code::Capture(i), Code::Lit(Value::Int(k))) => {
+                Operand::CapturePlus(i as usize, if op == BinOp::Addi { k } else { k.wrapping_neg() })
             }
             (x, y) => Operand::Code(T::code(Code::Bin(op, Box::new(x), Box::new(y), span))),
         },
