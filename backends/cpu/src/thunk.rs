@@ -368,12 +368,26 @@ pub fn tensor_get<R: 'static>(
 /// `tensorSetExn t [i, ..] v` with `N` indices and the tensor in a variable.
 fn tensor_set_n<const N: usize, R: 'static>(
     p: Place,
-    v: Thunk,
+    v: Code,
     index: Box<[Operand<i64>]>,
     span: pmx_ast::Span,
     unit: fn() -> R,
 ) -> Compiled<R> {
     let index: Box<[Operand<i64>; N]> = index.try_into().unwrap_or_else(|_| unreachable!("N operands"));
+    let v = match crate::floats::FloatProgram::compile(&v) {
+        Some(program) => {
+            // Float arithmetic on variables: computed here, in a register.
+            return Box::new(move |m, fr| {
+                let ix = indices_n(m, fr, &index)?;
+                let x = program.eval(m, fr);
+                match borrowed(m, fr, p).as_tensor().set(&ix, Value::Float(x)) {
+                    Ok(()) => Ok(unit()),
+                    Err(e) => Err(m.fail(e, span)),
+                }
+            });
+        }
+        None => thunk(v),
+    };
     Box::new(move |m, fr| {
         let ix = indices_n(m, fr, &index)?;
         let x = v(m, fr)?;
@@ -389,14 +403,15 @@ fn tensor_set_n<const N: usize, R: 'static>(
 /// atomic reference count updates).
 fn tensor_set<R: 'static>(t: Code, v: Code, index: Box<[Code]>, span: pmx_ast::Span, unit: fn() -> R) -> Compiled<R> {
     let index = index_operands(index);
+    if let (Some(p), 1..=3) = (place(&t), index.len()) {
+        return match index.len() {
+            1 => tensor_set_n::<1, R>(p, v, index, span, unit),
+            2 => tensor_set_n::<2, R>(p, v, index, span, unit),
+            _ => tensor_set_n::<3, R>(p, v, index, span, unit),
+        };
+    }
     let v = thunk(v);
     if let Some(p) = place(&t) {
-        match index.len() {
-            1 => return tensor_set_n::<1, R>(p, v, index, span, unit),
-            2 => return tensor_set_n::<2, R>(p, v, index, span, unit),
-            3 => return tensor_set_n::<3, R>(p, v, index, span, unit),
-            _ => {}
-        }
         return Box::new(move |m, fr| {
             with_indices(m, fr, &index, |m, ix| {
                 let x = v(m, fr)?;
