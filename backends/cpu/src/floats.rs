@@ -65,27 +65,28 @@ impl FloatProgram {
             Leaf::Local(s) => m.stack[fr.bp + s].as_float(),
             Leaf::Capture(i) => fr.env()[i].as_float(),
         };
-        let mut stack = [0.0f64; DEPTH];
-        // `top` is the number of floats on the stack; `compile` checked
-        // that it stays within DEPTH and is 1 at the end.
-        let mut top = 0usize;
+        // The top of the stack stays in a register (`top`); `below` holds
+        // the rest, plus the meaningless `top` from before the first load.
+        // `compile` checked that at most DEPTH floats are on the stack.
+        let mut below = [0.0f64; DEPTH];
+        let (mut n, mut top) = (0usize, 0.0f64);
         for op in self.ops.iter() {
             match *op {
                 Op::Load(l) => {
-                    stack[top] = read(l);
-                    top += 1;
+                    below[n] = top;
+                    n += 1;
+                    top = read(l);
                 }
                 Op::WithLeaf(o, l, reversed) => {
-                    let (a, b) = if reversed { (read(l), stack[top - 1]) } else { (stack[top - 1], read(l)) };
-                    stack[top - 1] = apply(o, a, b);
+                    top = if reversed { apply(o, read(l), top) } else { apply(o, top, read(l)) };
                 }
                 Op::Pop(o) => {
-                    top -= 1;
-                    stack[top - 1] = apply(o, stack[top - 1], stack[top]);
+                    n -= 1;
+                    top = apply(o, below[n], top);
                 }
             }
         }
-        stack[0]
+        top
     }
 }
 
