@@ -123,6 +123,9 @@ fn collect(m: &mut Machine, fr: &Frame, args: &[Arg]) -> Res<Args> {
 
 /// Where a known callee lives.
 trait Callee: Copy + Send + Sync + 'static {
+    /// Whether the callee is always the running closure (a tail call of it
+    /// is then always a loop).
+    const RUNNING: bool = false;
     /// The callee when it is a closure of `arity` parameters.
     fn closure<'a>(self, m: &Machine, fr: &'a Frame, arity: usize) -> Option<&'a Arc<Closure>>;
     /// The callee as a value, for the general path.
@@ -154,6 +157,8 @@ impl Callee for Global {
 struct SelfClosure;
 
 impl Callee for SelfClosure {
+    const RUNNING: bool = true;
+
     #[inline(always)]
     fn closure<'a>(self, _: &Machine, fr: &'a Frame, arity: usize) -> Option<&'a Arc<Closure>> {
         let c = fr.closure.expect("self inside a closure");
@@ -291,6 +296,9 @@ fn tail_n<A: ArgList, C: Callee>(callee: C, args: A, span: Span) -> crate::code:
             // All arguments are evaluated before any parameter is
             // overwritten: they may read the parameters.
             args.store(m, fr)?;
+            if C::RUNNING {
+                return Ok(Flow::Again);
+            }
             return Ok(switch(m, fr, c, span));
         }
         let fv = callee.value(m, fr)?;
