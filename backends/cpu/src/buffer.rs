@@ -81,8 +81,19 @@ impl<T: Clone> View<T> {
         View::from_iter_room(std::iter::empty(), 0)
     }
 
+    /// A view of all of `items`, in the vector's own memory (no copy: for
+    /// a large sequence, copying also means touching fresh pages, which
+    /// the kernel must zero first).
     pub fn from_vec(items: Vec<T>) -> View<T> {
-        View::from_iter_room(items.into_iter(), 0)
+        let n = items.len();
+        let items: Box<[T]> = items.into_boxed_slice();
+        // Safety: `UnsafeCell<MaybeUninit<T>>` has the layout of `T` (both
+        // wrappers are `repr(transparent)`), so the allocation of a `[T]`
+        // of length `n` is one of such cells; all `n` are initialised,
+        // which `lo..hi = 0..n` records.
+        let slots = unsafe { Box::from_raw(Box::into_raw(items) as *mut [UnsafeCell<MaybeUninit<T>>]) };
+        let buf = Buffer { slots, lo: AtomicUsize::new(0), hi: AtomicUsize::new(n) };
+        View { buf: Arc::new(buf), start: 0, end: n, list: false }
     }
 
     fn from_iter_room(items: impl ExactSizeIterator<Item = T>, room: usize) -> View<T> {

@@ -247,3 +247,51 @@ impl BinOp {
         })
     }
 }
+
+impl Code {
+    /// Whether this code reads frame slot `slot` (directly, or by capturing
+    /// it in a closure). Slots are unique per variable within a function,
+    /// so a `let` whose slot its body never reads (`a; b`) need not store
+    /// its value.
+    pub fn reads_slot(&self, slot: u32) -> bool {
+        let any = |cs: &[Code]| cs.iter().any(|c| c.reads_slot(slot));
+        match self {
+            Code::Local(s) => *s == slot,
+            Code::Lit(_)
+            | Code::Capture(_)
+            | Code::Global(_)
+            | Code::SelfClosure
+            | Code::Builtin(_)
+            | Code::External(_)
+            | Code::Never(_)
+            | Code::Error(_) => false,
+            Code::Lam(_, sources) => sources.iter().any(|s| matches!(s, Source::Local(l) if *l == slot)),
+            Code::App(f, args, _) => f.reads_slot(slot) || any(args),
+            Code::Prim(_, args, _) | Code::Seq(args) | Code::Record(_, args) => any(args),
+            Code::Bin(_, x, y, _) => x.reads_slot(slot) || y.reads_slot(slot),
+            Code::TensorGet(t, index, _) => t.reads_slot(slot) || any(index),
+            Code::TensorSet(parts, index, _) => parts.0.reads_slot(slot) || parts.1.reads_slot(slot) || any(index),
+            Code::If(_, parts) => {
+                let (a, b, c, d) = &**parts;
+                a.reads_slot(slot) || b.reads_slot(slot) || c.reads_slot(slot) || d.reads_slot(slot)
+            }
+            Code::Let(_, v, body) => v.reads_slot(slot) || body.reads_slot(slot),
+            Code::LetRec { members, body, .. } => {
+                members.iter().any(|(_, c)| c.reads_slot(slot)) || body.reads_slot(slot)
+            }
+            Code::CellGet(c) | Code::Proj(c, _) | Code::ConApp(_, _, c) => c.reads_slot(slot),
+            Code::Match(s, _, t, o) => s.reads_slot(slot) || t.reads_slot(slot) || o.reads_slot(slot),
+            Code::RecordUpdate(r, updates) => r.reads_slot(slot) || updates.iter().any(|(_, c)| c.reads_slot(slot)),
+            Code::Utest(u, body) => {
+                u.test.reads_slot(slot)
+                    || u.expected.reads_slot(slot)
+                    || u.using.as_ref().is_some_and(|(c, _)| c.reads_slot(slot))
+                    || u.on_fail.as_ref().is_some_and(|c| c.reads_slot(slot))
+                    || body.reads_slot(slot)
+            }
+            Code::Accelerate(body, checks, _) => {
+                body.reads_slot(slot) || checks.iter().any(|c| c.value.reads_slot(slot))
+            }
+        }
+    }
+}

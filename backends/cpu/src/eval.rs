@@ -50,11 +50,20 @@ pub enum Flow {
     /// A tail call of the running closure; the arguments are in place.
     Again,
     /// A tail call of another closure with exactly its number of arguments,
-    /// which are in place at the frame's base; and the call's site.
-    Switch(Arc<Closure>, Span),
+    /// which are in place at the frame's base; the closure and the call's
+    /// site are in [`Machine::switch_to`].
+    Switch,
     /// Any other tail call (rare: boxed to keep `Flow` small).
     Tail(Box<(Value, Args, Span)>),
 }
+
+// `Res<Flow>` fits in two registers, so function bodies return it without
+// going through memory (a 16-byte value written as two words and read back
+// as one stalls the load).
+const _: () = assert!(std::mem::size_of::<Res<Flow>>() == 16);
+const _: () = assert!(std::mem::size_of::<Res<Value>>() == 16);
+// `Value::write_to` moves a value as two words.
+const _: () = assert!(std::mem::size_of::<Value>() == 16);
 
 /// One thread of evaluation.
 pub struct Machine {
@@ -66,6 +75,8 @@ pub struct Machine {
     pub accelerated: bool,
     /// The innermost `accelerate` expression being evaluated.
     pub accelerate_site: Option<Span>,
+    /// The callee and site of the tail call a body returned `Flow::Switch` for.
+    pub(crate) switch_to: Option<(Arc<Closure>, Span)>,
 }
 
 /// Below this much stack left, a call fails instead of overflowing.
@@ -85,7 +96,14 @@ impl Machine {
             Some(left) => here.saturating_sub(left) + STACK_RESERVE,
             None => 0,
         };
-        Machine { shared, stack: Vec::with_capacity(1024), stack_limit, accelerated: false, accelerate_site: None }
+        Machine {
+            shared,
+            stack: Vec::with_capacity(1024),
+            stack_limit,
+            accelerated: false,
+            accelerate_site: None,
+            switch_to: None,
+        }
     }
 
     /// An error at `span`. The calls that led there are added as it
@@ -99,11 +117,26 @@ impl Machine {
     /// Writes a value into a stack slot; an old scalar needs no drop.
     #[inline(always)]
     pub(crate) fn set_slot(&mut self, i: usize, v: Value) {
-        let old = std::mem::replace(&mut self.stack[i], v);
-        if old.is_scalar() {
-            std::mem::forget(old);
+        let slot = &mut self.stack[i];
+        if slot.is_scalar() {
+            // Safety: the old value owns nothing, so overwriting it without
+            // a drop is dropping it; `slot` is a valid, aligned value.
+            unsafe { v.write_to(slot) };
         } else {
-            drop(old);
+            *slot = v;
+        }
+    }
+
+    /// Pushes a value moved as two words (see [`Value::write_to`]).
+    #[inline(always)]
+    pub(crate) fn push_word_wise(&mut self, v: Value) {
+        self.stack.reserve(1);
+        let len = self.stack.len();
+        // Safety: `reserve` made room for the slot at `len`, which is
+        // written before the length covers it.
+        unsafe {
+            v.write_to(self.stack.as_mut_ptr().add(len));
+            self.stack.set_len(len + 1);
         }
     }
 
@@ -135,12 +168,16 @@ impl Machine {
     /// Drops a frame's values; scalars need no destructor call.
     #[inline(always)]
     pub(crate) fn pop_frame(&mut self, bp: usize) {
-        while self.stack.len() > bp {
-            match self.stack.pop() {
-                Some(Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Char(_)) => {}
-                Some(other) => drop(other),
-                None => break,
-            }
+        if self.stack.len() <= bp {
+            return;
+        }
+        if self.stack[bp..].iter().all(Value::is_scalar) {
+            // Safety: the values above `bp` own nothing (`is_scalar`), so
+            // forgetting them is dropping them, and `bp` is below the
+            // length.
+            unsafe { self.stack.set_len(bp) };
+        } else {
+            self.stack.truncate(bp);
         }
     }
 
@@ -159,23 +196,46 @@ impl Machine {
     /// Runs a closure whose arguments are on the stack from `bp`. Tail
     /// calls with exactly the callee's number of arguments reuse the frame.
     /// An error leaving the call records it in the error's trace.
+    #[inline(always)]
     pub(crate) fn enter(&mut self, c: &Arc<Closure>, bp: usize, span: Span) -> Res<Value> {
+        self.enter_as(c, bp, span, |v| v)
+    }
+
+    /// [`Machine::enter`] with the result passed through `out` as soon as
+    /// the body returns it: an unboxed scalar result is then read from
+    /// where the body wrote it and kept in a register, instead of being
+    /// copied as a value first.
+    #[inline(always)]
+    pub(crate) fn enter_as<R>(&mut self, c: &Arc<Closure>, bp: usize, span: Span, out: impl Fn(Value) -> R) -> Res<R> {
         if stack_address() < self.stack_limit {
-            self.pop_frame(bp);
-            return Err(self.fail("stack overflow: the recursion is too deep", span));
+            return Err(self.overflow(bp, span));
         }
         let top = bp + c.code.slots;
         if self.stack.len() < top {
-            self.stack.resize(top, Value::Int(0));
+            self.grow_frame(top);
         }
-        let result = (c.code.body)(self, &Frame { bp, closure: Some(c) });
-        match result {
-            Ok(Flow::Ret(v)) => {
-                self.pop_frame(bp);
-                Ok(v)
-            }
-            other => self.enter_loop(c, bp, span, other),
+        let result = std::mem::ManuallyDrop::new((c.code.body)(self, &Frame { bp, closure: Some(c) }));
+        if let Ok(Flow::Ret(v)) = &*result {
+            // Safety: `result` is never dropped; its value moves out here
+            // exactly once (read as two words: the body just wrote it).
+            let r = out(unsafe { Value::take_words(v) });
+            self.pop_frame(bp);
+            return Ok(r);
         }
+        self.enter_loop(c, bp, span, std::mem::ManuallyDrop::into_inner(result)).map(out)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn overflow(&mut self, bp: usize, span: Span) -> Fail {
+        self.pop_frame(bp);
+        self.fail("stack overflow: the recursion is too deep", span)
+    }
+
+    /// Room for a frame's locals (its parameters are pushed already).
+    #[inline(never)]
+    fn grow_frame(&mut self, top: usize) {
+        self.stack.resize(top, Value::Int(0));
     }
 
     /// The rest of [`Machine::enter`] after the body's first run: tail
@@ -189,7 +249,8 @@ impl Machine {
         loop {
             match result {
                 Ok(Flow::Again) => {}
-                Ok(Flow::Switch(next, s)) => {
+                Ok(Flow::Switch) => {
+                    let (next, s) = self.switch_to.take().expect("a switch names its callee");
                     let top = bp + next.code.slots;
                     if self.stack.len() < top {
                         self.stack.resize(top, Value::Int(0));
@@ -262,7 +323,7 @@ impl Machine {
         if let Value::Closure(c) = f {
             if c.code.arity == 1 {
                 let bp = self.stack.len();
-                self.stack.push(a);
+                self.push_word_wise(a);
                 return self.enter(c, bp, span);
             }
         }
@@ -276,8 +337,8 @@ impl Machine {
         match f {
             Value::Closure(c) if c.code.arity == 2 => {
                 let bp = self.stack.len();
-                self.stack.push(a);
-                self.stack.push(b);
+                self.push_word_wise(a);
+                self.push_word_wise(b);
                 self.enter(c, bp, span)
             }
             Value::Builtin(op) => match BinOp::from_builtin(*op).and_then(|o| o.eval(&a, &b)) {

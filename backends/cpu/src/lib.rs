@@ -16,11 +16,13 @@
 
 mod buffer;
 mod builtins;
+mod call;
 mod checks;
 pub mod code;
 mod compile;
 mod error;
 mod eval;
+mod floats;
 pub mod io;
 mod prim;
 mod scalar;

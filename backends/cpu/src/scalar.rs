@@ -10,6 +10,7 @@
 use crate::code::{BinOp, Code};
 use crate::error::Res;
 use crate::eval::{Frame, Machine};
+use crate::floats::FloatProgram;
 use crate::value::Value;
 use pmx_ast::Span;
 
@@ -22,18 +23,32 @@ pub trait Scalar: Copy + Send + Sync + 'static {
     fn of(v: &Value) -> Self;
     /// Compiles code known to produce this type.
     fn code(c: Code) -> Compiled<Self>;
+    /// Whether this is `i64` (the type of `Operand::LocalPlus`).
+    const IS_INT: bool = false;
+    /// The `Int` in `v` plus `k` (only called when `IS_INT`).
+    fn plus(v: &Value, k: i64) -> Self {
+        let _ = (v, k);
+        unreachable!("only integers are offset")
+    }
 }
 
 impl Scalar for i64 {
+    const IS_INT: bool = true;
+
     #[inline(always)]
     fn of(v: &Value) -> i64 {
         v.as_int()
     }
+
+    #[inline(always)]
+    fn plus(v: &Value, k: i64) -> i64 {
+        v.as_int().wrapping_add(k)
+    }
     fn code(c: Code) -> Compiled<i64> {
         match c {
             Code::Bin(op, x, y, span) if op.int_result() => int_arith(op, operand(*x), operand(*y), span, |i| i),
-            Code::TensorGet(t, index, span) => crate::thunk::tensor_get(*t, index, span, |v: Value| v.as_int()),
-            Code::App(f, args, span) => crate::thunk::app(*f, args, span, |v: Value| v.as_int()),
+            Code::TensorGet(t, index, span) => crate::thunk::tensor_get(*t, index, span, Value::into_int),
+            Code::App(f, args, span) => crate::thunk::app(*f, args, span, Value::into_int),
             other => {
                 let t = crate::thunk::thunk(other);
                 Box::new(move |m, fr| Ok(t(m, fr)?.as_int()))
@@ -49,9 +64,9 @@ impl Scalar for f64 {
     }
     fn code(c: Code) -> Compiled<f64> {
         match c {
-            Code::Bin(op, x, y, _) if op.float_result() => float_arith(op, operand(*x), operand(*y), |f| f),
-            Code::TensorGet(t, index, span) => crate::thunk::tensor_get(*t, index, span, |v: Value| v.as_float()),
-            Code::App(f, args, span) => crate::thunk::app(*f, args, span, |v: Value| v.as_float()),
+            Code::Bin(op, x, y, span) if op.float_result() => float_bin(op, *x, *y, span, |f| f),
+            Code::TensorGet(t, index, span) => crate::thunk::tensor_get(*t, index, span, Value::into_float),
+            Code::App(f, args, span) => crate::thunk::app(*f, args, span, Value::into_float),
             other => {
                 let t = crate::thunk::thunk(other);
                 Box::new(move |m, fr| Ok(t(m, fr)?.as_float()))
@@ -77,6 +92,13 @@ pub enum Operand<T> {
     Local(usize),
     Capture(usize),
     Global(usize),
+    /// `addi x k` or `subi x k` of a frame slot and a literal, as `x + k`
+    /// (only for `T = i64`).
+    LocalPlus(usize, i64),
+    /// The same of a global (`n - 1`).
+    GlobalPlus(usize, i64),
+    /// The same of a captured value.
+    CapturePlus(usize, i64),
     Code(Compiled<T>),
 }
 
@@ -91,6 +113,12 @@ impl<T: Scalar> Operand<T> {
                 Some(v) => Ok(T::of(v)),
                 None => Err(m.undefined_global(*g)),
             },
+            Operand::LocalPlus(s, k) => Ok(T::plus(&m.stack[fr.bp + s], *k)),
+            Operand::CapturePlus(i, k) => Ok(T::plus(&fr.env()[*i], *k)),
+            Operand::GlobalPlus(g, k) => match m.shared.globals[*g].get() {
+                Some(v) => Ok(T::plus(v, *k)),
+                None => Err(m.undefined_global(*g)),
+            },
             Operand::Code(c) => c(m, fr),
         }
     }
@@ -102,6 +130,19 @@ pub fn operand<T: Scalar>(c: Code) -> Operand<T> {
         Code::Local(s) => Operand::Local(s as usize),
         Code::Capture(i) => Operand::Capture(i as usize),
         Code::Global(g) => Operand::Global(g as usize),
+        Code::Bin(op @ (BinOp::Addi | BinOp::Subi), x, y, span) if T::IS_INT => match (*x, *y) {
+            // Wrapping subtraction is wrapping addition of the negation.
+            (Code::Local(s), Code::Lit(Value::Int(k))) => {
+                Operand::LocalPlus(s as usize, if op == BinOp::Addi { k } else { k.wrapping_neg() })
+            }
+            (Code::Global(g), Code::Lit(Value::Int(k))) => {
+                Operand::GlobalPlus(g as usize, if op == BinOp::Addi { k } else { k.wrapping_neg() })
+            }
+            (Code::Capture(i), Code::Lit(Value::Int(k))) => {
+                Operand::CapturePlus(i as usize, if op == BinOp::Addi { k } else { k.wrapping_neg() })
+            }
+            (x, y) => Operand::Code(T::code(Code::Bin(op, Box::new(x), Box::new(y), span))),
+        },
         other => Operand::Code(T::code(other)),
     }
 }
@@ -296,8 +337,25 @@ pub fn bin<R: 'static>(
     if op.int_result() {
         int_arith(op, operand(x), operand(y), span, move |i| wrap(Value::Int(i)))
     } else if op.float_result() {
-        float_arith(op, operand(x), operand(y), move |f| wrap(Value::Float(f)))
+        float_bin(op, x, y, span, move |f| wrap(Value::Float(f)))
     } else {
         compare(op, x, y, move |b| wrap(Value::Bool(b)))
     }
+}
+
+/// Float arithmetic, its result passed through `wrap`: a tree of it whose
+/// leaves are variables and literals becomes one [`FloatProgram`].
+fn float_bin<R: 'static>(
+    op: BinOp,
+    x: Code,
+    y: Code,
+    span: Span,
+    wrap: impl Fn(f64) -> R + Copy + Send + Sync + 'static,
+) -> Compiled<R> {
+    let c = Code::Bin(op, Box::new(x), Box::new(y), span);
+    if let Some(program) = FloatProgram::compile(&c) {
+        return Box::new(move |m, fr| Ok(wrap(program.eval(m, fr))));
+    }
+    let Code::Bin(op, x, y, _) = c else { unreachable!("built above") };
+    float_arith(op, operand(*x), operand(*y), wrap)
 }

@@ -69,13 +69,19 @@ impl TensorData {
         cell.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    #[inline(always)]
     pub fn set(&self, i: usize, v: Value) {
         match (self, v) {
             (TensorData::Int(d), Value::Int(x)) => d[i].store(x, Relaxed),
             (TensorData::Float(d), Value::Float(x)) => d[i].store(x.to_bits(), Relaxed),
-            (TensorData::Boxed(d), x) => *d[i].lock().unwrap_or_else(|e| e.into_inner()) = x,
+            (TensorData::Boxed(d), x) => Self::set_boxed(&d[i], x),
             _ => unreachable!("type checking guarantees the element type"),
         }
+    }
+
+    #[inline(never)]
+    fn set_boxed(cell: &Mutex<Value>, v: Value) {
+        *cell.lock().unwrap_or_else(|e| e.into_inner()) = v;
     }
 }
 
@@ -197,6 +203,7 @@ impl Tensor {
         Ok(self.data.get(self.offset + i))
     }
 
+    #[inline(always)]
     pub fn set(&self, index: &[i64], v: Value) -> Result<(), String> {
         let i = self.linear_index(index)?;
         self.data.set(self.offset + i, v);

@@ -21,6 +21,19 @@ pub fn step(s: Step) -> StepThunk {
     }
 }
 
+/// Runs compiled code, moving its value out of the returned result as two
+/// words: the code just wrote it, and a 16-byte copy of a value written as
+/// two words stalls (see [`Value::write_to`]).
+#[inline(always)]
+pub fn run(t: &Thunk, m: &mut Machine, fr: &Frame) -> Res<Value> {
+    let r = std::mem::ManuallyDrop::new(t(m, fr));
+    match &*r {
+        // Safety: `r` is never dropped; its value moves out exactly once.
+        Ok(v) => Ok(unsafe { Value::take_words(v) }),
+        Err(_) => std::mem::ManuallyDrop::into_inner(r),
+    }
+}
+
 fn thunks(codes: Box<[Code]>) -> Box<[Thunk]> {
     codes.into_vec().into_iter().map(thunk).collect()
 }
@@ -57,38 +70,12 @@ pub fn app<R: 'static>(
     span: pmx_ast::Span,
     out: impl Fn(Value) -> R + Copy + Send + Sync + 'static,
 ) -> Compiled<R> {
+    // Top-level functions and self-recursion: see `call.rs`.
+    let (f, args) = match crate::call::known(f, args, span, out) {
+        Ok(compiled) => return compiled,
+        Err(parts) => parts,
+    };
     let args = thunks(args);
-    if let Code::Global(g) = f {
-        let g = g as usize;
-        return Box::new(move |m, fr| {
-            // A top-level function is borrowed, not cloned: globals are set
-            // once and `shared` outlives the call.
-            let shared: *const crate::eval::Shared = &*m.shared;
-            // Safety: `m.shared` keeps the shared state alive.
-            if let Some(Value::Closure(c)) = unsafe { (*shared).globals[g].get() } {
-                if c.code.arity == args.len() {
-                    let bp = push_args(m, fr, &args)?;
-                    return Ok(out(m.enter(c, bp, span)?));
-                }
-            }
-            let fv = m.global(g as u32)?;
-            let argv = collect_args(m, fr, &args)?;
-            Ok(out(m.apply(fv, argv, span)?))
-        });
-    }
-    if let Code::SelfClosure = f {
-        // Recursion through a local function's own name: the running
-        // closure is borrowed from the frame, which outlives the call.
-        return Box::new(move |m, fr| {
-            let c = fr.closure.expect("self inside a closure");
-            if c.code.arity == args.len() {
-                let bp = push_args(m, fr, &args)?;
-                return Ok(out(m.enter(c, bp, span)?));
-            }
-            let argv = collect_args(m, fr, &args)?;
-            Ok(out(m.apply(Value::Closure(c.clone()), argv, span)?))
-        });
-    }
     let f = thunk(f);
     Box::new(move |m, fr| {
         let fv = f(m, fr)?;
@@ -107,60 +94,30 @@ pub fn app<R: 'static>(
 /// they are written over the current frame's parameters and the caller's
 /// loop runs the callee, so tail recursion runs in constant stack.
 fn tail_app(f: Code, args: Box<[Code]>, span: pmx_ast::Span) -> TailThunk {
+    // Top-level functions and self-recursion: see `call.rs`.
+    let (f, args) = match crate::call::known_tail(f, args, span) {
+        Ok(compiled) => return compiled,
+        Err(parts) => parts,
+    };
     let args = thunks(args);
-    match f {
-        // Recursion through the closure's own name or a top-level name:
-        // the callee is borrowed, never cloned, when it is the running
-        // function.
-        Code::SelfClosure => Box::new(move |m, fr| {
-            let me = fr.closure.expect("self inside a closure");
-            if me.code.arity == args.len() {
+    let f = thunk(f);
+    Box::new(move |m, fr| {
+        let fv = f(m, fr)?;
+        if let Value::Closure(target) = fv {
+            if target.code.arity == args.len() {
                 move_args(m, fr, &args)?;
-                return Ok(Flow::Again);
+                if fr.closure.is_some_and(|c| Arc::ptr_eq(c, &target)) {
+                    return Ok(Flow::Again);
+                }
+                m.switch_to = Some((target, span));
+                return Ok(Flow::Switch);
             }
             let argv = collect_args(m, fr, &args)?;
-            Ok(Flow::Tail(Box::new((Value::Closure(me.clone()), argv, span))))
-        }),
-        Code::Global(g) => {
-            let g = g as usize;
-            Box::new(move |m, fr| {
-                // Safety: as in `app`, `m.shared` keeps the shared state
-                // alive and is never replaced.
-                let shared: *const crate::eval::Shared = &*m.shared;
-                if let Some(Value::Closure(target)) = unsafe { (*shared).globals[g].get() } {
-                    if target.code.arity == args.len() {
-                        move_args(m, fr, &args)?;
-                        if fr.closure.is_some_and(|c| Arc::ptr_eq(c, target)) {
-                            return Ok(Flow::Again);
-                        }
-                        return Ok(Flow::Switch(target.clone(), span));
-                    }
-                }
-                let fv = m.global(g as u32)?;
-                let argv = collect_args(m, fr, &args)?;
-                Ok(Flow::Tail(Box::new((fv, argv, span))))
-            })
+            return Ok(Flow::Tail(Box::new((Value::Closure(target), argv, span))));
         }
-        f => {
-            let f = thunk(f);
-            Box::new(move |m, fr| {
-                let fv = f(m, fr)?;
-                if let Value::Closure(target) = fv {
-                    if target.code.arity == args.len() {
-                        move_args(m, fr, &args)?;
-                        if fr.closure.is_some_and(|c| Arc::ptr_eq(c, &target)) {
-                            return Ok(Flow::Again);
-                        }
-                        return Ok(Flow::Switch(target, span));
-                    }
-                    let argv = collect_args(m, fr, &args)?;
-                    return Ok(Flow::Tail(Box::new((Value::Closure(target), argv, span))));
-                }
-                let argv = collect_args(m, fr, &args)?;
-                Ok(Flow::Tail(Box::new((fv, argv, span))))
-            })
-        }
-    }
+        let argv = collect_args(m, fr, &args)?;
+        Ok(Flow::Tail(Box::new((fv, argv, span))))
+    })
 }
 
 /// Evaluates a tail call's arguments and writes them over the frame's
@@ -288,6 +245,30 @@ fn indices_n<const N: usize>(m: &mut Machine, fr: &Frame, index: &[Operand<i64>;
     Ok(ix)
 }
 
+/// `tensorGetExn t [i, ..]` with an index of `N` elements and the tensor in
+/// a variable: evaluated inline by the code that uses it.
+pub struct GetN<const N: usize> {
+    p: Place,
+    index: [Operand<i64>; N],
+    span: pmx_ast::Span,
+}
+
+impl<const N: usize> GetN<N> {
+    fn new(p: Place, index: Box<[Operand<i64>]>, span: pmx_ast::Span) -> GetN<N> {
+        let index: [Operand<i64>; N] = index.into_vec().try_into().unwrap_or_else(|_| unreachable!("N operands"));
+        GetN { p, index, span }
+    }
+
+    #[inline(always)]
+    fn get(&self, m: &mut Machine, fr: &Frame) -> Res<Value> {
+        let ix = indices_n(m, fr, &self.index)?;
+        match borrowed(m, fr, self.p).as_tensor().get(&ix) {
+            Ok(v) => Ok(v),
+            Err(e) => Err(m.fail(e, self.span)),
+        }
+    }
+}
+
 /// `tensor_get` with an index of `N` elements, the tensor in a variable.
 fn tensor_get_n<const N: usize, R: 'static>(
     p: Place,
@@ -295,14 +276,59 @@ fn tensor_get_n<const N: usize, R: 'static>(
     span: pmx_ast::Span,
     out: impl Fn(Value) -> R + Copy + Send + Sync + 'static,
 ) -> Compiled<R> {
-    let index: Box<[Operand<i64>; N]> = index.try_into().unwrap_or_else(|_| unreachable!("N operands"));
-    Box::new(move |m, fr| {
-        let ix = indices_n(m, fr, &index)?;
-        match borrowed(m, fr, p).as_tensor().get(&ix) {
-            Ok(v) => Ok(out(v)),
-            Err(e) => Err(m.fail(e, span)),
+    let get = GetN::<N>::new(p, index, span);
+    Box::new(move |m, fr| Ok(out(get.get(m, fr)?)))
+}
+
+/// The value of a `let`: tensor reads of rank 1 and 2 (the common ones in
+/// loops) are evaluated by the `let` itself.
+enum LetValue {
+    Get1(GetN<1>),
+    Get2(GetN<2>),
+    Code(Thunk),
+    /// A value the body never reads, computed for its effect only.
+    Effect(Compiled<()>),
+}
+
+impl LetValue {
+    /// The value of `let slot = c in body`.
+    fn bind(slot: u32, c: Code, body: &Code) -> LetValue {
+        if body.reads_slot(slot) {
+            return LetValue::new(c);
         }
-    })
+        match c {
+            Code::TensorSet(parts, index, span) => LetValue::Effect(tensor_set(parts.0, parts.1, index, span, || ())),
+            other => LetValue::new(other),
+        }
+    }
+
+    fn new(c: Code) -> LetValue {
+        if let Code::TensorGet(t, index, span) = c {
+            if let (Some(p), 1 | 2) = (place(&t), index.len()) {
+                let index = index_operands(index);
+                return if index.len() == 1 {
+                    LetValue::Get1(GetN::new(p, index, span))
+                } else {
+                    LetValue::Get2(GetN::new(p, index, span))
+                };
+            }
+            return LetValue::Code(thunk(Code::TensorGet(t, index, span)));
+        }
+        LetValue::Code(thunk(c))
+    }
+
+    #[inline(always)]
+    fn eval(&self, m: &mut Machine, fr: &Frame) -> Res<Value> {
+        match self {
+            LetValue::Get1(g) => g.get(m, fr),
+            LetValue::Get2(g) => g.get(m, fr),
+            LetValue::Code(t) => run(t, m, fr),
+            LetValue::Effect(t) => {
+                t(m, fr)?;
+                Ok(Value::Int(0))
+            }
+        }
+    }
 }
 
 /// `tensorGetExn t [i, ..]`: the tensor is borrowed from its slot when it
@@ -339,8 +365,51 @@ pub fn tensor_get<R: 'static>(
     })
 }
 
-fn tensor_set(t: Code, v: Code, index: Box<[Code]>, span: pmx_ast::Span) -> Thunk {
+/// `tensorSetExn t [i, ..] v` with `N` indices and the tensor in a variable.
+fn tensor_set_n<const N: usize, R: 'static>(
+    p: Place,
+    v: Code,
+    index: Box<[Operand<i64>]>,
+    span: pmx_ast::Span,
+    unit: fn() -> R,
+) -> Compiled<R> {
+    let index: Box<[Operand<i64>; N]> = index.try_into().unwrap_or_else(|_| unreachable!("N operands"));
+    let v = match crate::floats::FloatProgram::compile(&v) {
+        Some(program) => {
+            // Float arithmetic on variables: computed here, in a register.
+            return Box::new(move |m, fr| {
+                let ix = indices_n(m, fr, &index)?;
+                let x = program.eval(m, fr);
+                match borrowed(m, fr, p).as_tensor().set(&ix, Value::Float(x)) {
+                    Ok(()) => Ok(unit()),
+                    Err(e) => Err(m.fail(e, span)),
+                }
+            });
+        }
+        None => thunk(v),
+    };
+    Box::new(move |m, fr| {
+        let ix = indices_n(m, fr, &index)?;
+        let x = v(m, fr)?;
+        match borrowed(m, fr, p).as_tensor().set(&ix, x) {
+            Ok(()) => Ok(unit()),
+            Err(e) => Err(m.fail(e, span)),
+        }
+    })
+}
+
+/// `tensorSetExn t [i, ..] v`; its `()` result made by `unit` (a value,
+/// or nothing where the result is not used: the shared `()` costs two
+/// atomic reference count updates).
+fn tensor_set<R: 'static>(t: Code, v: Code, index: Box<[Code]>, span: pmx_ast::Span, unit: fn() -> R) -> Compiled<R> {
     let index = index_operands(index);
+    if let (Some(p), 1..=3) = (place(&t), index.len()) {
+        return match index.len() {
+            1 => tensor_set_n::<1, R>(p, v, index, span, unit),
+            2 => tensor_set_n::<2, R>(p, v, index, span, unit),
+            _ => tensor_set_n::<3, R>(p, v, index, span, unit),
+        };
+    }
     let v = thunk(v);
     if let Some(p) = place(&t) {
         return Box::new(move |m, fr| {
@@ -348,7 +417,7 @@ fn tensor_set(t: Code, v: Code, index: Box<[Code]>, span: pmx_ast::Span) -> Thun
                 let x = v(m, fr)?;
                 let r = borrowed(m, fr, p).as_tensor().set(ix, x);
                 r.map_err(|e| m.fail(e, span))?;
-                Ok(Value::unit())
+                Ok(unit())
             })
         });
     }
@@ -358,21 +427,88 @@ fn tensor_set(t: Code, v: Code, index: Box<[Code]>, span: pmx_ast::Span) -> Thun
         with_indices(m, fr, &index, |m, ix| {
             let x = v(m, fr)?;
             tv.as_tensor().set(ix, x).map_err(|e| m.fail(e, span))?;
-            Ok(Value::unit())
+            Ok(unit())
         })
     })
+}
+
+/// What code in a position returns: a value, or a function body's flow.
+pub trait Out: 'static {
+    fn of_value(v: Value) -> Self;
+}
+
+impl Out for Value {
+    #[inline(always)]
+    fn of_value(v: Value) -> Value {
+        v
+    }
+}
+
+impl Out for Flow {
+    #[inline(always)]
+    fn of_value(v: Value) -> Flow {
+        Flow::Ret(v)
+    }
+}
+
+/// A branch of an `if` or `match`: the common leaves (a variable, a
+/// literal, `()`) are evaluated by the branching code itself, without a
+/// call of their own.
+enum Branch<T> {
+    Local(usize),
+    Lit(Value),
+    Code(Compiled<T>),
+}
+
+impl<T: Out> Branch<T> {
+    fn new(c: Code, next: fn(Code) -> Compiled<T>) -> Branch<T> {
+        match c {
+            Code::Local(s) => Branch::Local(s as usize),
+            Code::Lit(v) => Branch::Lit(v),
+            Code::Record(_, fields) if fields.is_empty() => Branch::Lit(Value::unit()),
+            other => Branch::Code(next(other)),
+        }
+    }
+
+    #[inline(always)]
+    fn run(&self, m: &mut Machine, fr: &Frame) -> Res<T> {
+        match self {
+            Branch::Local(s) => Ok(T::of_value(m.stack[fr.bp + s].clone())),
+            Branch::Lit(v) => Ok(T::of_value(v.clone())),
+            Branch::Code(c) => c(m, fr),
+        }
+    }
 }
 
 /// The forms that pass control on to a sub-expression in the same
 /// position (`let`, `recursive`, `if`, `match`), compiled with `next` for
 /// that position: [`thunk`] or [`tail`].
-fn continuation<T: 'static>(code: Code, next: fn(Code) -> Compiled<T>) -> Result<Compiled<T>, Code> {
+fn continuation<T: Out>(code: Code, next: fn(Code) -> Compiled<T>) -> Result<Compiled<T>, Code> {
     Ok(match code {
         Code::Let(slot, value, body) => {
-            let (slot, value, body) = (slot as usize, thunk(*value), next(*body));
+            // A chain of `let`s (and of `a; b`) runs in one loop instead of
+            // one nested call per binding.
+            let mut steps: Vec<(usize, LetValue)> = vec![(slot as usize, LetValue::bind(slot, *value, &body))];
+            let mut rest = *body;
+            while let Code::Let(slot, value, body) = rest {
+                steps.push((slot as usize, LetValue::bind(slot, *value, &body)));
+                rest = *body;
+            }
+            let body = next(rest);
+            if steps.len() == 1 {
+                let (slot, value) = steps.pop().expect("one binding");
+                return Ok(Box::new(move |m, fr| {
+                    let v = value.eval(m, fr)?;
+                    m.set_slot(fr.bp + slot, v);
+                    body(m, fr)
+                }));
+            }
+            let steps = steps.into_boxed_slice();
             Box::new(move |m, fr| {
-                let v = value(m, fr)?;
-                m.set_slot(fr.bp + slot, v);
+                for (slot, value) in steps.iter() {
+                    let v = value.eval(m, fr)?;
+                    m.set_slot(fr.bp + slot, v);
+                }
                 body(m, fr)
             })
         }
@@ -389,15 +525,15 @@ fn continuation<T: 'static>(code: Code, next: fn(Code) -> Compiled<T>) -> Result
             let (x, y, t, o) = *parts;
             if let (Code::Local(s), Code::Lit(Value::Int(k))) = (&x, &y) {
                 // `if lti n 2`: the slot is read by the `if` itself.
-                let (s, k, t, o) = (*s as usize, *k, next(t), next(o));
+                let (s, k, t, o) = (*s as usize, *k, Branch::new(t, next), Branch::new(o, next));
                 macro_rules! if_slot {
                     (|$a:ident| $e:expr) => {
                         Box::new(move |m, fr| {
                             let $a = m.stack[fr.bp + s].as_int();
                             if $e {
-                                t(m, fr)
+                                t.run(m, fr)
                             } else {
-                                o(m, fr)
+                                o.run(m, fr)
                             }
                         })
                     };
@@ -411,17 +547,43 @@ fn continuation<T: 'static>(code: Code, next: fn(Code) -> Compiled<T>) -> Result
                     _ => if_slot!(|a| a >= k),
                 });
             }
-            let (c, t, o) = (compare(op, x, y, |b| b), next(t), next(o));
-            Box::new(move |m, fr| if c(m, fr)? { t(m, fr) } else { o(m, fr) })
+            if matches!(op, BinOp::Eqi | BinOp::Neqi | BinOp::Lti | BinOp::Gti | BinOp::Leqi | BinOp::Geqi) {
+                // Integer operands are read by the `if` itself.
+                let (x, y) = (operand::<i64>(x), operand::<i64>(y));
+                let (t, o) = (Branch::new(t, next), Branch::new(o, next));
+                macro_rules! if_int {
+                    (|$a:ident, $b:ident| $e:expr) => {
+                        Box::new(move |m, fr| {
+                            let $a = x.eval(m, fr)?;
+                            let $b = y.eval(m, fr)?;
+                            if $e {
+                                t.run(m, fr)
+                            } else {
+                                o.run(m, fr)
+                            }
+                        })
+                    };
+                }
+                return Ok(match op {
+                    BinOp::Eqi => if_int!(|a, b| a == b),
+                    BinOp::Neqi => if_int!(|a, b| a != b),
+                    BinOp::Lti => if_int!(|a, b| a < b),
+                    BinOp::Gti => if_int!(|a, b| a > b),
+                    BinOp::Leqi => if_int!(|a, b| a <= b),
+                    _ => if_int!(|a, b| a >= b),
+                });
+            }
+            let (c, t, o) = (compare(op, x, y, |b| b), Branch::new(t, next), Branch::new(o, next));
+            Box::new(move |m, fr| if c(m, fr)? { t.run(m, fr) } else { o.run(m, fr) })
         }
         Code::Match(scrutinee, pat, then, otherwise) => {
-            let (s, t, o) = (thunk(*scrutinee), next(*then), next(*otherwise));
+            let (s, t, o) = (thunk(*scrutinee), Branch::new(*then, next), Branch::new(*otherwise, next));
             Box::new(move |m, fr| {
                 let v = s(m, fr)?;
                 if m.matches(&pat, &v, fr) {
-                    t(m, fr)
+                    t.run(m, fr)
                 } else {
-                    o(m, fr)
+                    o.run(m, fr)
                 }
             })
         }
@@ -451,7 +613,7 @@ pub fn thunk(code: Code) -> Thunk {
         Code::Lam(lam, sources) => Box::new(move |m, fr| Ok(m.closure(&lam, &sources, fr))),
         Code::App(f, args, span) => app(*f, args, span, |v| v),
         Code::Prim(b, args, span) => {
-            let args = match crate::prim::direct(b, args) {
+            let args = match crate::prim::direct(b, args, span) {
                 Ok(direct) => return direct,
                 Err(args) => thunks(args),
             };
@@ -462,7 +624,7 @@ pub fn thunk(code: Code) -> Thunk {
         }
         Code::Bin(op, x, y, span) => crate::scalar::bin(op, *x, *y, span, |v| v),
         Code::TensorGet(t, index, span) => tensor_get(*t, index, span, |v| v),
-        Code::TensorSet(parts, index, span) => tensor_set(parts.0, parts.1, index, span),
+        Code::TensorSet(parts, index, span) => tensor_set(parts.0, parts.1, index, span, Value::unit),
         Code::CellGet(cell) => {
             let cell = thunk(*cell);
             Box::new(move |m, fr| match cell(m, fr)? {

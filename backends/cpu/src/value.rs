@@ -89,6 +89,69 @@ impl Value {
         Value::Record(Arc::new(Record { labels: Arc::from(labels), values: items.into_boxed_slice() }))
     }
 
+    /// Moves the value to `dst` as two machine words, without dropping
+    /// what `dst` held.
+    ///
+    /// Why: a value just computed is in two registers; the compiler's own
+    /// copy of a 16-byte enum stores them as two words to the stack and
+    /// reloads them as one 16-byte word, and that load waits until both
+    /// stores complete (store-to-load forwarding fails), about a dozen
+    /// cycles on every such move. Word stores that the compiler may not
+    /// merge (volatile) avoid it.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes and aligned; its old value is
+    /// overwritten, not dropped (it must own nothing, or be leaked on
+    /// purpose).
+    #[inline(always)]
+    pub unsafe fn write_to(self, dst: *mut Value) {
+        use std::mem::{ManuallyDrop, MaybeUninit};
+        let v = ManuallyDrop::new(self);
+        let src = &*v as *const Value as *const MaybeUninit<u64>;
+        let dst = dst as *mut MaybeUninit<u64>;
+        // Safety: `Value` is two 8-byte words (its tag is a `u64`), read as
+        // `MaybeUninit` since a narrow payload leaves padding; the value
+        // moves to `dst` whole and `v` is never dropped, so ownership moves
+        // exactly once.
+        unsafe {
+            dst.write_volatile(src.read());
+            dst.add(1).write_volatile(src.add(1).read());
+        }
+    }
+
+    /// The `Int` in a value known to be one (type checking), consuming it
+    /// without a call of the general destructor.
+    #[inline(always)]
+    pub fn into_int(self) -> i64 {
+        let i = self.as_int();
+        std::mem::forget(self);
+        i
+    }
+
+    /// The `Float` in a value known to be one (see [`Value::into_int`]).
+    #[inline(always)]
+    pub fn into_float(self) -> f64 {
+        let f = self.as_float();
+        std::mem::forget(self);
+        f
+    }
+
+    /// Moves a value out of `src` as two words (see [`Value::write_to`]).
+    ///
+    /// # Safety
+    /// `src` must hold a valid value that is afterwards neither used nor
+    /// dropped (ownership moves to the result).
+    #[inline(always)]
+    pub unsafe fn take_words(src: *const Value) -> Value {
+        use std::mem::MaybeUninit;
+        let src = src as *const MaybeUninit<u64>;
+        // Safety: as in `write_to`; the caller gives up the original.
+        unsafe {
+            let words = [src.read_volatile(), src.add(1).read_volatile()];
+            std::mem::transmute::<[MaybeUninit<u64>; 2], Value>(words)
+        }
+    }
+
     /// Whether the value owns nothing (dropping it does nothing).
     #[inline(always)]
     pub fn is_scalar(&self) -> bool {
@@ -196,6 +259,64 @@ pub struct Partial {
     pub args: Vec<Value>,
 }
 
+/// Builds a sequence one element at a time, straight into its unboxed
+/// form (the first element decides it, as in [`Seq::from_values`]): no
+/// vector of two-word values is filled and converted first.
+pub struct SeqBuilder {
+    items: Built,
+    capacity: usize,
+}
+
+enum Built {
+    Empty,
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+    Char(Vec<char>),
+    Bool(Vec<bool>),
+    Boxed(Vec<Value>),
+}
+
+impl SeqBuilder {
+    #[inline]
+    pub fn push(&mut self, v: Value) {
+        match &mut self.items {
+            Built::Int(xs) => xs.push(v.as_int()),
+            Built::Float(xs) => xs.push(v.as_float()),
+            Built::Char(xs) => xs.push(v.as_char()),
+            Built::Bool(xs) => xs.push(v.as_bool()),
+            Built::Boxed(xs) => xs.push(v),
+            Built::Empty => self.first(v),
+        }
+    }
+
+    fn first(&mut self, v: Value) {
+        fn one<T>(n: usize, x: T) -> Vec<T> {
+            let mut xs = Vec::with_capacity(n.max(1));
+            xs.push(x);
+            xs
+        }
+        let n = self.capacity;
+        self.items = match v {
+            Value::Int(x) => Built::Int(one(n, x)),
+            Value::Float(x) => Built::Float(one(n, x)),
+            Value::Char(x) => Built::Char(one(n, x)),
+            Value::Bool(x) => Built::Bool(one(n, x)),
+            other => Built::Boxed(one(n, other)),
+        };
+    }
+
+    pub fn finish(self) -> Seq {
+        match self.items {
+            Built::Empty => Seq::Boxed(View::from_vec(Vec::new())),
+            Built::Int(xs) => Seq::Int(View::from_vec(xs)),
+            Built::Float(xs) => Seq::Float(View::from_vec(xs)),
+            Built::Char(xs) => Seq::Char(View::from_vec(xs)),
+            Built::Bool(xs) => Seq::Bool(View::from_vec(xs)),
+            Built::Boxed(xs) => Seq::Boxed(View::from_vec(xs)),
+        }
+    }
+}
+
 /// A sequence, by element representation.
 #[derive(Clone)]
 pub enum Seq {
@@ -238,6 +359,11 @@ impl Seq {
     }
 
     /// A sequence of values, unboxed when the elements are scalars.
+    /// A sequence built element by element (see [`SeqBuilder`]).
+    pub fn builder(capacity: usize) -> SeqBuilder {
+        SeqBuilder { items: Built::Empty, capacity }
+    }
+
     pub fn from_values(values: Vec<Value>) -> Seq {
         match values.first() {
             Some(Value::Int(_)) => Seq::Int(View::from_vec(values.iter().map(Value::as_int).collect())),

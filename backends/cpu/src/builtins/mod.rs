@@ -4,7 +4,7 @@
 
 mod order;
 mod parallel;
-mod seq;
+pub(crate) mod seq;
 mod system;
 mod tensor;
 

@@ -56,17 +56,21 @@ fn per_chunk<T: Send>(
     results.into_iter().collect()
 }
 
-pub fn map(m: &mut Machine, f: &Value, s: &Seq, span: Span) -> Res<Vec<Value>> {
+pub fn map(m: &mut Machine, f: &Value, s: &Seq, span: Span) -> Res<Seq> {
     let n = s.len();
     if !parallel(m, n) {
-        let mut out = Vec::with_capacity(n);
+        let mut out = Seq::builder(n);
         for i in 0..n {
             out.push(m.call1(f, s.get(i), span)?);
         }
-        return Ok(out);
+        return Ok(out.finish());
     }
     let parts = per_chunk(m, n, |w, lo, hi| (lo..hi).map(|i| w.call1(f, s.get(i), span)).collect::<Res<Vec<Value>>>())?;
-    Ok(parts.into_iter().flatten().collect())
+    let mut out = Seq::builder(n);
+    for v in parts.into_iter().flatten() {
+        out.push(v);
+    }
+    Ok(out.finish())
 }
 
 pub fn map2(m: &mut Machine, f: &Value, a: &Seq, b: &Seq, span: Span) -> Res<Vec<Value>> {

@@ -9,7 +9,7 @@ use smallvec::smallvec;
 use std::sync::Arc;
 
 /// The index `i` of a sequence of length `n`, or the run-time error.
-fn index(m: &Machine, i: i64, n: usize, span: Span) -> Res<usize> {
+pub(crate) fn index(m: &Machine, i: i64, n: usize, span: Span) -> Res<usize> {
     if i < 0 {
         return Err(m.fail(format!("Negative index used to access sequence: index {i}"), span));
     }
@@ -40,11 +40,11 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
                 return Err(m.fail(format!("create: negative length {n}"), span));
             }
             let f = args[1].clone();
-            let mut values = Vec::with_capacity(n as usize);
+            let mut out = Seq::builder(n as usize);
             for i in 0..n {
-                values.push(m.call1(&f, Value::Int(i), span)?);
+                out.push(m.call1(&f, Value::Int(i), span)?);
             }
-            seq_value(Seq::from_values(values).with_list(b == CreateList))
+            seq_value(out.finish().with_list(b == CreateList))
         }
         IsList => Value::Bool(args[0].as_seq().is_list()),
         IsRope => Value::Bool(!args[0].as_seq().is_list()),
@@ -109,8 +109,8 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
             seq_value(s.slice(start, end))
         }
         Map | ParallelMap => {
-            let values = parallel::map(m, &args[0], args[1].as_seq(), span)?;
-            seq_value(Seq::from_values(values).with_list(args[1].as_seq().is_list()))
+            let out = parallel::map(m, &args[0], args[1].as_seq(), span)?;
+            seq_value(out.with_list(args[1].as_seq().is_list()))
         }
         Mapi => {
             let (f, s) = (args[0].clone(), args[1].as_seq());
