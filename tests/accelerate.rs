@@ -6,7 +6,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use support::pmx;
 
 fn programs() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/accelerate");
@@ -17,17 +17,6 @@ fn programs() -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
-}
-
-fn pmx(args: &[&str], file: &Path) -> (i32, String, String) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let rel = file.strip_prefix(root).unwrap_or(file);
-    let out = Command::new(env!("CARGO_BIN_EXE_pmx")).args(args).arg(rel).current_dir(root).output().expect("pmx runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

@@ -4,9 +4,11 @@
 //! lambda lifting (`pmx emit --stage lifted`) prints what the original
 //! prints.
 
+#[path = "support/process.rs"]
+mod process;
+
+use process::pmx;
 use proptest::prelude::*;
-use std::path::Path;
-use std::process::Command;
 
 /// An Int expression over the variables in scope.
 fn int_expr(vars: Vec<String>) -> BoxedStrategy<String> {
@@ -60,15 +62,6 @@ print \"\\n\"
                 len = items.len()
             )
         })
-}
-
-fn pmx(args: &[&str], file: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pmx")).args(args).arg(file).output().expect("pmx runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 proptest! {

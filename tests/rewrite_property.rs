@@ -13,8 +13,7 @@
 mod support;
 
 use proptest::prelude::*;
-use std::path::Path;
-use std::process::Command;
+use support::pmx;
 
 /// An Int expression over the variables given.
 fn int_expr(vars: Vec<&'static str>) -> BoxedStrategy<String> {
@@ -243,15 +242,6 @@ print \"\\n\"
         d = g.d,
         items = list(&g.items),
         longer = list(&longer),
-    )
-}
-
-fn pmx(args: &[&str], file: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pmx")).args(args).arg(file).output().expect("pmx runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
 

@@ -5,6 +5,9 @@
 use pmx_driver::Db;
 use std::path::Path;
 
+mod process;
+pub use process::pmx;
+
 #[derive(Clone, Copy, Debug)]
 pub enum Backend {
     Futhark,

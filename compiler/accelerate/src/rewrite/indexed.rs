@@ -26,12 +26,7 @@ use pmx_ast::*;
 /// The rewritten value of a recursive binding over indices.
 pub(super) fn rewrite_indexed(b: &Binding, next: &mut u32) -> Option<Expr> {
     let f = b.name.id;
-    let mut params: Vec<(Name, Ty)> = Vec::new();
-    let mut body = &b.value;
-    while let ExprKind::Lam { param, body: inner, .. } = &body.kind {
-        params.push((param.clone(), body.ty.as_arrow()?.0.clone()));
-        body = inner;
-    }
+    let (params, body) = super::lambda_params(&b.value)?;
     let ExprKind::Match { scrutinee, pattern, then, otherwise } = &body.kind else { return None };
     if !matches!(pattern.kind, PatKind::Bool(true)) {
         return None;

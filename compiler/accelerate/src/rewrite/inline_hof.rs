@@ -148,13 +148,7 @@ impl Inliner {
 
     /// A full call of a higher-order function with known functions.
     fn specialise(&mut self, e: &Expr) -> Option<Expr> {
-        let mut args = Vec::new();
-        let mut head = e;
-        while let ExprKind::App(g, a) = &head.kind {
-            args.push(&**a);
-            head = g;
-        }
-        args.reverse();
+        let (head, args) = super::spine(e);
         let ExprKind::Var(h) = &head.kind else { return None };
         let hof = self.hofs.get(&h.id)?;
         // Every function parameter must be given (the call may stop

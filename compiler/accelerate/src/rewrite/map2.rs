@@ -26,12 +26,7 @@ use pmx_ast::*;
 /// The rewritten value of a recursive binding shaped like `map2`.
 pub(super) fn rewrite_map2(b: &Binding, next: &mut u32) -> Option<Expr> {
     let f = b.name.id;
-    let mut params: Vec<(Name, Ty)> = Vec::new();
-    let mut body = &b.value;
-    while let ExprKind::Lam { param, body: inner, .. } = &body.kind {
-        params.push((param.clone(), body.ty.as_arrow()?.0.clone()));
-        body = inner;
-    }
+    let (params, body) = super::lambda_params(&b.value)?;
     if params.len() < 2 {
         return None;
     }

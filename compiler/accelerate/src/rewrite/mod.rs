@@ -98,8 +98,8 @@ pub(super) fn is_var(e: &Expr, id: NameId) -> bool {
     matches!(&e.kind, ExprKind::Var(n) if n.id == id)
 }
 
-/// The spine of a call of `f`: its arguments.
-pub(super) fn call_of(e: &Expr, f: NameId) -> Option<Vec<&Expr>> {
+/// The head of an application and its arguments, in order.
+pub(super) fn spine(e: &Expr) -> (&Expr, Vec<&Expr>) {
     let mut args = Vec::new();
     let mut head = e;
     while let ExprKind::App(g, a) = &head.kind {
@@ -107,6 +107,24 @@ pub(super) fn call_of(e: &Expr, f: NameId) -> Option<Vec<&Expr>> {
         head = g;
     }
     args.reverse();
+    (head, args)
+}
+
+/// The parameters of a function value (with their types) and its body
+/// under them.
+pub(super) fn lambda_params(value: &Expr) -> Option<(Vec<(Name, Ty)>, &Expr)> {
+    let mut params = Vec::new();
+    let mut body = value;
+    while let ExprKind::Lam { param, body: inner, .. } = &body.kind {
+        params.push((param.clone(), body.ty.as_arrow()?.0.clone()));
+        body = inner;
+    }
+    Some((params, body))
+}
+
+/// The spine of a call of `f`: its arguments.
+pub(super) fn call_of(e: &Expr, f: NameId) -> Option<Vec<&Expr>> {
+    let (head, args) = spine(e);
     is_var(head, f).then_some(args)
 }
 
@@ -187,12 +205,7 @@ pub(super) fn fresh(next: &mut u32, text: &str, span: Span) -> Name {
 fn rewrite(b: &Binding, user: &assoc::UserOps, next: &mut u32) -> Option<Expr> {
     let f = b.name.id;
     // The parameters, the last one being the sequence.
-    let mut params: Vec<(Name, Ty)> = Vec::new();
-    let mut body = &b.value;
-    while let ExprKind::Lam { param, body: inner, .. } = &body.kind {
-        params.push((param.clone(), body.ty.as_arrow()?.0.clone()));
-        body = inner;
-    }
+    let (params, body) = lambda_params(&b.value)?;
     let (s, sty) = params.last()?.clone();
     let TyKind::Seq(elem) = sty.kind() else { return None };
     let elem = elem.clone();

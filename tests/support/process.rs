@@ -1,0 +1,18 @@
+//! Running the `pmx` binary built for the tests.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `pmx ARGS FILE` from the repository's root (with `FILE` relative
+/// to it when it lies inside, so that outputs name it the same way on every
+/// machine); returns the exit code, stdout and stderr.
+pub fn pmx(args: &[&str], file: &Path) -> (i32, String, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rel = file.strip_prefix(root).unwrap_or(file);
+    let out = Command::new(env!("CARGO_BIN_EXE_pmx")).args(args).arg(rel).current_dir(root).output().expect("pmx runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
