@@ -173,39 +173,18 @@ pub fn locate(db: &Database, texts: &mut Texts, span: Span) -> String {
     format!("{name}:{}:{}", lc.line + 1, lc.col + 1)
 }
 
-/// Applies one change of a `didChange` notification to a text; for a
-/// change of a range, returns it as a tree-sitter edit (so that a syntax
-/// tree of the old text can be reused to parse the new one).
-pub fn apply_change(text: &mut String, change: &lsp::TextDocumentContentChangeEvent) -> Option<tree_sitter::InputEdit> {
+/// Applies one change of a `didChange` notification to a text (a range in
+/// UTF-16 positions, or the whole text).
+pub fn apply_change(text: &mut String, change: &lsp::TextDocumentContentChangeEvent) {
     let Some(range) = change.range else {
         *text = change.text.clone();
-        return None;
+        return;
     };
     let t = Text::new(text);
     let a = t.offset(range.start) as usize;
     let b = t.offset(range.end) as usize;
     let (a, b) = (a.min(b), a.max(b));
-    let point = |off: usize| {
-        let line = t.index.line_col(&t.text, off as u32).line;
-        tree_sitter::Point { row: line as usize, column: off - t.index.line_start(line) as usize }
-    };
-    let (start, old_end) = (point(a), point(b));
-    let inserted = &change.text;
-    let new_end = match inserted.rfind('\n') {
-        Some(i) => {
-            tree_sitter::Point { row: start.row + inserted.matches('\n').count(), column: inserted.len() - i - 1 }
-        }
-        None => tree_sitter::Point { row: start.row, column: start.column + inserted.len() },
-    };
-    text.replace_range(a..b, inserted);
-    Some(tree_sitter::InputEdit {
-        start_byte: a,
-        old_end_byte: b,
-        new_end_byte: a + inserted.len(),
-        start_position: start,
-        old_end_position: old_end,
-        new_end_position: new_end,
-    })
+    text.replace_range(a..b, &change.text);
 }
 
 #[cfg(test)]
@@ -237,20 +216,16 @@ mod tests {
             range_length: None,
             text: text.to_string(),
         };
-        let edit = apply_change(&mut text, &change(Some(lsp::Range { start: pos(0, 3), end: pos(0, 4) }), "B"));
+        apply_change(&mut text, &change(Some(lsp::Range { start: pos(0, 3), end: pos(0, 4) }), "B"));
         assert_eq!(text, "a𝄞B\nc");
-        let edit = edit.unwrap();
-        assert_eq!((edit.start_byte, edit.old_end_byte, edit.new_end_byte), (5, 6, 6));
-        assert_eq!(edit.new_end_position, tree_sitter::Point { row: 0, column: 6 });
-        let edit = apply_change(&mut text, &change(Some(lsp::Range { start: pos(1, 0), end: pos(1, 0) }), "x\nyz"));
+        apply_change(&mut text, &change(Some(lsp::Range { start: pos(1, 0), end: pos(1, 0) }), "x\nyz"));
         assert_eq!(text, "a𝄞B\nx\nyzc");
-        assert_eq!(edit.unwrap().new_end_position, tree_sitter::Point { row: 2, column: 2 });
         apply_change(&mut text, &change(Some(lsp::Range { start: pos(2, 3), end: pos(0, 1) }), ""));
         assert_eq!(text, "a");
         // In the middle of a surrogate pair, or far out: never a panic.
         apply_change(&mut text, &change(Some(lsp::Range { start: pos(7, 7), end: pos(9, 1) }), "z"));
         assert_eq!(text, "az");
-        assert!(apply_change(&mut text, &change(None, "new")).is_none());
+        apply_change(&mut text, &change(None, "new"));
         assert_eq!(text, "new");
     }
 }

@@ -15,9 +15,6 @@ use tower_lsp_server::ls_types::Uri;
 pub struct Snapshot {
     pub db: Database,
     pub docs: Arc<Docs>,
-    /// Syntax trees of earlier versions of open documents, edited to match
-    /// (for incremental reparsing).
-    pub trees: Arc<HashMap<Uri, tree_sitter::Tree>>,
 }
 
 impl Snapshot {

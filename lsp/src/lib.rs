@@ -15,8 +15,8 @@
 //! UTF-16 positions, `convert`); diagnostics (on a checker thread) and
 //! requests (a thread each) run with database snapshots, which an edit
 //! cancels. `ide` answers requests from the typed AST (`walk` finds what
-//! is under the cursor); `tokens` runs the highlight query on syntax trees
-//! reparsed incrementally.
+//! is under the cursor); `tokens` runs the highlight query on the syntax
+//! tree the driver keeps for each document (`pmx_driver::current_parse`).
 //!
 //! Invariants: no input or sequence of messages makes the server exit; a
 //! panic in a handler is caught, logged to the client (`window/logMessage`)

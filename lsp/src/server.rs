@@ -55,24 +55,23 @@ impl Backend {
         self.client.log_message(MessageType::ERROR, error).await;
     }
 
-    /// Semantic tokens of a document (or a range of it). The document is
-    /// parsed incrementally from the tree of its last parse, and the new
-    /// tree handed back to the state thread for the next time.
+    /// Semantic tokens of a document (or a range of it), from the syntax
+    /// tree the driver keeps for the document's current text (parsed again
+    /// only if another thread has since kept an older one).
     async fn semantic_tokens(&self, uri: Uri, range: Option<Range>) -> Result<Option<Vec<SemanticToken>>> {
-        let commands = self.commands.lock().ok().map(|tx| tx.clone());
         self.request("semanticTokens", move |s| {
             let file = s.file(&uri)?;
             let text = crate::convert::Text::of(&s.db, file);
-            let tree = tokens::parse(&text.text, s.trees.get(&uri))?;
+            let kept = pmx_driver::current_parse(&s.db, file);
+            let tree = match kept.as_ref().and_then(|p| p.tree_of(&text.text)) {
+                Some(tree) => tree.clone(),
+                None => pmx_syntax::parse_tree(&text.text)?,
+            };
             let bytes = range.map(|r| {
                 let (a, b) = (text.offset(r.start) as usize, text.offset(r.end) as usize);
                 a.min(b)..a.max(b)
             });
-            let data = tokens::semantic_tokens(&text.text, &tree, bytes);
-            if let (Some(tx), Some(doc)) = (commands, s.docs.by_uri.get(&uri)) {
-                let _ = tx.send(Command::Tree { uri: uri.clone(), version: doc.version, tree });
-            }
-            Some(data)
+            Some(tokens::semantic_tokens(&text.text, &tree, bytes))
         })
         .await
     }

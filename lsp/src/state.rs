@@ -43,13 +43,6 @@ pub enum Command {
     /// Files changed on disk (watched by the client).
     Watched(Vec<lsp::FileEvent>),
     Request(Job),
-    /// A syntax tree parsed (for semantic tokens) from a document's text
-    /// at a version, kept to reparse the next version incrementally.
-    Tree {
-        uri: Uri,
-        version: i32,
-        tree: tree_sitter::Tree,
-    },
     /// A check finished: a moment to free what the last edit replaced.
     Collect,
     /// The server is stopping.
@@ -109,7 +102,6 @@ pub fn start(commands: Receiver<Command>, to_self: Sender<Command>, out: Unbound
             db,
             docs: Arc::new(Docs::default()),
             texts: HashMap::new(),
-            trees: Arc::new(HashMap::new()),
             out,
             to_self,
             workers: Arc::new(AtomicUsize::new(0)),
@@ -129,10 +121,6 @@ struct State {
     docs: Arc<Docs>,
     /// The text of each open document, as edited.
     texts: HashMap<Uri, String>,
-    /// A syntax tree of an earlier version of each open document, with the
-    /// edits since applied to it (not reparsed: that is left to the next
-    /// request that needs the tree).
-    trees: Arc<HashMap<Uri, tree_sitter::Tree>>,
     out: UnboundedSender<Outgoing>,
     /// For workers to report back.
     to_self: Sender<Command>,
@@ -188,7 +176,7 @@ impl State {
                     Command::Stop => return,
                     cmd => {
                         let start = std::time::Instant::now();
-                        edited |= !matches!(cmd, Command::Tree { .. });
+                        edited = true;
                         if let Err(Failure::Panic(msg)) = guard(|| self.apply(cmd)) {
                             self.log(lsp::MessageType::ERROR, format!("internal error applying an edit: {msg}"));
                         }
@@ -210,7 +198,7 @@ impl State {
     }
 
     fn snapshot(&self) -> Snapshot {
-        Snapshot { db: self.db.clone(), docs: self.docs.clone(), trees: self.trees.clone() }
+        Snapshot { db: self.db.clone(), docs: self.docs.clone() }
     }
 
     fn set_text(&mut self, path: &std::path::Path, text: String) {
@@ -220,7 +208,6 @@ impl State {
     fn apply(&mut self, cmd: Command) {
         match cmd {
             Command::Open { uri, text, version } => {
-                Arc::make_mut(&mut self.trees).remove(&uri);
                 let path = uri_to_path(&uri);
                 self.set_text(&path, text.clone());
                 self.texts.insert(uri.clone(), text);
@@ -236,19 +223,8 @@ impl State {
                     );
                     return;
                 };
-                let mut edits = Vec::new();
                 for c in &changes {
-                    edits.push(apply_change(text, c));
-                }
-                if self.trees.contains_key(&uri) {
-                    let trees = Arc::make_mut(&mut self.trees);
-                    if edits.iter().all(Option::is_some) {
-                        if let Some(tree) = trees.get_mut(&uri) {
-                            edits.iter().flatten().for_each(|e| tree.edit(e));
-                        }
-                    } else {
-                        trees.remove(&uri);
-                    }
+                    apply_change(text, c);
                 }
                 let text = text.clone();
                 let docs = Arc::make_mut(&mut self.docs);
@@ -259,7 +235,6 @@ impl State {
             }
             Command::Close { uri } => {
                 self.texts.remove(&uri);
-                Arc::make_mut(&mut self.trees).remove(&uri);
                 let docs = Arc::make_mut(&mut self.docs);
                 let Some(doc) = docs.by_uri.remove(&uri) else { return };
                 docs.by_path.remove(&doc.path);
@@ -287,11 +262,6 @@ impl State {
                 }
                 if appeared {
                     self.db.files_appeared();
-                }
-            }
-            Command::Tree { uri, version, tree } => {
-                if self.docs.by_uri.get(&uri).is_some_and(|d| d.version == version) {
-                    Arc::make_mut(&mut self.trees).insert(uri, tree);
                 }
             }
             Command::Request(_) | Command::Collect | Command::Stop => {}

@@ -4,7 +4,7 @@
 use crate::convert::Text;
 use std::sync::LazyLock;
 use tower_lsp_server::ls_types as lsp;
-use tree_sitter::{Parser, Query, QueryCursor, StreamingIterator, Tree};
+use tree_sitter::{Query, QueryCursor, StreamingIterator, Tree};
 
 /// The token types, in legend order.
 const TYPES: &[lsp::SemanticTokenType] = &[
@@ -73,13 +73,6 @@ static HIGHLIGHTS: LazyLock<Option<Highlights>> = LazyLock::new(|| {
     let kinds = query.capture_names().iter().map(|n| classify(n)).collect();
     Some(Highlights { query, kinds })
 });
-
-/// Parses a text, reusing the tree of an earlier version edited to match.
-pub fn parse(text: &str, old: Option<&Tree>) -> Option<Tree> {
-    let mut parser = Parser::new();
-    parser.set_language(&tree_sitter_mexpr::LANGUAGE.into()).ok()?;
-    parser.parse(text, old)
-}
 
 /// The semantic tokens of a text (or of the part in a byte range),
 /// encoded relative to each other.
@@ -171,7 +164,7 @@ mod tests {
     #[test]
     fn tokens_do_not_overlap_and_cover_keywords() {
         let src = "/- a\n  comment -/\nlet f = lam x. addi x 1\nmexpr\nlet s = \"é\" in accelerate (map f [1])\n";
-        let tree = parse(src, None).unwrap();
+        let tree = pmx_syntax::parse_tree(src).unwrap();
         let toks = semantic_tokens(src, &tree, None);
         assert!(!toks.is_empty());
         let (mut line, mut col, mut end) = (0u32, 0u32, 0u32);

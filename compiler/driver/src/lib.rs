@@ -26,7 +26,7 @@ pub use db::{normalize, Database, Db, Disk, SourceFile};
 pub use includes::{file_includes, IncludeTarget};
 pub use prefetch::prefetch;
 pub use queries::{
-    accelerate_analysis, check_file, file_diagnostics, front_end_diagnostics, name_exports, parse_file,
+    accelerate_analysis, check_file, current_parse, file_diagnostics, front_end_diagnostics, name_exports, parse_file,
     program_diagnostics, program_files, type_exports, CheckedFile,
 };
 

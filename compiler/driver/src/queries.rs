@@ -37,6 +37,16 @@ pub fn parse_file(db: &dyn Db, file: SourceFile) -> Arc<Parsed> {
     parsed
 }
 
+/// The parse kept for a file's current text, where the database keeps
+/// parses (the language server): requests that work on the syntax tree
+/// itself (semantic tokens) use the tree the driver already has instead of
+/// parsing again. `None` where parses are not kept, or if another thread
+/// has since kept the parse of an older text.
+pub fn current_parse(db: &dyn Db, file: SourceFile) -> Option<pmx_syntax::PreviousParse> {
+    parse_file(db, file);
+    db.previous_parse(file.id(db)).filter(|p| p.tree_of(file.text(db)).is_some())
+}
+
 /// A file after name resolution and type inference.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckedFile {

@@ -26,6 +26,14 @@ pub struct PreviousParse {
     tops: Vec<Top>,
 }
 
+impl PreviousParse {
+    /// The syntax tree, if it is the tree of `text` (a parse is kept for the
+    /// text it parsed; the file may have been edited since).
+    pub fn tree_of(&self, text: &str) -> Option<&Tree> {
+        (self.text == text).then_some(&self.tree)
+    }
+}
+
 /// Parses and lowers one file, reusing `previous` (the parse of an earlier
 /// version of the same file) where it helps: its syntax tree, and the
 /// lowered form of each top-level declaration the edit did not touch.
