@@ -31,7 +31,7 @@ mod reuse;
 mod split;
 mod types;
 
-pub use reparse::{edit_between, reparse, PreviousParse};
+pub use reparse::{reparse, PreviousParse};
 
 use pmx_ast::{FileId, Module, Name, Span};
 use pmx_diagnostics::Diagnostic;
@@ -80,9 +80,15 @@ pub struct Parsed {
 
 /// Parses MExpr source text with tree-sitter.
 pub fn parse_tree(text: &str) -> Option<Tree> {
+    parser()?.parse(text, None)
+}
+
+/// A tree-sitter parser for MExpr (`None` if the language cannot be set,
+/// that is, the generated parser and the library disagree on versions).
+pub(crate) fn parser() -> Option<Parser> {
     let mut parser = Parser::new();
     parser.set_language(&tree_sitter_mexpr::LANGUAGE.into()).ok()?;
-    parser.parse(text, None)
+    Some(parser)
 }
 
 /// Parses and lowers one file; a large one in parts on several threads
@@ -95,7 +101,7 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
 }
 
 /// Parses and lowers one file on this thread.
-pub fn parse_whole(text: &str, file: FileId) -> Parsed {
+pub(crate) fn parse_whole(text: &str, file: FileId) -> Parsed {
     let Some(tree) = parse_tree(text) else {
         return Parsed {
             module: Module::default(),
@@ -110,7 +116,7 @@ pub fn parse_whole(text: &str, file: FileId) -> Parsed {
 }
 
 /// Lowers an already parsed tree.
-pub fn lower_tree(tree: &Tree, text: &str, file: FileId) -> Parsed {
+pub(crate) fn lower_tree(tree: &Tree, text: &str, file: FileId) -> Parsed {
     lower_reusing(tree, text, file, None).0
 }
 

@@ -13,7 +13,7 @@
 use crate::reparse::point_at;
 use crate::{lower_tree, split, Parsed};
 use pmx_ast::{FileId, Module};
-use tree_sitter::{Parser, Range};
+use tree_sitter::Range;
 
 /// Below this size a file is parsed whole: starting threads would cost
 /// more than it saves.
@@ -86,8 +86,7 @@ fn part_bounds(text: &str, parts: usize) -> Option<Vec<(usize, usize)>> {
 
 /// Parses and lowers the bytes `start..end` of the text.
 fn parse_part(text: &str, file: FileId, start: usize, end: usize) -> Option<Parsed> {
-    let mut parser = Parser::new();
-    parser.set_language(&tree_sitter_mexpr::LANGUAGE.into()).ok()?;
+    let mut parser = crate::parser()?;
     let range =
         Range { start_byte: start, end_byte: end, start_point: point_at(text, start), end_point: point_at(text, end) };
     parser.set_included_ranges(&[range]).ok()?;

@@ -13,7 +13,7 @@ use crate::reuse::{Reuse, Top};
 use crate::{lower_reusing, parse_tree, Parsed};
 use pmx_ast::FileId;
 use std::sync::Arc;
-use tree_sitter::{InputEdit, Parser, Point, Tree};
+use tree_sitter::{InputEdit, Point, Tree};
 
 /// What is kept of one parse for parsing the file's next version: the
 /// text, the syntax tree, and the lowered module with where each top-level
@@ -67,15 +67,13 @@ fn keep(text: &str, file: FileId, tree: Tree, reuse: Option<&Reuse>) -> (Arc<Par
 fn parse_from(previous: &PreviousParse, text: &str, edit: &InputEdit) -> Option<Tree> {
     let mut old = previous.tree.clone();
     old.edit(edit);
-    let mut parser = Parser::new();
-    parser.set_language(&tree_sitter_mexpr::LANGUAGE.into()).ok()?;
-    let tree = parser.parse(text, Some(&old))?;
+    let tree = crate::parser()?.parse(text, Some(&old))?;
     (!tree.root_node().has_error()).then_some(tree)
 }
 
 /// The single edit that turns `old` into `new`: everything between their
 /// longest common prefix and longest common suffix was replaced.
-pub fn edit_between(old: &str, new: &str) -> InputEdit {
+pub(crate) fn edit_between(old: &str, new: &str) -> InputEdit {
     let (a, b) = (old.as_bytes(), new.as_bytes());
     let mut start = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     // Keep the edit on character boundaries (both texts agree before it).
