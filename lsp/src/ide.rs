@@ -290,13 +290,22 @@ fn binding_symbol(text: &Text, b: &Binding) -> Option<lsp::DocumentSymbol> {
     } else {
         lsp::SymbolKind::VARIABLE
     };
-    Some(symbol(text, &b.name.text, kind, Some(b.scheme.to_string()), b.span, b.name.span, None))
+    Some(scheme_symbol(text, &b.name, kind, &b.scheme, b.span))
 }
 
 fn type_symbol(text: &Text, d: &TypeDecl) -> lsp::DocumentSymbol {
     let params: Vec<&str> = d.params.iter().map(|p| p.text.as_str()).collect();
     let detail = if params.is_empty() { None } else { Some(params.join(" ")) };
     symbol(text, &d.name.text, lsp::SymbolKind::STRUCT, detail, d.span, d.name.span, None)
+}
+
+/// A declared name shown with its type scheme.
+fn scheme_symbol(text: &Text, name: &Name, kind: lsp::SymbolKind, scheme: &Ty, span: Span) -> lsp::DocumentSymbol {
+    symbol(text, &name.text, kind, Some(scheme.to_string()), span, name.span, None)
+}
+
+fn con_symbol(text: &Text, d: &ConDecl) -> lsp::DocumentSymbol {
+    scheme_symbol(text, &d.name, lsp::SymbolKind::CONSTRUCTOR, &d.scheme, d.span)
 }
 
 /// The outline: top-level declarations, and the `mexpr` section with the
@@ -312,24 +321,8 @@ pub fn document_symbols(s: &Snapshot, uri: &Uri) -> Option<Vec<lsp::DocumentSymb
             Item::Let(b) => out.extend(binding_symbol(&text, b)),
             Item::RecLets(bs, _) => out.extend(bs.iter().filter_map(|b| binding_symbol(&text, b))),
             Item::Type(d) => out.push(type_symbol(&text, d)),
-            Item::Con(d) => out.push(symbol(
-                &text,
-                &d.name.text,
-                lsp::SymbolKind::CONSTRUCTOR,
-                Some(d.scheme.to_string()),
-                d.span,
-                d.name.span,
-                None,
-            )),
-            Item::External(d) => out.push(symbol(
-                &text,
-                &d.name.text,
-                lsp::SymbolKind::FUNCTION,
-                Some(d.scheme.to_string()),
-                d.span,
-                d.name.span,
-                None,
-            )),
+            Item::Con(d) => out.push(con_symbol(&text, d)),
+            Item::External(d) => out.push(scheme_symbol(&text, &d.name, lsp::SymbolKind::FUNCTION, &d.scheme, d.span)),
             Item::Utest(_) => {}
         }
     }
@@ -353,15 +346,7 @@ pub fn document_symbols(s: &Snapshot, uri: &Uri) -> Option<Vec<lsp::DocumentSymb
                     body
                 }
                 ExprKind::ConDecl(d, body) => {
-                    children.push(symbol(
-                        &text,
-                        &d.name.text,
-                        lsp::SymbolKind::CONSTRUCTOR,
-                        Some(d.scheme.to_string()),
-                        d.span,
-                        d.name.span,
-                        None,
-                    ));
+                    children.push(con_symbol(&text, d));
                     body
                 }
                 ExprKind::External(_, body) | ExprKind::Utest(_, body) => body,
