@@ -183,12 +183,13 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         Some(false) => pmx_cpu::UtestFiles::Only(root.id(&db)),
         None => pmx_cpu::UtestFiles::None,
     };
-    let futhark_accelerates = pmx_driver::accelerate_analysis(&db, root).as_ref().map(|a| {
-        a.accelerates
-            .iter()
-            .filter(|x| x.class == pmx_accelerate::Class::One(pmx_accelerate::Backend::Futhark))
-            .map(|x| x.binding.span)
-            .collect()
+    // The accelerated part as the middle end describes it: every
+    // `accelerate` runs as its site, through its engine (the interpreter
+    // for now).
+    let accelerated = pmx_driver::accelerate_analysis(&db, root).as_ref().map(|a| pmx_cpu::Accelerated {
+        program: a.extracted.clone(),
+        boundaries: a.accelerates.iter().map(|x| x.boundary.clone()).collect(),
+        engines: Default::default(),
     });
     let options = pmx_cpu::Options {
         debug: run.debug,
@@ -196,7 +197,6 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         tensor_max_rank: run.tensor_max_rank,
         argv,
         check_order: run.check_order,
-        futhark_accelerates,
     };
     pmx_cpu::io::set_locator(render::locator(&db));
     // A well-typed program cannot make the evaluator meet a value of the
@@ -204,7 +204,9 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
     // crash.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pmx_cpu::run(&modules, options)));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pmx_cpu::run(&modules, accelerated.as_ref(), options)
+    }));
     std::panic::set_hook(hook);
     let outcome = match result {
         Ok(outcome) => outcome,

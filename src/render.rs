@@ -201,8 +201,8 @@ pub fn explain_human(db: &Database, analysis: &pmx_accelerate::Analysis) -> Stri
         out.push_str("no accelerate expression\n");
     }
     for a in &analysis.accelerates {
-        out.push_str(&format!("{} at {}\n", a.binding.name, locate(a.binding.span)));
-        for line in pmx_accelerate::explain::lines(a, &mut |s| locate(s)) {
+        out.push_str(&format!("{} at {}\n", a.boundary.name, locate(a.boundary.span)));
+        for line in pmx_lsp::explain::lines(a, &mut |s| locate(s)) {
             out.push_str(&format!("  {line}\n"));
         }
     }
@@ -217,7 +217,7 @@ pub fn explain_json(db: &Database, analysis: &pmx_accelerate::Analysis) -> Value
             .accelerates
             .iter()
             .map(|a| {
-                let b = &a.binding;
+                let b = &a.boundary;
                 let backend = match &a.class {
                     pmx_accelerate::Class::One(backend) => json!(backend.name()),
                     _ => Value::Null,
@@ -233,12 +233,21 @@ pub fn explain_json(db: &Database, analysis: &pmx_accelerate::Analysis) -> Value
                         "keyword": r.keyword.as_str(),
                         "keyword_location": locate(r.keyword_span),
                     })).collect::<Vec<_>>(),
-                    "parameters": b.params.iter().enumerate().map(|(i, p)| json!({
+                    "parameters": b.params.iter().map(|p| json!({
                         "name": p.name.text.as_str(),
                         "type": p.ty.to_string(),
-                        "passing": a.passing.get(i).copied().unwrap_or_else(|| pmx_accelerate::Passing::of(&p.ty)).describe(),
+                        "source": p.source.text.as_str(),
+                        "passing": p.passing.describe(),
+                        "written": p.written,
+                        "sizes": p.sizes,
                     })).collect::<Vec<_>>(),
-                    "returns": b.result.to_string(),
+                    "sizes": b.sizes.iter().map(|c| json!({
+                        "lhs": pmx_lsp::explain::size(b, c.lhs),
+                        "rhs": pmx_lsp::explain::size(b, c.rhs),
+                        "utest": locate(c.span),
+                    })).collect::<Vec<_>>(),
+                    "returns": b.result.ty.to_string(),
+                    "result_passing": b.result.passing.describe(),
                     "functions": a.functions.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
                 })
             })

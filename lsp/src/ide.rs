@@ -186,11 +186,11 @@ fn accelerate_hover(s: &Snapshot, texts: &mut Texts, file: SourceFile, at: Span,
             continue;
         };
         let Some(a) =
-            analysis.accelerates.iter().find(|a| a.binding.span.file == at.file && a.binding.span.start == at.start)
+            analysis.accelerates.iter().find(|a| a.boundary.span.file == at.file && a.boundary.span.start == at.start)
         else {
             continue;
         };
-        let lines = pmx_accelerate::explain::lines(a, &mut |sp| locate(db, texts, sp));
+        let lines = crate::explain::lines(a, &mut |sp| locate(db, texts, sp));
         out.push_str(&format!("\n\n```\n{}\n```\n", lines.join("\n")));
         return out;
     }

@@ -25,6 +25,7 @@
 //! has the compiler's large stack.
 
 mod convert;
+pub mod explain;
 mod ide;
 mod server;
 mod state;

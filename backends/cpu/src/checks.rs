@@ -1,17 +1,13 @@
 //! The debug-mode checks made at `accelerate` boundaries on the values
-//! that cross them (the assumptions the GPU code relies on).
+//! that cross them (the assumptions the GPU code relies on), and the one
+//! message of a violated size constraint.
 
-use crate::code::CheckKind;
 use crate::value::{Seq, Value};
+use pmx_ast::Span;
 
-pub fn check(kind: CheckKind, v: &Value, max_rank: usize) -> Result<(), String> {
-    match kind {
-        CheckKind::TensorRank => rank(v, max_rank),
-        CheckKind::Regular => regular(v, 0),
-    }
-}
-
-fn rank(v: &Value, max: usize) -> Result<(), String> {
+/// Every tensor in `v` (through records, tuples and sequences) has rank at
+/// most `max`.
+pub fn rank(v: &Value, max: usize) -> Result<(), String> {
     match v {
         Value::Tensor(t) if t.rank() > max => Err(format!(
             "Found tensor with rank exceeding maximum: rank {} but at most {max} (see --tensor-max-rank)",
@@ -31,38 +27,64 @@ fn rank(v: &Value, max: usize) -> Result<(), String> {
 }
 
 /// All sequences at each depth of a nested sequence have one length (the
-/// data can be laid out as a dense array).
-fn regular(v: &Value, _dim: usize) -> Result<(), String> {
-    match v {
-        Value::Record(r) => return r.values.iter().try_for_each(|f| regular(f, 0)),
-        Value::Seq(_) => {}
-        _ => return Ok(()),
-    }
-    let mut level: Vec<Value> = vec![v.clone()];
-    let mut dim = 0;
-    loop {
-        let mut next = Vec::new();
-        let mut expected: Option<usize> = None;
-        for (i, item) in level.iter().enumerate() {
-            let Value::Seq(s) = item else { return Ok(()) };
-            match expected {
-                None => expected = Some(s.len()),
-                Some(n) if n != s.len() => {
-                    return Err(format!(
-                        "Irregular sequence found: in dimension {dim}, sequence {i} has length {} but sequence 0 has length {n}",
-                        s.len()
-                    ))
+/// data can be laid out as a dense array), through records and tuples:
+/// in a sequence of records, each field is checked across the elements as
+/// one more array (it becomes one array per field), so `[{a = [1]}, {a =
+/// [2, 3]}]` is irregular too.
+pub fn regular(v: &Value) -> Result<(), String> {
+    level(std::slice::from_ref(v), 0, &mut String::new())
+}
+
+/// Values at one position of the layout: each must have the same shape.
+fn level(values: &[Value], dim: usize, path: &mut String) -> Result<(), String> {
+    let Some(first) = values.first() else { return Ok(()) };
+    match first {
+        Value::Seq(_) => {
+            let mut expected: Option<usize> = None;
+            let mut next = Vec::new();
+            for (i, item) in values.iter().enumerate() {
+                let Value::Seq(s) = item else { return Ok(()) };
+                match expected {
+                    None => expected = Some(s.len()),
+                    Some(n) if n != s.len() => {
+                        return Err(format!(
+                            "Irregular sequence found: in dimension {dim}{path}, sequence {i} has length {} but sequence 0 has length {n}",
+                            s.len()
+                        ))
+                    }
+                    Some(_) => {}
                 }
-                Some(_) => {}
+                // Unboxed sequences hold scalars: nothing below them.
+                if let Seq::Boxed(_) = &**s {
+                    next.extend(s.to_values());
+                }
             }
-            if let Seq::Boxed(_) = &**s {
-                next.extend(s.to_values().into_iter().filter(|e| matches!(e, Value::Seq(_))));
+            level(&next, dim + 1, path)
+        }
+        Value::Record(r) => {
+            for (k, label) in r.labels.iter().enumerate() {
+                let fields: Vec<Value> = values
+                    .iter()
+                    .filter_map(|v| match v {
+                        Value::Record(r) => r.values.get(k).cloned(),
+                        _ => None,
+                    })
+                    .collect();
+                let len = path.len();
+                path.push_str(&format!(" (field `{label}`)"));
+                level(&fields, dim, path)?;
+                path.truncate(len);
             }
+            Ok(())
         }
-        if next.is_empty() {
-            return Ok(());
-        }
-        level = next;
-        dim += 1;
+        _ => Ok(()),
     }
+}
+
+/// A size constraint that does not hold.
+pub fn size_violation(param: &str, actual: i64, required: i64, utest: Span) -> String {
+    format!(
+        "Size constraint violated: a size of `{param}` is {actual} where {required} is required (the utest at {})",
+        crate::io::locate(utest)
+    )
 }

@@ -79,7 +79,7 @@ pub enum Code {
     ConApp(NameId, SmolStr, Box<Code>),
     Never(Span),
     Utest(Box<UtestCode>, Box<Code>),
-    Accelerate(Box<Code>, Box<[BoundaryCheck]>, Span),
+    Accelerate(Box<AccelerateCode>),
     /// A part of the program that did not compile (reported statically).
     Error(Span),
 }
@@ -112,13 +112,17 @@ pub enum Pat {
     Not(Box<Pat>),
 }
 
-/// A run-time check of an assumption the GPU code relies on, made at an
-/// `accelerate` boundary in debug mode on one value that crosses it.
-pub struct BoundaryCheck {
-    /// The name of the variable that crosses the boundary.
-    pub name: SmolStr,
-    pub value: Code,
-    pub kind: CheckKind,
+/// An `accelerate` expression.
+pub struct AccelerateCode {
+    /// Its site (an index into the run's sites), when the middle end
+    /// described it; `None` when the program runs without that
+    /// description (the body is then evaluated in place, unchecked).
+    pub site: Option<u32>,
+    /// The values of the boundary's parameters, in its order.
+    pub args: Box<[Code]>,
+    /// The expression itself, for a run without sites.
+    pub body: Option<Code>,
+    pub span: Span,
 }
 
 /// A compiled top-level step.
@@ -126,16 +130,6 @@ pub enum StepThunk {
     Define { global: u32, slots: usize, code: Thunk },
     Utest { slots: usize, span: Span, utest: Thunk },
     Main { slots: usize, code: Thunk },
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CheckKind {
-    /// Tensors (also inside sequences and records) have rank at most the
-    /// maximum.
-    TensorRank,
-    /// Nested sequences are regular: the inner sequences of each level
-    /// have equal lengths.
-    Regular,
 }
 
 /// One step of a program's top level, run in order.
@@ -289,8 +283,8 @@ impl Code {
                     || u.on_fail.as_ref().is_some_and(|c| c.reads_slot(slot))
                     || body.reads_slot(slot)
             }
-            Code::Accelerate(body, checks, _) => {
-                body.reads_slot(slot) || checks.iter().any(|c| c.value.reads_slot(slot))
+            Code::Accelerate(a) => {
+                a.body.as_ref().is_some_and(|b| b.reads_slot(slot)) || a.args.iter().any(|c| c.reads_slot(slot))
             }
         }
     }

@@ -1,9 +1,10 @@
 //! Typed AST to [`Code`]: resolves every variable to where its value lives
 //! and gives closures flat lists of captured values.
 
+use crate::accelerate::{Accelerated, Site};
 use crate::code::*;
 use crate::value::Value;
-use pmx_ast::{Builtin, Expr, ExprKind, Item, Lit, Module, NameId, PatKind, SmolStr, Ty, TyKind, Utest};
+use pmx_ast::{Builtin, Expr, ExprKind, Item, Lit, Module, NameId, PatKind, SmolStr, Utest};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
@@ -51,17 +52,43 @@ pub struct Compiler {
     ctxs: Vec<FnCtx>,
     /// Names bound through recursion cells.
     cells: FxHashSet<NameId>,
+    /// Accelerate sites by the span of their `accelerate` expression (how
+    /// the expression in the program as written is matched with its
+    /// binding; everything at run time goes by site index).
+    sites: FxHashMap<pmx_ast::Span, u32>,
+    boundaries: Vec<pmx_accelerate::Boundary>,
 }
 
-/// Compiles the modules of a program, in load order.
-pub fn compile_program(modules: &[&Module]) -> Program {
+/// Compiles the modules of a program, in load order, with its accelerated
+/// part when the middle end described it: the extracted bindings are
+/// compiled first, as globals of their own (lifting changed the functions
+/// they share with the program), and each `accelerate` becomes a site.
+pub fn compile_program(modules: &[&Module], acc: Option<&Accelerated>) -> (Program, Vec<Site>) {
     let mut c = Compiler {
         globals: FxHashMap::default(),
         global_names: Vec::new(),
         ctxs: Vec::new(),
         cells: FxHashSet::default(),
+        sites: FxHashMap::default(),
+        boundaries: Vec::new(),
     };
     let mut steps = Vec::new();
+    let mut sites = Vec::new();
+    if let Some(acc) = acc {
+        // The extracted program defines functions and externals only (its
+        // values are the bindings' parameters), so defining it first
+        // changes nothing the program observes.
+        let extracted = pmx_accelerate::program::to_module(&acc.program);
+        for item in &extracted.items {
+            c.item(item, &mut steps);
+        }
+        let accelerated_globals = std::mem::take(&mut c.globals);
+        sites = crate::accelerate::sites(acc, &accelerated_globals);
+        for (i, site) in sites.iter().enumerate() {
+            c.sites.insert(site.boundary.span, i as u32);
+            c.boundaries.push(site.boundary.clone());
+        }
+    }
     for module in modules {
         for item in &module.items {
             c.item(item, &mut steps);
@@ -74,7 +101,7 @@ pub fn compile_program(modules: &[&Module]) -> Program {
         steps.push(Step::Main { slots, code });
     }
     let steps = steps.into_iter().map(crate::thunk::step).collect();
-    Program { steps, globals: c.global_names.len(), global_names: c.global_names }
+    (Program { steps, globals: c.global_names.len(), global_names: c.global_names }, sites)
 }
 
 impl Compiler {
@@ -209,7 +236,7 @@ impl Compiler {
 
     fn utest(&mut self, u: &Utest) -> UtestCode {
         UtestCode {
-            size_constraint: size_constraint(u),
+            size_constraint: pmx_accelerate::size::size_constraint(u).map(|c| c.seq.text.clone()),
             test: self.expr(&u.test),
             expected: self.expr(&u.expected),
             using: u.using.as_ref().map(|e| {
@@ -344,29 +371,26 @@ impl Compiler {
         Code::App(Box::new(f), args, e.span)
     }
 
-    /// `accelerate e`: the body, and the checks debug mode makes on the
-    /// values that cross into it (the variables it uses from outside).
+    /// `accelerate e`: loads the values its boundary names and runs its
+    /// site. Without a description of the site, the body runs in place.
     fn accelerate(&mut self, body: &Expr, span: pmx_ast::Span) -> Code {
-        let free = pmx_ast::visit::free_vars(body);
-        let mut checks = Vec::new();
-        for fv in free {
-            let (id, name, ty, span) = (fv.id, fv.name.text.clone(), fv.ty, fv.name.span);
-            if id.as_builtin().is_some() {
-                continue;
-            }
-            for kind in [CheckKind::TensorRank, CheckKind::Regular] {
-                let needed = match kind {
-                    CheckKind::TensorRank => contains_tensor(&ty),
-                    CheckKind::Regular => contains_nested_seq(&ty),
-                };
-                if needed {
-                    let value = self.var(id, span);
-                    checks.push(BoundaryCheck { name: name.clone(), value, kind });
-                }
-            }
-        }
-        let code = self.expr(body);
-        Code::Accelerate(Box::new(code), checks.into_boxed_slice(), span)
+        let Some(&site) = self.sites.get(&span) else {
+            let body = self.expr(body);
+            return Code::Accelerate(Box::new(AccelerateCode {
+                site: None,
+                args: Box::new([]),
+                body: Some(body),
+                span,
+            }));
+        };
+        let boundary = &self.boundaries[site as usize];
+        let args: Box<[Code]> = if boundary.dummy {
+            Box::new([Code::Lit(Value::Int(0))])
+        } else {
+            let sources: Vec<pmx_ast::Name> = boundary.params.iter().map(|p| p.source.clone()).collect();
+            sources.iter().map(|s| self.var(s.id, s.span)).collect()
+        };
+        Code::Accelerate(Box::new(AccelerateCode { site: Some(site), args, body: None, span }))
     }
 
     fn pat(&mut self, p: &pmx_ast::Pat) -> Pat {
@@ -388,50 +412,5 @@ impl Compiler {
             PatKind::Or(a, b) => Pat::Or(Box::new(self.pat(a)), Box::new(self.pat(b))),
             PatKind::Not(a) => Pat::Not(Box::new(self.pat(a))),
         }
-    }
-}
-
-/// The sequence a size-constraint utest is about: `utest length s with n`,
-/// `utest n with length s`, `head`s allowed around `s` (inner dimensions).
-fn size_constraint(u: &Utest) -> Option<SmolStr> {
-    if let Some(eq) = &u.using {
-        if !matches!(&eq.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Eqi)) {
-            return None;
-        }
-    }
-    fn length_of(e: &Expr) -> Option<SmolStr> {
-        let ExprKind::App(f, a) = &e.kind else { return None };
-        if !matches!(&f.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Length)) {
-            return None;
-        }
-        let mut s = &**a;
-        while let ExprKind::App(h, inner) = &s.kind {
-            if !matches!(&h.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Head)) {
-                return None;
-            }
-            s = inner;
-        }
-        match &s.kind {
-            ExprKind::Var(n) => Some(n.text.clone()),
-            _ => None,
-        }
-    }
-    length_of(&u.test).or_else(|| length_of(&u.expected))
-}
-
-fn contains_tensor(t: &Ty) -> bool {
-    match t.kind() {
-        TyKind::Tensor(_) => true,
-        TyKind::Seq(e) => contains_tensor(e),
-        TyKind::Record(fields) => fields.iter().any(|(_, f)| contains_tensor(f)),
-        _ => false,
-    }
-}
-
-fn contains_nested_seq(t: &Ty) -> bool {
-    match t.kind() {
-        TyKind::Seq(e) => matches!(e.kind(), TyKind::Seq(_)) || contains_nested_seq(e),
-        TyKind::Record(fields) => fields.iter().any(|(_, f)| contains_nested_seq(f)),
-        _ => false,
     }
 }

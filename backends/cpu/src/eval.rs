@@ -23,6 +23,8 @@ pub struct Shared {
     pub globals: Box<[OnceLock<Value>]>,
     pub options: Options,
     pub tests: Mutex<TestTally>,
+    /// The accelerate sites, by index (`accelerate.rs`).
+    pub sites: Vec<crate::accelerate::Site>,
 }
 
 #[derive(Default)]

@@ -14,6 +14,7 @@
 //! span of the failing expression and the calls that led there. Run it on
 //! a thread with a large stack (the driver's `with_stack`).
 
+pub mod accelerate;
 mod buffer;
 mod builtins;
 mod call;
@@ -31,11 +32,13 @@ pub mod tensor;
 mod thunk;
 pub mod value;
 
+pub use accelerate::{Accelerated, Engine, Interpreter, Site};
 pub use compile::{builtin_arity, compile_program};
 pub use error::RuntimeError;
+pub use eval::{Args, Machine};
 pub use show::{float2string, show};
 
-use eval::{Machine, Shared, TestTally};
+use eval::{Shared, TestTally};
 use pmx_ast::Module;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -53,22 +56,11 @@ pub struct Options {
     /// iteration orders, and every `reduce` with two bracketings, and fail
     /// where the result depends on the order.
     pub check_order: bool,
-    /// The `accelerate` expressions (by span) that the Futhark backend
-    /// compiles: their nested-sequence arguments must be regular. `None`:
-    /// not known, check every one.
-    pub futhark_accelerates: Option<Vec<pmx_ast::Span>>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options {
-            debug: false,
-            utests: UtestFiles::None,
-            tensor_max_rank: 3,
-            argv: Vec::new(),
-            check_order: false,
-            futhark_accelerates: None,
-        }
+        Options { debug: false, utests: UtestFiles::None, tensor_max_rank: 3, argv: Vec::new(), check_order: false }
     }
 }
 
@@ -99,11 +91,13 @@ pub struct Outcome {
     pub failed: usize,
 }
 
-/// Compiles and runs a program; `modules` in load order, the main file last.
-pub fn run(modules: &[&Module], options: Options) -> Outcome {
-    let program = compile_program(modules);
+/// Compiles and runs a program; `modules` in load order, the main file last;
+/// `accelerated`: its accelerate sites as the middle end described them
+/// (without it, each `accelerate` body runs in place, unchecked).
+pub fn run(modules: &[&Module], accelerated: Option<&Accelerated>, options: Options) -> Outcome {
+    let (program, sites) = compile_program(modules, accelerated);
     let globals = (0..program.globals).map(|_| OnceLock::new()).collect();
-    let shared = Arc::new(Shared { program, globals, options, tests: Mutex::new(TestTally::default()) });
+    let shared = Arc::new(Shared { program, globals, options, tests: Mutex::new(TestTally::default()), sites });
     let mut machine = Machine::new(shared.clone());
     let mut outcome = Outcome { exit_code: 0, error: None, passed: 0, failed: 0 };
     for step in &shared.program.steps {

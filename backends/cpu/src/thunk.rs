@@ -153,19 +153,16 @@ fn utest_thunk(u: UtestCode, body: Option<Thunk>) -> Thunk {
     let on_fail = u.on_fail.map(thunk);
     Box::new(move |m, fr| {
         if let (Some(param), true, Some(site)) = (&size_constraint, m.shared.options.debug, m.accelerate_site) {
-            // A size constraint of accelerated code: checked in debug mode.
+            // A size constraint of accelerated code: checked in debug mode
+            // whether utests run or not; where they run, it counts as one
+            // (as it does outside debug mode, and as in Miking).
             let a = test(m, fr)?;
             let b = expected(m, fr)?;
             if a.as_int() != b.as_int() {
-                return Err(m.fail(
-                    format!(
-                        "Size constraint violated: a size of `{param}` is {} where {} is required (the utest at {})",
-                        a.as_int(),
-                        b.as_int(),
-                        crate::io::locate(span)
-                    ),
-                    site,
-                ));
+                return Err(m.fail(crate::checks::size_violation(param, a.as_int(), b.as_int(), span), site));
+            }
+            if m.shared.options.utests.includes(span) {
+                m.utest(a, b, None, None, span)?;
             }
         } else if m.shared.options.utests.includes(span) {
             let a = test(m, fr)?;
@@ -689,34 +686,31 @@ pub fn thunk(code: Code) -> Thunk {
             Err(m.fail("Reached a never term, which should be impossible (no pattern matched)", span))
         }),
         Code::Utest(u, body) => utest_thunk(*u, Some(thunk(*body))),
-        Code::Accelerate(body, checks, span) => {
-            let body = thunk(*body);
-            let checks: Vec<(pmx_ast::SmolStr, Thunk, CheckKind)> =
-                checks.into_vec().into_iter().map(|c| (c.name, thunk(c.value), c.kind)).collect();
-            Box::new(move |m, fr| {
-                if m.shared.options.debug {
-                    // Regularity matters to Futhark code only.
-                    let futhark = match &m.shared.options.futhark_accelerates {
-                        Some(spans) => spans.contains(&span),
-                        None => true,
-                    };
-                    for (name, value, kind) in &checks {
-                        if *kind == CheckKind::Regular && !futhark {
-                            continue;
+        Code::Accelerate(a) => {
+            let AccelerateCode { site, args, body, span } = *a;
+            match (site, body) {
+                (Some(site), _) => {
+                    let args: Vec<Thunk> = args.into_vec().into_iter().map(thunk).collect();
+                    Box::new(move |m, fr| {
+                        let mut values = crate::eval::Args::new();
+                        for a in &args {
+                            values.push(a(m, fr)?);
                         }
-                        let v = value(m, fr)?;
-                        if let Err(e) = crate::checks::check(*kind, &v, m.shared.options.tensor_max_rank) {
-                            return Err(m.fail(format!("{e} (in the value of `{name}` passed to accelerate)"), span));
-                        }
-                    }
+                        crate::accelerate::run_site(m, site as usize, values)
+                    })
                 }
-                let saved = std::mem::replace(&mut m.accelerated, true);
-                let site = m.accelerate_site.replace(span);
-                let r = body(m, fr);
-                m.accelerated = saved;
-                m.accelerate_site = site;
-                r
-            })
+                (None, body) => {
+                    let body = thunk(body.unwrap_or(Code::Error(span)));
+                    Box::new(move |m, fr| {
+                        let saved = std::mem::replace(&mut m.accelerated, true);
+                        let outer = m.accelerate_site.replace(span);
+                        let r = body(m, fr);
+                        m.accelerated = saved;
+                        m.accelerate_site = outer;
+                        r
+                    })
+                }
+            }
         }
         Code::Error(span) => {
             Box::new(move |m, _| Err(m.fail("this part of the program has errors and cannot run", span)))

@@ -1,52 +1,75 @@
-//! Copy analysis (section 4.10 of the reference), for tensors that cross
-//! into accelerated code at an accelerate call on the program's top level:
+//! Copy analysis (section 4.10 of the reference, refined): how each value
+//! crosses into an accelerate binding and back.
 //!
-//! - the copy in is not needed when the tensor was just created with
-//!   `tensorCreateUninitInt`/`Float` and this call is its first use;
-//! - the copy back out is not needed when the tensor was created (not a
-//!   view of another), nothing uses it after the call, and it was used
-//!   before only as an argument of accelerate calls (so no view of it can
-//!   observe the result).
+//! - Sequences, and tensors the binding never writes (through any view,
+//!   field or element: `writes.rs`), are copied in only. Unchanged data
+//!   needs no copy back, whatever views of it exist before or after.
+//! - A tensor the binding may write is copied in and back out, with two
+//!   refinements for a tensor variable passed at an accelerate call on the
+//!   program's top level:
+//!   - the copy in is not needed when the tensor was just created with
+//!     `tensorCreateUninitInt`/`Float` and this call is its first use;
+//!   - the copy back out is not needed when the tensor was created (not a
+//!     view of another), nothing uses it after the call, and it was used
+//!     before only as an argument of accelerate calls (so no view of it
+//!     can observe the result).
 //!
-//! Calls elsewhere (inside functions, loops) keep both copies.
+//! Calls elsewhere (inside functions, loops) keep the copies the writes
+//! call for.
 
-use crate::free::free_vars;
+use crate::chain::{self, Decl};
+use crate::free::{free_vars, is_function};
 use crate::lift::AccBinding;
+use crate::spine::{head_builtin, spine};
+use crate::writes::Writes;
 use crate::Passing;
 use pmx_ast::*;
 use rustc_hash::FxHashMap;
 
-/// How each parameter of each accelerate binding crosses the boundary.
-pub fn analyze(lifted: &Expr, bindings: &[AccBinding]) -> FxHashMap<NameId, Vec<Passing>> {
-    let mut out: FxHashMap<NameId, Vec<Passing>> =
-        bindings.iter().map(|b| (b.id, b.params.iter().map(|p| Passing::of(&p.ty)).collect())).collect();
-    // The top-level chain, as a list of (bound name, value) steps.
-    let mut steps: Vec<(Option<NameId>, &Expr)> = Vec::new();
-    let mut cur = lifted;
-    loop {
-        match &cur.kind {
-            ExprKind::Let(b, rest) => {
-                steps.push((Some(b.name.id), &b.value));
-                cur = rest;
-            }
-            ExprKind::RecLets(bs, rest) => {
-                for b in bs {
-                    steps.push((Some(b.name.id), &b.value));
-                }
-                cur = rest;
-            }
-            ExprKind::Utest(u, rest) => {
-                steps.push((None, &u.test));
-                steps.push((None, &u.expected));
-                cur = rest;
-            }
-            ExprKind::External(_, rest) | ExprKind::TypeDecl(_, rest) | ExprKind::ConDecl(_, rest) => cur = rest,
-            _ => {
-                steps.push((None, cur));
-                break;
-            }
+/// How a value of type `t` crosses when the binding may (`written`) or
+/// may not write it.
+pub fn passing(t: &Ty, written: bool) -> Passing {
+    fn has(t: &Ty, f: &dyn Fn(&Ty) -> bool) -> bool {
+        f(t) || match t.kind() {
+            TyKind::Seq(e) | TyKind::Tensor(e) => has(e, f),
+            TyKind::Record(fields) => fields.iter().any(|(_, x)| has(x, f)),
+            _ => false,
         }
     }
+    if is_function(t) {
+        Passing::None
+    } else if has(t, &|x| matches!(x.kind(), TyKind::Tensor(_))) {
+        if written {
+            Passing::CopyInOut
+        } else {
+            Passing::CopyIn
+        }
+    } else if has(t, &|x| matches!(x.kind(), TyKind::Seq(_))) {
+        Passing::CopyIn
+    } else {
+        Passing::Value
+    }
+}
+
+/// How each parameter of each accelerate binding crosses the boundary.
+pub fn analyze(lifted: &Expr, bindings: &[AccBinding], writes: &Writes) -> FxHashMap<NameId, Vec<Passing>> {
+    let mut out: FxHashMap<NameId, Vec<Passing>> = bindings
+        .iter()
+        .map(|b| (b.id, b.params.iter().enumerate().map(|(i, p)| passing(&p.ty, writes.writes(b.id, i))).collect()))
+        .collect();
+    // The top-level chain, as a list of (bound name, value) steps.
+    let mut steps: Vec<(Option<NameId>, &Expr)> = Vec::new();
+    for (d, _) in chain::decls(lifted) {
+        match d {
+            Decl::Let(_) | Decl::Rec(_) => steps.extend(d.bindings().iter().map(|b| (Some(b.name.id), &b.value))),
+            Decl::Utest(u) => {
+                steps.push((None, &u.test));
+                steps.push((None, &u.expected));
+            }
+            Decl::External(_) | Decl::Type(_) | Decl::Con(_) => {}
+        }
+    }
+    steps.push((None, chain::body(lifted)));
     // What each step uses, found when first asked: only the steps after a
     // tensor's definition are looked at, so a program whose top-level
     // calls pass no tensor (most call accelerated code from inside
@@ -58,9 +81,14 @@ pub fn analyze(lifted: &Expr, bindings: &[AccBinding]) -> FxHashMap<NameId, Vec<
         let Some(passing) = out.get_mut(&acc.id) else { continue };
         for (k, arg) in args.iter().enumerate() {
             let ExprKind::Var(v) = &arg.kind else { continue };
-            if passing.get(k) != Some(&Passing::CopyInOut) || !matches!(arg.ty.kind(), TyKind::Tensor(_)) {
+            if !matches!(arg.ty.kind(), TyKind::Tensor(_)) {
                 continue;
             }
+            let written = match passing.get(k) {
+                Some(Passing::CopyInOut) => true,
+                Some(Passing::CopyIn) => false,
+                _ => continue,
+            };
             let mut mentions = |j: usize| {
                 uses[j].get_or_insert_with(|| free_vars(steps[j].1).into_iter().map(|f| f.id).collect()).contains(&v.id)
             };
@@ -75,7 +103,7 @@ pub fn analyze(lifted: &Expr, bindings: &[AccBinding]) -> FxHashMap<NameId, Vec<
             // the copy back.
             let created = def.is_some_and(|d| creates_tensor(steps[d].1));
             let copy_in = !fresh || used_between;
-            let copy_out = used_after || !earlier_only_accelerated || !created;
+            let copy_out = written && (used_after || !earlier_only_accelerated || !created);
             passing[k] = match (copy_in, copy_out) {
                 (true, true) => Passing::CopyInOut,
                 (true, false) => Passing::CopyIn,
@@ -90,37 +118,25 @@ pub fn analyze(lifted: &Expr, bindings: &[AccBinding]) -> FxHashMap<NameId, Vec<
 /// `accelerateN a b ..` (possibly as `let _ = ...`): the binding and the
 /// arguments.
 fn accelerate_call<'a>(e: &'a Expr, bindings: &'a [AccBinding]) -> Option<(&'a AccBinding, Vec<&'a Expr>)> {
-    let mut args = Vec::new();
-    let mut head = e;
-    while let ExprKind::App(f, a) = &head.kind {
-        args.push(&**a);
-        head = f;
-    }
-    args.reverse();
+    let (head, args) = spine(e);
     let ExprKind::Var(n) = &head.kind else { return None };
     let b = bindings.iter().find(|b| b.id == n.id)?;
     Some((b, args))
 }
 
 fn creates_tensor(e: &Expr) -> bool {
-    let mut head = e;
-    while let ExprKind::App(f, _) = &head.kind {
-        head = f;
-    }
-    matches!(&head.kind, ExprKind::Var(n) if matches!(n.id.as_builtin(), Some(
-        Builtin::TensorCreateUninitInt
-            | Builtin::TensorCreateUninitFloat
-            | Builtin::TensorCreateCArrayInt
-            | Builtin::TensorCreateCArrayFloat
-            | Builtin::TensorCreateDense
-    )))
+    matches!(
+        head_builtin(e),
+        Some(
+            Builtin::TensorCreateUninitInt
+                | Builtin::TensorCreateUninitFloat
+                | Builtin::TensorCreateCArrayInt
+                | Builtin::TensorCreateCArrayFloat
+                | Builtin::TensorCreateDense
+        )
+    )
 }
 
 fn creates_uninit(e: &Expr) -> bool {
-    let mut head = e;
-    while let ExprKind::App(f, _) = &head.kind {
-        head = f;
-    }
-    matches!(&head.kind, ExprKind::Var(n)
-        if matches!(n.id.as_builtin(), Some(Builtin::TensorCreateUninitInt | Builtin::TensorCreateUninitFloat)))
+    matches!(head_builtin(e), Some(Builtin::TensorCreateUninitInt | Builtin::TensorCreateUninitFloat))
 }

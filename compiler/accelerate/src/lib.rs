@@ -29,7 +29,15 @@
 //!    (`freshen.rs`).
 //! 6. **Well-formedness** (`wellformed/`): each backend's program is
 //!    checked against that backend's rules.
-//! 7. **Copy analysis** (`copy.rs`): how each tensor crosses the boundary.
+//! 7. **Copy analysis** (`copy.rs`, with `writes.rs`: which parameters
+//!    accelerated code may write): how each value crosses the boundary.
+//! 8. **Boundary descriptions** (`boundary.rs`): one per accelerate
+//!    binding, what everyone downstream reads (the CPU runtime, marshaling,
+//!    code generation, `pmx explain`).
+//!
+//! Shared helpers, one place each: the top-level chain (`chain.rs`),
+//! application spines and the function positions of higher-order
+//! built-ins (`spine.rs`), size constraints (`size.rs`).
 //!
 //! Every rewrite is semantics-preserving and leaves code it does not
 //! recognise exactly as it is (the well-formedness check then reports
@@ -39,9 +47,10 @@
 //! (load order, main file last) and returns an [`Analysis`]; it never fails.
 
 mod anf;
+pub mod boundary;
+pub mod chain;
 mod classify;
 mod copy;
-pub mod explain;
 mod extract;
 mod free;
 mod freshen;
@@ -51,10 +60,15 @@ mod monomorphize;
 mod nested;
 pub mod program;
 mod rewrite;
+pub mod size;
+pub mod spine;
 mod wellformed;
+mod writes;
 
+pub use boundary::{Boundary, BoundaryParam, BoundaryResult, Size, SizeConstraint};
 pub use classify::{Backend, Class, Reason};
-pub use lift::{AccBinding, Param, SYNTHETIC};
+use lift::AccBinding;
+pub use lift::SYNTHETIC;
 
 use pmx_ast::*;
 use pmx_diagnostics::{Code, Diagnostic};
@@ -63,14 +77,13 @@ use rustc_hash::FxHashSet;
 /// What the passes found about one `accelerate` expression.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Accelerate {
-    pub binding: AccBinding,
+    /// What crosses it: parameters, how each is passed, the result.
+    pub boundary: Boundary,
     pub class: Class,
     /// Why: one chain per backend whose keyword it uses.
     pub reasons: Vec<Reason>,
     /// The functions extracted with it (names, in program order).
     pub functions: Vec<SmolStr>,
-    /// How each parameter crosses the boundary (copy analysis).
-    pub passing: Vec<Passing>,
 }
 
 /// How a value crosses into accelerated code.
@@ -90,25 +103,6 @@ pub enum Passing {
 }
 
 impl Passing {
-    pub fn of(t: &Ty) -> Passing {
-        fn has(t: &Ty, f: &dyn Fn(&Ty) -> bool) -> bool {
-            f(t) || match t.kind() {
-                TyKind::Seq(e) | TyKind::Tensor(e) => has(e, f),
-                TyKind::Record(fields) => fields.iter().any(|(_, x)| has(x, f)),
-                _ => false,
-            }
-        }
-        if free::is_function(t) {
-            Passing::None
-        } else if has(t, &|x| matches!(x.kind(), TyKind::Tensor(_))) {
-            Passing::CopyInOut
-        } else if has(t, &|x| matches!(x.kind(), TyKind::Seq(_))) {
-            Passing::CopyIn
-        } else {
-            Passing::Value
-        }
-    }
-
     pub fn describe(self) -> &'static str {
         match self {
             Passing::Value => "passed by value",
@@ -158,9 +152,10 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
     let mut diagnostics = nested::check(&graph, &bindings);
     let nested_ids: FxHashSet<NameId> = nested::nested_ids(&graph, &bindings);
     let order = extract::bindings(&extracted);
-    let mut copies = copy::analyze(&lifted, &bindings);
+    let writes = writes::analyze(&extracted);
+    let mut copies = copy::analyze(&lifted, &bindings, &writes);
     let mut accelerates = Vec::new();
-    for b in bindings {
+    for b in &bindings {
         let (class, reasons) = graph.classify(b.id);
         let reachable: FxHashSet<NameId> = graph.reachable(b.id).into_iter().collect();
         let functions =
@@ -202,13 +197,14 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
             }
         }
         let passing = copies.remove(&b.id).unwrap_or_default();
-        accelerates.push(Accelerate { binding: b, class, reasons, functions, passing });
+        let boundary = describe(&extracted, b, class.clone(), &passing, &writes);
+        accelerates.push(Accelerate { boundary, class, reasons, functions });
     }
     // One program per backend: its rewrites, ANF, then its rules.
     let mut programs = Vec::new();
     for backend in [Backend::Futhark, Backend::Cuda] {
         let members: Vec<&AccBinding> =
-            accelerates.iter().filter(|a| a.class == Class::One(backend)).map(|a| &a.binding).collect();
+            accelerates.iter().zip(&bindings).filter(|(a, _)| a.class == Class::One(backend)).map(|(_, b)| b).collect();
         let ids: FxHashSet<NameId> = members.iter().map(|b| b.id).collect();
         let (_, mut program) = extract::extract(&ids, &extracted);
         match backend {
@@ -234,4 +230,34 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
     let cuda = programs.pop().expect("two programs");
     let futhark = programs.pop().expect("two programs");
     Analysis { lifted, extracted, futhark, cuda, accelerates, diagnostics }
+}
+
+/// The boundary description of one accelerate binding.
+fn describe(extracted: &Expr, b: &AccBinding, class: Class, passing: &[Passing], writes: &writes::Writes) -> Boundary {
+    let mut params: Vec<BoundaryParam> = b
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| BoundaryParam {
+            name: p.name.clone(),
+            ty: p.ty.clone(),
+            source: p.source.clone(),
+            passing: passing.get(i).copied().unwrap_or_else(|| copy::passing(&p.ty, true)),
+            written: writes.writes(b.id, i) && copy::passing(&p.ty, true) == Passing::CopyInOut,
+            sizes: Vec::new(),
+        })
+        .collect();
+    let ids: Vec<NameId> = b.params.iter().map(|p| p.name.id).collect();
+    let sizes = if b.dummy { Vec::new() } else { boundary::size_constraints(extracted, b.id, &ids) };
+    boundary::index_sizes(&mut params, &sizes);
+    Boundary {
+        id: b.id,
+        name: b.name.clone(),
+        span: b.span,
+        class,
+        params,
+        dummy: b.dummy,
+        sizes,
+        result: BoundaryResult::of(&b.result),
+    }
 }

@@ -26,7 +26,7 @@ pub struct Param {
     pub name: Name,
     pub ty: Ty,
     /// The variable passed for it at the call.
-    pub source: NameId,
+    pub source: Name,
 }
 
 /// One `accelerate` expression after lifting.
@@ -412,7 +412,7 @@ impl Lifter {
                 params
                     .iter()
                     .zip(&fvs)
-                    .map(|((p, t, _), f)| Param { name: p.clone(), ty: t.clone(), source: f.id })
+                    .map(|((p, t, _), f)| Param { name: p.clone(), ty: t.clone(), source: f.name.clone() })
                     .collect()
             },
             dummy,

@@ -1,13 +1,14 @@
 //! What `pmx explain` says about one `accelerate` expression, as lines of
-//! text, shared by the command line and the language server's hover.
+//! text: the rendering of the middle end's boundary description and
+//! classification, shared by the command line and hover (both edges).
 
-use crate::{Accelerate, Class, Passing};
+use pmx_accelerate::{Accelerate, Boundary, Class, Size};
 use pmx_ast::Span;
 
 /// The explanation of one accelerate expression; `locate` turns a span
 /// into `file:line:column`.
 pub fn lines(a: &Accelerate, locate: &mut dyn FnMut(Span) -> String) -> Vec<String> {
-    let b = &a.binding;
+    let b = &a.boundary;
     let mut out = Vec::new();
     out.push(format!(
         "backend: {}",
@@ -31,16 +32,36 @@ pub fn lines(a: &Accelerate, locate: &mut dyn FnMut(Span) -> String) -> Vec<Stri
         out.push("parameters: none (it uses no data from outside)".into());
     } else {
         out.push("parameters:".into());
-        for (i, p) in b.params.iter().enumerate() {
-            let passing = a.passing.get(i).copied().unwrap_or_else(|| Passing::of(&p.ty));
-            out.push(format!("  {} : {}  ({})", p.name.text, p.ty, passing.describe()));
+        for p in &b.params {
+            out.push(format!("  {} : {}  ({})", p.name.text, p.ty, p.passing.describe()));
         }
     }
-    out.push(format!("returns: {}", b.result));
+    for c in &b.sizes {
+        out.push(format!("size: {} = {}  (utest at {})", size(b, c.lhs), size(b, c.rhs), locate(c.span)));
+    }
+    out.push(format!("returns: {}", b.result.ty));
     out.push(if a.functions.is_empty() {
         "functions extracted with it: none".into()
     } else {
         format!("functions extracted with it: {}", a.functions.join(", "))
     });
     out
+}
+
+/// One side of a size equality, in MExpr.
+pub fn size(b: &Boundary, s: Size) -> String {
+    match s {
+        Size::Dim { param, depth } => {
+            let mut e = b.params[param].name.text.to_string();
+            for _ in 0..depth {
+                e = format!("head {e}");
+            }
+            if depth > 0 {
+                e = format!("({e})");
+            }
+            format!("length {e}")
+        }
+        Size::Param(p) => b.params[p].name.text.to_string(),
+        Size::Lit(n) => n.to_string(),
+    }
 }

@@ -1,0 +1,152 @@
+//! Accelerate sites: how an `accelerate` expression runs.
+//!
+//! The middle end describes each accelerate binding once
+//! ([`pmx_accelerate::Boundary`]). At run time, evaluating an `accelerate`
+//! loads exactly the described parameters (the variables the boundary
+//! names, wherever they live now), runs the debug-mode checks on them
+//! (tensor rank, regularity for Futhark-class code, the size constraints
+//! stated in terms of the parameters) and calls the binding through one
+//! dispatch point: the site's [`Engine`]. Sites are keyed by the binding's
+//! identity. The interpreter is one engine: it runs the extracted,
+//! lambda-lifted binding (compiled beside the program, in its own
+//! namespace) on the loaded values, exactly the closed function the
+//! Futhark and CUDA backends compile, so the boundary description is what
+//! every engine relies on.
+
+use crate::error::Res;
+use crate::eval::{Args, Machine};
+use crate::value::Value;
+use pmx_accelerate::{Backend, Boundary};
+use pmx_ast::NameId;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+/// One way to run accelerate bindings. The CLI registers one per binding;
+/// bindings without one run in the interpreter.
+pub trait Engine: Send + Sync {
+    /// What runs the binding, for messages (`interpreter`, ...).
+    fn name(&self) -> &str;
+    /// Runs the binding on the values of its parameters, in the boundary's
+    /// order (one dummy `Int` when it takes none). Tensors are the
+    /// caller's: writes must be visible in them (and in every view of
+    /// them) when this returns.
+    fn call(&self, m: &mut Machine, site: &Site, args: Args) -> Res<Value>;
+}
+
+/// The accelerated part of a program, as the runtime gets it.
+pub struct Accelerated {
+    /// The extracted program: the accelerate bindings and what they use.
+    pub program: pmx_ast::Expr,
+    pub boundaries: Vec<Boundary>,
+    /// Engines registered for bindings (by binding id).
+    pub engines: FxHashMap<NameId, Arc<dyn Engine>>,
+}
+
+/// One accelerate binding at run time.
+pub struct Site {
+    pub boundary: Boundary,
+    /// The global holding the compiled binding (its lifted function).
+    pub global: u32,
+    pub engine: Arc<dyn Engine>,
+}
+
+/// The interpreter: runs the compiled binding in this process, its
+/// parallel keywords on rayon's threads (sequentially in debug mode).
+pub struct Interpreter;
+
+impl Engine for Interpreter {
+    fn name(&self) -> &str {
+        "interpreter"
+    }
+
+    fn call(&self, m: &mut Machine, site: &Site, args: Args) -> Res<Value> {
+        let f = m.global(site.global)?;
+        let span = site.boundary.span;
+        let saved = std::mem::replace(&mut m.accelerated, true);
+        let outer = m.accelerate_site.replace(span);
+        let r = m.apply(f, args, span);
+        m.accelerated = saved;
+        m.accelerate_site = outer;
+        r
+    }
+}
+
+/// Runs site `index` on its loaded parameters.
+pub fn run_site(m: &mut Machine, index: usize, args: Args) -> Res<Value> {
+    let shared = m.shared.clone();
+    let site = &shared.sites[index];
+    if m.shared.options.debug {
+        check(m, site, &args)?;
+    }
+    site.engine.call(m, site, args)
+}
+
+/// The debug-mode checks on the values that cross a boundary.
+fn check(m: &Machine, site: &Site, args: &[Value]) -> Res<()> {
+    let b = &site.boundary;
+    let futhark = b.backend() == Some(Backend::Futhark);
+    for (p, v) in b.params.iter().zip(args) {
+        let found = crate::checks::rank(v, m.shared.options.tensor_max_rank).and_then(|()| {
+            if futhark {
+                crate::checks::regular(v)
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = found {
+            return Err(m.fail(format!("{e} (in the value of `{}` passed to accelerate)", p.source.text), b.span));
+        }
+    }
+    for c in &b.sizes {
+        let (Some(lhs), Some(rhs)) = (size(c.lhs, args), size(c.rhs, args)) else { continue };
+        if lhs != rhs {
+            let name = match c.lhs {
+                pmx_accelerate::Size::Dim { param, .. } | pmx_accelerate::Size::Param(param) => {
+                    b.params[param].source.text.clone()
+                }
+                pmx_accelerate::Size::Lit(_) => Default::default(),
+            };
+            return Err(m.fail(crate::checks::size_violation(&name, lhs, rhs, c.span), b.span));
+        }
+    }
+    Ok(())
+}
+
+/// One side of a size constraint on the loaded values; `None` when it
+/// cannot be computed here (an empty outer dimension hides the inner
+/// ones: the check in the code, if it is reached, decides).
+fn size(s: pmx_accelerate::Size, args: &[Value]) -> Option<i64> {
+    match s {
+        pmx_accelerate::Size::Lit(n) => Some(n),
+        pmx_accelerate::Size::Param(p) => match args.get(p)? {
+            Value::Int(n) => Some(*n),
+            _ => None,
+        },
+        pmx_accelerate::Size::Dim { param, depth } => {
+            let mut v = args.get(param)?.clone();
+            for _ in 0..depth {
+                let Value::Seq(s) = &v else { return None };
+                if s.is_empty() {
+                    return None;
+                }
+                v = s.get(0);
+            }
+            match &v {
+                Value::Seq(s) => Some(s.len() as i64),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// The sites of a program, in the order of its boundaries.
+pub(crate) fn sites(acc: &Accelerated, globals: &FxHashMap<NameId, u32>) -> Vec<Site> {
+    acc.boundaries
+        .iter()
+        .filter_map(|b| {
+            let global = *globals.get(&b.id)?;
+            let engine = acc.engines.get(&b.id).cloned().unwrap_or_else(|| Arc::new(Interpreter));
+            Some(Site { boundary: b.clone(), global, engine })
+        })
+        .collect()
+}
