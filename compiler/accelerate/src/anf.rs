@@ -29,16 +29,7 @@ fn atomic(e: &Expr) -> bool {
         || matches!(&e.kind, ExprKind::Record(fields) if fields.is_empty())
 }
 
-/// The argument positions of built-ins that take functions.
-fn function_argument(b: Builtin, i: usize) -> bool {
-    use Builtin::*;
-    match b {
-        Map | ParallelMap | Map2 | Reduce | Foldl | Foldr | Iter | Iteri | Mapi => i == 0,
-        Create | Loop | SeqLoop => i == 1,
-        SeqLoopAcc => i == 2,
-        _ => false,
-    }
-}
+use crate::spine::function_argument;
 
 impl Anf {
     fn fresh(&mut self, span: Span) -> Name {
@@ -99,14 +90,7 @@ impl Anf {
     /// An application spine with atomic arguments (function arguments of
     /// higher-order built-ins excepted).
     fn app(&mut self, e: Expr) -> Expr {
-        let (span, ty) = (e.span, e.ty.clone());
-        let mut args = Vec::new();
-        let mut head = e;
-        while let ExprKind::App(f, a) = head.kind {
-            args.push((*a, head.span, head.ty));
-            head = *f;
-        }
-        args.reverse();
+        let (head, args) = crate::spine::into_spine(e);
         let builtin = match &head.kind {
             ExprKind::Var(n) => n.id.as_builtin(),
             _ => None,
@@ -121,7 +105,6 @@ impl Anf {
             };
             acc = Expr { kind: ExprKind::App(Box::new(acc), Box::new(a)), span: s, ty: t };
         }
-        let _ = (span, ty);
         wrap(lets, acc)
     }
 

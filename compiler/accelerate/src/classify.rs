@@ -59,27 +59,9 @@ pub struct Graph<'a> {
 
 impl<'a> Graph<'a> {
     pub fn new(program: &'a Expr) -> Graph<'a> {
-        let mut values = FxHashMap::default();
-        let mut cur = program;
-        loop {
-            match &cur.kind {
-                ExprKind::Let(b, rest) => {
-                    values.insert(b.name.id, (&**b, free_vars(&b.value).into_iter().map(|f| f.id).collect()));
-                    cur = rest;
-                }
-                ExprKind::RecLets(bs, rest) => {
-                    for b in bs {
-                        values.insert(b.name.id, (b, free_vars(&b.value).into_iter().map(|f| f.id).collect()));
-                    }
-                    cur = rest;
-                }
-                ExprKind::External(_, rest)
-                | ExprKind::TypeDecl(_, rest)
-                | ExprKind::ConDecl(_, rest)
-                | ExprKind::Utest(_, rest) => cur = rest,
-                _ => break,
-            }
-        }
+        let values = crate::chain::bindings(program)
+            .map(|b| (b.name.id, (b, free_vars(&b.value).into_iter().map(|f| f.id).collect())))
+            .collect();
         Graph { values }
     }
 

@@ -74,20 +74,5 @@ pub fn extract(ids: &FxHashSet<NameId>, e: &Expr) -> (FxHashSet<NameId>, Expr) {
 
 /// The identities of the bindings of an extracted program, in order.
 pub fn bindings(e: &Expr) -> Vec<(NameId, SmolStr)> {
-    let mut out = Vec::new();
-    let mut cur = e;
-    loop {
-        match &cur.kind {
-            ExprKind::Let(b, rest) => {
-                out.push((b.name.id, b.name.text.clone()));
-                cur = rest;
-            }
-            ExprKind::RecLets(bs, rest) => {
-                out.extend(bs.iter().map(|b| (b.name.id, b.name.text.clone())));
-                cur = rest;
-            }
-            ExprKind::External(_, rest) | ExprKind::TypeDecl(_, rest) | ExprKind::ConDecl(_, rest) => cur = rest,
-            _ => return out,
-        }
-    }
+    crate::chain::bindings(e).map(|b| (b.name.id, b.name.text.clone())).collect()
 }

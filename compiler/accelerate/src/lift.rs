@@ -175,15 +175,7 @@ impl Lifter {
             // What this declaration lifted goes right before it.
             let pending = std::mem::take(&mut self.pending);
             let at = Self::place(pending, cur);
-            cur = match &mut at.kind {
-                ExprKind::Let(_, rest)
-                | ExprKind::RecLets(_, rest)
-                | ExprKind::External(_, rest)
-                | ExprKind::TypeDecl(_, rest)
-                | ExprKind::ConDecl(_, rest)
-                | ExprKind::Utest(_, rest) => rest,
-                _ => unreachable!("a declaration of the chain"),
-            };
+            cur = crate::chain::rest_mut(at).expect("a declaration of the chain");
         }
     }
 

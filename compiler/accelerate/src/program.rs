@@ -34,36 +34,21 @@ pub fn to_expr(modules: &[&Module]) -> Expr {
 
 /// The chain's declarations become items again; what is left is the body.
 pub fn to_module(e: &Expr) -> Module {
+    use crate::chain::Decl;
     let mut items = Vec::new();
     let mut cur = e;
-    loop {
-        match &cur.kind {
-            ExprKind::Let(b, rest) if !b.name.text.is_empty() => {
-                items.push(Item::Let((**b).clone()));
-                cur = rest;
-            }
-            ExprKind::RecLets(bs, rest) => {
-                items.push(Item::RecLets(bs.clone(), cur.span));
-                cur = rest;
-            }
-            ExprKind::TypeDecl(d, rest) => {
-                items.push(Item::Type((**d).clone()));
-                cur = rest;
-            }
-            ExprKind::ConDecl(d, rest) => {
-                items.push(Item::Con((**d).clone()));
-                cur = rest;
-            }
-            ExprKind::Utest(u, rest) => {
-                items.push(Item::Utest((**u).clone()));
-                cur = rest;
-            }
-            ExprKind::External(d, rest) => {
-                items.push(Item::External((**d).clone()));
-                cur = rest;
-            }
-            _ => break,
-        }
+    while let Some((d, rest)) = crate::chain::split(cur) {
+        items.push(match d {
+            // `let _ = e` in the body is sequencing, not a declaration.
+            Decl::Let(b) if b.name.text.is_empty() => break,
+            Decl::Let(b) => Item::Let(b.clone()),
+            Decl::Rec(bs) => Item::RecLets(bs.to_vec(), cur.span),
+            Decl::Type(d) => Item::Type(d.clone()),
+            Decl::Con(d) => Item::Con(d.clone()),
+            Decl::Utest(u) => Item::Utest(u.clone()),
+            Decl::External(d) => Item::External(d.clone()),
+        });
+        cur = rest;
     }
     let main = match &cur.kind {
         ExprKind::Record(fields) if fields.is_empty() => None,
@@ -76,15 +61,9 @@ pub fn to_module(e: &Expr) -> Module {
 pub fn split_chain(mut e: Expr) -> (Vec<Expr>, Expr) {
     let mut decls = Vec::new();
     loop {
-        let rest = match &mut e.kind {
-            ExprKind::Let(_, rest)
-            | ExprKind::RecLets(_, rest)
-            | ExprKind::External(_, rest)
-            | ExprKind::TypeDecl(_, rest)
-            | ExprKind::ConDecl(_, rest)
-            | ExprKind::Utest(_, rest) => std::mem::replace(&mut **rest, Expr::unit(e.span)),
-            _ => return (decls, e),
-        };
+        let span = e.span;
+        let Some(rest) = crate::chain::rest_mut(&mut e) else { return (decls, e) };
+        let rest = std::mem::replace(rest, Expr::unit(span));
         decls.push(e);
         e = rest;
     }
@@ -94,26 +73,14 @@ pub fn split_chain(mut e: Expr) -> (Vec<Expr>, Expr) {
 pub fn join_chain(decls: Vec<Expr>, body: Expr) -> Expr {
     decls.into_iter().rev().fold(body, |rest, mut d| {
         d.ty = rest.ty.clone();
-        match &mut d.kind {
-            ExprKind::Let(_, r)
-            | ExprKind::RecLets(_, r)
-            | ExprKind::External(_, r)
-            | ExprKind::TypeDecl(_, r)
-            | ExprKind::ConDecl(_, r)
-            | ExprKind::Utest(_, r) => **r = rest,
-            _ => unreachable!("split_chain returns declarations"),
-        }
+        *crate::chain::rest_mut(&mut d).expect("split_chain returns declarations") = rest;
         d
     })
 }
 
 /// The identities a declaration binds.
 fn bound(d: &Expr) -> Vec<NameId> {
-    match &d.kind {
-        ExprKind::Let(b, _) => vec![b.name.id],
-        ExprKind::RecLets(bs, _) => bs.iter().map(|b| b.name.id).collect(),
-        _ => Vec::new(),
-    }
+    crate::chain::split(d).map(|(d, _)| d.bindings().iter().map(|b| b.name.id).collect()).unwrap_or_default()
 }
 
 /// The whole program with a backend's rewritten declarations in place of

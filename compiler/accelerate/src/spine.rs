@@ -17,6 +17,20 @@ pub fn spine(e: &Expr) -> (&Expr, Vec<&Expr>) {
     (head, args)
 }
 
+/// An application taken apart: the head and each argument with the span
+/// and type of the application node that applied it (so that it can be
+/// rebuilt node by node).
+pub fn into_spine(e: Expr) -> (Expr, Vec<(Expr, Span, Ty)>) {
+    let mut args = Vec::new();
+    let mut head = e;
+    while let ExprKind::App(f, a) = head.kind {
+        args.push((*a, head.span, head.ty));
+        head = *f;
+    }
+    args.reverse();
+    (head, args)
+}
+
 /// The head of an application (without collecting the arguments).
 pub fn head(e: &Expr) -> &Expr {
     let mut head = e;

@@ -45,23 +45,14 @@ pub(crate) type UserOps = FxHashMap<NameId, UserOp>;
 /// The recognised functions among the top-level `let`s of a chain.
 pub(crate) fn user_ops(program: &Expr) -> UserOps {
     let mut ops = UserOps::default();
-    let mut cur = program;
-    loop {
-        cur = match &cur.kind {
-            ExprKind::Let(b, rest) => {
-                if let Some(op) = recognise(&b.value) {
-                    ops.insert(b.name.id, op);
-                }
-                rest
+    for (d, _) in crate::chain::decls(program) {
+        if let crate::chain::Decl::Let(b) = d {
+            if let Some(op) = recognise(&b.value) {
+                ops.insert(b.name.id, op);
             }
-            ExprKind::RecLets(_, rest)
-            | ExprKind::External(_, rest)
-            | ExprKind::TypeDecl(_, rest)
-            | ExprKind::ConDecl(_, rest)
-            | ExprKind::Utest(_, rest) => rest,
-            _ => return ops,
-        };
+        }
     }
+    ops
 }
 
 /// `lam a. lam b. if c then x else y` with the shapes of `and`, `or`,

@@ -234,13 +234,8 @@ impl Inliner {
 
     /// `g a1 .. ak` with `g` a top-level function or a built-in.
     fn known_function(&self, a: &Expr) -> Option<(Expr, Vec<Expr>)> {
-        let mut fargs = Vec::new();
-        let mut head = a;
-        while let ExprKind::App(g, x) = &head.kind {
-            fargs.push((**x).clone());
-            head = g;
-        }
-        fargs.reverse();
+        let (head, fargs) = crate::spine::spine(a);
+        let fargs: Vec<Expr> = fargs.into_iter().cloned().collect();
         let ExprKind::Var(n) = &head.kind else { return None };
         if let Some((f, bound)) = self.locals.get(&n.id) {
             return Some((f.clone(), bound.iter().cloned().chain(fargs).collect()));

@@ -48,26 +48,20 @@ pub fn rewrite_recursion(e: &mut Expr) {
     let mut next = 0u32;
     let mut cur = e;
     loop {
-        let rest = match &mut cur.kind {
-            ExprKind::RecLets(bs, rest) => {
-                if bs.len() == 1 {
-                    let value = rewrite(&bs[0], &user, &mut next)
-                        .or_else(|| map2::rewrite_map2(&bs[0], &mut next))
-                        .or_else(|| indexed::rewrite_indexed(&bs[0], &mut next));
-                    if let Some(value) = value {
-                        bs[0].value = value;
-                    }
+        if let ExprKind::RecLets(bs, _) = &mut cur.kind {
+            if bs.len() == 1 {
+                let value = rewrite(&bs[0], &user, &mut next)
+                    .or_else(|| map2::rewrite_map2(&bs[0], &mut next))
+                    .or_else(|| indexed::rewrite_indexed(&bs[0], &mut next));
+                if let Some(value) = value {
+                    bs[0].value = value;
                 }
-                rest
             }
-            ExprKind::Let(_, rest)
-            | ExprKind::External(_, rest)
-            | ExprKind::TypeDecl(_, rest)
-            | ExprKind::ConDecl(_, rest)
-            | ExprKind::Utest(_, rest) => rest,
-            _ => return,
-        };
-        cur = rest;
+        }
+        match crate::chain::rest_mut(cur) {
+            Some(rest) => cur = rest,
+            None => return,
+        }
     }
 }
 
@@ -98,17 +92,7 @@ pub(super) fn is_var(e: &Expr, id: NameId) -> bool {
     matches!(&e.kind, ExprKind::Var(n) if n.id == id)
 }
 
-/// The head of an application and its arguments, in order.
-pub(super) fn spine(e: &Expr) -> (&Expr, Vec<&Expr>) {
-    let mut args = Vec::new();
-    let mut head = e;
-    while let ExprKind::App(g, a) = &head.kind {
-        args.push(&**a);
-        head = g;
-    }
-    args.reverse();
-    (head, args)
-}
+pub(super) use crate::spine::spine;
 
 /// The parameters of a function value (with their types) and its body
 /// under them.

@@ -94,8 +94,13 @@ impl Cuda {
     /// CudaAppResultTypeError: an application does not return a function,
     /// except as the function argument of `loop`, `seqLoop`,
     /// `seqLoopAcc` or `foldl` (which lambda lifting produces).
-    fn rule_app_result(&mut self, e: &Expr, higher_order_argument: bool) {
-        if matches!(e.kind, ExprKind::App(..)) && e.ty.as_arrow().is_some() && !higher_order_argument {
+    fn rule_app_result(&mut self, e: &Expr, higher_order_argument: Option<Builtin>) {
+        // The CUDA backend passes functions only to its loops and folds.
+        let passed_to_loop = matches!(
+            higher_order_argument,
+            Some(Builtin::Loop | Builtin::SeqLoop | Builtin::SeqLoopAcc | Builtin::Foldl)
+        );
+        if matches!(e.kind, ExprKind::App(..)) && e.ty.as_arrow().is_some() && !passed_to_loop {
             self.r.push(
                 Code::CudaAppResultType,
                 e.span,
@@ -214,7 +219,7 @@ impl Cuda {
 }
 
 impl Rules for Cuda {
-    fn expr(&mut self, e: &Expr, higher_order_argument: bool) {
+    fn expr(&mut self, e: &Expr, higher_order_argument: Option<Builtin>) {
         self.rule_constant(e);
         self.rule_expression(e);
         self.rule_function_in_match(e);

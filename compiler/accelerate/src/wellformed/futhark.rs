@@ -152,7 +152,7 @@ impl Futhark {
 }
 
 impl Rules for Futhark {
-    fn expr(&mut self, e: &Expr, _: bool) {
+    fn expr(&mut self, e: &Expr, _: Option<Builtin>) {
         self.rule_constant(e);
         self.rule_expression(e);
         self.rule_function_from_if(e);

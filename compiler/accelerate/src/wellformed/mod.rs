@@ -7,8 +7,10 @@
 mod cuda;
 mod futhark;
 
+use crate::chain::Decl;
 use crate::classify::Backend;
 use crate::lift::AccBinding;
+use crate::spine::function_argument;
 use pmx_ast::*;
 use pmx_diagnostics::{Code, Diagnostic};
 
@@ -16,7 +18,7 @@ use pmx_diagnostics::{Code, Diagnostic};
 pub(crate) trait Rules {
     /// Called on every expression node, with whether it is the function
     /// argument of a higher-order built-in (`loop n f`, `foldl f ...`).
-    fn expr(&mut self, e: &Expr, higher_order_argument: bool);
+    fn expr(&mut self, e: &Expr, higher_order_argument: Option<Builtin>);
     fn pattern(&mut self, p: &Pat);
     /// A variable's binder: a let (`is_let`), a parameter, a pattern
     /// variable. Parameters made by lambda lifting are not passed: their
@@ -64,33 +66,29 @@ fn run<R: Rules>(mut rules: R, program: &Expr, accelerates: &[&AccBinding]) -> V
     for acc in accelerates {
         rules.boundary(acc);
     }
-    let mut cur = program;
-    loop {
-        match &cur.kind {
-            ExprKind::Let(b, rest) => {
+    for (d, _) in crate::chain::decls(program) {
+        match d {
+            Decl::Let(b) => {
                 rules.binding(b, false);
                 walk_binding(&mut rules, b);
-                cur = rest;
             }
-            ExprKind::RecLets(bs, rest) => {
-                let ids: Vec<NameId> = bs.iter().map(|b| b.name.id).collect();
-                for b in bs {
-                    let recursive = crate::free::free_vars(&b.value).iter().any(|f| ids.contains(&f.id));
-                    rules.binding(b, recursive);
-                    walk_binding(&mut rules, b);
-                }
-                cur = rest;
-            }
+            Decl::Rec(bs) => bindings_of_group(&mut rules, bs),
             // Declarations at the top level are kept by extraction whether
             // used or not; a use of a constructor is what the rules reject.
-            ExprKind::External(_, rest)
-            | ExprKind::TypeDecl(_, rest)
-            | ExprKind::ConDecl(_, rest)
-            | ExprKind::Utest(_, rest) => cur = rest,
-            _ => break,
+            Decl::External(_) | Decl::Type(_) | Decl::Con(_) | Decl::Utest(_) => {}
         }
     }
     rules.into_diagnostics()
+}
+
+/// A `recursive` group: each member is recursive when it uses a member.
+fn bindings_of_group<R: Rules>(rules: &mut R, bs: &[Binding]) {
+    let ids: Vec<NameId> = bs.iter().map(|b| b.name.id).collect();
+    for b in bs {
+        let recursive = crate::free::free_vars(&b.value).iter().any(|f| ids.contains(&f.id));
+        rules.binding(b, recursive);
+        walk_binding(rules, b);
+    }
 }
 
 fn walk_binding<R: Rules>(rules: &mut R, b: &Binding) {
@@ -99,7 +97,7 @@ fn walk_binding<R: Rules>(rules: &mut R, b: &Binding) {
     if !lifted(&b.name) {
         rules.binder(&b.name, b.scheme.strip_foralls(), true);
     }
-    walk(rules, &b.value, false);
+    walk(rules, &b.value, None);
 }
 
 fn lifted(name: &Name) -> bool {
@@ -108,13 +106,7 @@ fn lifted(name: &Name) -> bool {
 
 /// The built-in at the head of an application spine, and the arguments.
 pub(crate) fn spine(e: &Expr) -> (Option<Builtin>, Vec<&Expr>) {
-    let mut args = Vec::new();
-    let mut head = e;
-    while let ExprKind::App(f, a) = &head.kind {
-        args.push(&**a);
-        head = f;
-    }
-    args.reverse();
+    let (head, args) = crate::spine::spine(e);
     let b = match &head.kind {
         ExprKind::Var(n) => n.id.as_builtin(),
         _ => None,
@@ -122,13 +114,8 @@ pub(crate) fn spine(e: &Expr) -> (Option<Builtin>, Vec<&Expr>) {
     (b, args)
 }
 
-/// The argument positions of higher-order built-ins that take functions.
-fn function_argument(b: Builtin, i: usize) -> bool {
-    use Builtin::*;
-    matches!((b, i), (Loop | SeqLoop, 1) | (SeqLoopAcc, 2) | (Foldl, 0))
-}
-
-fn walk<R: Rules>(rules: &mut R, e: &Expr, higher_order_argument: bool) {
+/// `higher_order_argument`: the built-in `e` is a function argument of.
+fn walk<R: Rules>(rules: &mut R, e: &Expr, higher_order_argument: Option<Builtin>) {
     rules.expr(e, higher_order_argument);
     match &e.kind {
         ExprKind::Var(_) | ExprKind::Lit(_) | ExprKind::Never | ExprKind::Error => {}
@@ -138,62 +125,57 @@ fn walk<R: Rules>(rules: &mut R, e: &Expr, higher_order_argument: bool) {
                     rules.binder(param, p, false);
                 }
             }
-            walk(rules, body, false);
+            walk(rules, body, None);
         }
         ExprKind::Let(b, body) => {
             rules.binding(b, false);
             walk_binding(rules, b);
-            walk(rules, body, false);
+            walk(rules, body, None);
         }
         ExprKind::RecLets(bs, body) => {
-            let ids: Vec<NameId> = bs.iter().map(|b| b.name.id).collect();
-            for b in bs {
-                let recursive = crate::free::free_vars(&b.value).iter().any(|f| ids.contains(&f.id));
-                rules.binding(b, recursive);
-                walk_binding(rules, b);
-            }
-            walk(rules, body, false);
+            bindings_of_group(rules, bs);
+            walk(rules, body, None);
         }
         ExprKind::App(..) => {
             // The spine is one node: its head and arguments are walked
             // directly, each argument told whether it is a function
             // argument of a higher-order built-in.
-            let (b, args) = spine(e);
-            let mut head = e;
-            while let ExprKind::App(f, _) = &head.kind {
-                head = f;
-            }
+            let (head, args) = crate::spine::spine(e);
+            let b = match &head.kind {
+                ExprKind::Var(n) => n.id.as_builtin(),
+                _ => None,
+            };
             if !matches!(head.kind, ExprKind::Var(_)) {
-                walk(rules, head, false);
+                walk(rules, head, None);
             } else {
-                rules.expr(head, false);
+                rules.expr(head, None);
             }
             for (i, a) in args.into_iter().enumerate() {
-                walk(rules, a, b.is_some_and(|b| function_argument(b, i)));
+                walk(rules, a, b.filter(|b| function_argument(*b, i)));
             }
         }
         ExprKind::Match { scrutinee, pattern, then, otherwise } => {
-            walk(rules, scrutinee, false);
+            walk(rules, scrutinee, None);
             walk_pattern(rules, pattern);
-            walk(rules, then, false);
-            walk(rules, otherwise, false);
+            walk(rules, then, None);
+            walk(rules, otherwise, None);
         }
-        ExprKind::Seq(items) => items.iter().for_each(|i| walk(rules, i, false)),
-        ExprKind::Record(fields) => fields.iter().for_each(|(_, f)| walk(rules, f, false)),
+        ExprKind::Seq(items) => items.iter().for_each(|i| walk(rules, i, None)),
+        ExprKind::Record(fields) => fields.iter().for_each(|(_, f)| walk(rules, f, None)),
         ExprKind::RecordUpdate(r, fields) => {
-            walk(rules, r, false);
-            fields.iter().for_each(|(_, f)| walk(rules, f, false));
+            walk(rules, r, None);
+            fields.iter().for_each(|(_, f)| walk(rules, f, None));
         }
-        ExprKind::Proj(r, _) => walk(rules, r, false),
-        ExprKind::ConApp(_, a) => walk(rules, a, false),
+        ExprKind::Proj(r, _) => walk(rules, r, None),
+        ExprKind::ConApp(_, a) => walk(rules, a, None),
         // Utests inside accelerated code are checked by the backends that
         // keep them (CUDA rejects them; Futhark drops those that are not
         // size constraints), not walked.
-        ExprKind::Utest(_, body) => walk(rules, body, false),
-        ExprKind::External(_, body) | ExprKind::TypeDecl(_, body) => walk(rules, body, false),
+        ExprKind::Utest(_, body) => walk(rules, body, None),
+        ExprKind::External(_, body) | ExprKind::TypeDecl(_, body) => walk(rules, body, None),
         ExprKind::ConDecl(d, body) => {
             rules.declaration(d.span, "constructor definitions");
-            walk(rules, body, false);
+            walk(rules, body, None);
         }
     }
 }
