@@ -1,0 +1,70 @@
+//! Per-binding profiles for `pmx run --profile`: calls, time inside, bytes
+//! copied in and out, compile time. Engines record into one shared table;
+//! the CLI renders it.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+#[derive(Clone, Debug, Default)]
+pub struct Entry {
+    /// The binding's name and where its `accelerate` is.
+    pub name: String,
+    pub engine: String,
+    pub calls: u64,
+    pub inside: Duration,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub compile: Duration,
+    pub cached: bool,
+}
+
+#[derive(Default)]
+pub struct Profile {
+    entries: Mutex<Vec<Entry>>,
+}
+
+impl Profile {
+    /// The index of a new entry.
+    pub fn add(&self, entry: Entry) -> usize {
+        let mut e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        e.push(entry);
+        e.len() - 1
+    }
+
+    pub fn update(&self, index: usize, f: impl FnOnce(&mut Entry)) {
+        let mut e = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = e.get_mut(index) {
+            f(entry);
+        }
+    }
+
+    pub fn entries(&self) -> Vec<Entry> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The table, one line per binding.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "{:<28} {:<18} {:>7} {:>12} {:>12} {:>12} {:>12}\n",
+            "binding", "engine", "calls", "time inside", "bytes in", "bytes out", "compile"
+        );
+        for e in self.entries() {
+            let compile = if e.cached { "cached".to_string() } else { ms(e.compile) };
+            out.push_str(&format!(
+                "{:<28} {:<18} {:>7} {:>12} {:>12} {:>12} {:>12}\n",
+                e.name,
+                e.engine,
+                e.calls,
+                ms(e.inside),
+                e.bytes_in,
+                e.bytes_out,
+                compile
+            ));
+        }
+        out
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
