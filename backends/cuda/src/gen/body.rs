@@ -1,0 +1,492 @@
+//! Statements: function bodies (device and host code alike), entry bodies
+//! (host code, whose parallel loops become kernel launches), and the
+//! unpacking of parameters and packing of results at the host ABI.
+
+use super::types::{field, ident, Types};
+use super::{fn_name, Options, Unsupported, THREADS_PER_BLOCK};
+use pmx_ast::{Builtin, Span};
+use pmx_lower::{Atom, Block, Callee, Expr, FunRef, Lit, Program, Type, Var};
+use rustc_hash::FxHashMap;
+use std::fmt::Write;
+
+/// What only host code needs: the argument slots of the ABI, the runtime
+/// the GPU engine passes, and the CPU launch of a kernel.
+pub const HOST_PRELUDE: &str = r#"
+#if !defined(PMX_DEVICE_ONLY)
+// One slot of an entry's arguments or result (see the generator's docs).
+struct pmx_arg {
+  int64_t i;
+  double f;
+  void *p;
+  int64_t len;
+  int64_t offset;
+  int64_t rank;
+  int64_t dims[PMX_MAX_RANK];
+};
+// What the engine gives the host code: memory for unpacked sequences and,
+// for the GPU engine's host library, kernel launches.
+struct pmx_runtime {
+  void *ctx;
+  void *(*alloc)(void *ctx, int64_t bytes);
+  int64_t (*launch)(void *ctx, int64_t kernel, void **params, int64_t count, int64_t n);
+};
+template <typename T> static pmx_tensor<T> pmx_unpack_tensor(const pmx_arg *a) {
+  pmx_tensor<T> t;
+  t.data = (T *)a->p;
+  t.offset = a->offset;
+  t.rank = a->rank;
+  for (int64_t k = 0; k < PMX_MAX_RANK; k++) t.dims[k] = k < a->rank ? a->dims[k] : 1;
+  return t;
+}
+#if defined(__CUDACC__)
+#define PMX_RESET_FAILED() do { int64_t z = 0; cudaMemcpyToSymbol(pmx_failed, &z, sizeof z); } while (0)
+static int64_t pmx_read_failed() {
+  int64_t h = 0;
+  cudaDeviceSynchronize();
+  cudaMemcpyFromSymbol(&h, pmx_failed, sizeof h);
+  return h;
+}
+#else
+#define PMX_RESET_FAILED() (pmx_failed = 0)
+static int64_t pmx_read_failed() { return pmx_failed; }
+#endif
+#if !defined(PMX_GPU) && !defined(PMX_HOST_LAUNCH)
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+// A CPU launch: each OpenMP thread is one block of one thread of the grid.
+static void pmx_cpu_thread() {
+#if defined(_OPENMP)
+  blockIdx.x = (unsigned)omp_get_thread_num();
+  gridDim.x = (unsigned)omp_get_num_threads();
+#else
+  blockIdx.x = 0;
+  gridDim.x = 1;
+#endif
+  threadIdx.x = 0;
+  blockDim.x = 1;
+}
+#endif
+#endif
+"#;
+
+/// The C name of a variable.
+pub fn var(v: &Var) -> String {
+    format!("v{}_{}", v.id.0, ident(&v.name))
+}
+
+pub struct Body<'p> {
+    p: &'p Program,
+    options: Options,
+    pub kernels: String,
+    pub kernel_list: Vec<super::Kernel>,
+    /// Host functions that unpack sequences of structured elements.
+    pub unpackers: String,
+    unpacker_names: FxHashMap<Type, String>,
+    pub failures: Vec<(Span, String)>,
+    pub errors: Vec<Unsupported>,
+    next: u32,
+}
+
+fn scalar(t: &Type) -> bool {
+    matches!(t, Type::Int | Type::Float | Type::Bool | Type::Char)
+}
+
+impl<'p> Body<'p> {
+    pub fn new(p: &'p Program, options: Options) -> Body<'p> {
+        Body {
+            p,
+            options,
+            kernels: String::new(),
+            kernel_list: Vec::new(),
+            unpackers: String::new(),
+            unpacker_names: FxHashMap::default(),
+            failures: Vec::new(),
+            errors: Vec::new(),
+            next: 0,
+        }
+    }
+
+    fn fresh(&mut self, what: &str) -> String {
+        self.next += 1;
+        format!("{what}{}", self.next)
+    }
+
+    /// A location id for a failure at `span`.
+    fn failure(&mut self, span: Span, what: impl Into<String>) -> usize {
+        self.failures.push((span, what.into()));
+        self.failures.len()
+    }
+
+    fn unsupported(&mut self, span: Span, message: impl Into<String>) {
+        self.errors.push(Unsupported { span, message: message.into() });
+    }
+
+    pub fn function_body(&mut self, types: &mut Types, b: &Block, span: Span) -> String {
+        let mut code = String::new();
+        let r = self.block(types, b, false, span, &mut code, 1);
+        let _ = writeln!(code, "  return {r};");
+        code
+    }
+
+    pub fn entry_body(&mut self, types: &mut Types, b: &Block, span: Span) -> (String, String) {
+        let mut code = String::new();
+        let r = self.block(types, b, true, span, &mut code, 1);
+        (code, r)
+    }
+
+    fn atom(&self, a: &Atom) -> String {
+        match a {
+            Atom::Var(v) => var(v),
+            Atom::Lit(l) => lit(l),
+        }
+    }
+
+    /// The statements of a block written into `code`; returns its result.
+    fn block(&mut self, types: &mut Types, b: &Block, host: bool, span: Span, code: &mut String, depth: usize) -> String {
+        let pad = "  ".repeat(depth);
+        for s in &b.stmts {
+            let ct = types.c(&s.var.ty);
+            let name = var(&s.var);
+            let span = if s.span == Span::BUILTIN { span } else { s.span };
+            match &s.expr {
+                Expr::If { cond, then, otherwise } => {
+                    let _ = writeln!(code, "{pad}{ct} {name} = {ct}();");
+                    let _ = writeln!(code, "{pad}if ({}) {{", self.atom(cond));
+                    let r = self.block(types, then, host, span, code, depth + 1);
+                    let _ = writeln!(code, "{pad}  {name} = {r};\n{pad}}} else {{");
+                    let r = self.block(types, otherwise, host, span, code, depth + 1);
+                    let _ = writeln!(code, "{pad}  {name} = {r};\n{pad}}}");
+                }
+                Expr::Seq(items) => {
+                    let Some(elem) = s.var.ty.elem() else { continue };
+                    let et = types.c(elem);
+                    if items.is_empty() {
+                        let _ = writeln!(code, "{pad}{ct} {name} = {{nullptr, 0}};");
+                    } else {
+                        let values: Vec<String> = items.iter().map(|a| self.atom(a)).collect();
+                        let _ = writeln!(code, "{pad}{et} {name}_data[{}] = {{{}}};", items.len(), values.join(", "));
+                        let _ = writeln!(code, "{pad}{ct} {name} = {{{name}_data, {}}};", items.len());
+                    }
+                }
+                Expr::Con { tag, payload, .. } => {
+                    let _ = writeln!(code, "{pad}{ct} {name} = {ct}();");
+                    let _ = writeln!(code, "{pad}{name}.tag = {tag};\n{pad}{name}.c{tag} = {};", self.atom(payload));
+                }
+                Expr::Loop { n, f, parallel: true } if host => {
+                    let _ = writeln!(code, "{pad}pmx_unit {name} = pmx_unit();");
+                    self.launch(types, n, f, span, code, &pad);
+                }
+                Expr::Loop { n, f, .. } => {
+                    let i = self.fresh("i");
+                    let call = self.call(f, &[i.clone()], span);
+                    let _ = writeln!(code, "{pad}pmx_unit {name} = pmx_unit();");
+                    let _ = writeln!(code, "{pad}for (int64_t {i} = 0; {i} < {}; {i}++) {call};", self.atom(n));
+                }
+                Expr::SeqLoopAcc { init, n, f } => {
+                    let i = self.fresh("i");
+                    let call = self.call(f, &[name.clone(), i.clone()], span);
+                    let _ = writeln!(code, "{pad}{ct} {name} = {};", self.atom(init));
+                    let _ = writeln!(code, "{pad}for (int64_t {i} = 0; {i} < {}; {i}++) {name} = {call};", self.atom(n));
+                }
+                Expr::Foldl { f, init, seq } => {
+                    let i = self.fresh("i");
+                    let s = self.atom(seq);
+                    let call = self.call(f, &[name.clone(), format!("{s}.data[{i}]")], span);
+                    let _ = writeln!(code, "{pad}{ct} {name} = {};", self.atom(init));
+                    let _ = writeln!(code, "{pad}for (int64_t {i} = 0; {i} < {s}.len; {i}++) {name} = {call};");
+                }
+                Expr::SizeEq { seq, dim, size } => {
+                    let loc = self.failure(span, "a size constraint does not hold");
+                    let mut s = self.atom(seq);
+                    for _ in 0..*dim {
+                        s = format!("{s}.data[0]");
+                    }
+                    let _ = writeln!(code, "{pad}pmx_unit {name} = pmx_unit();");
+                    let _ = writeln!(code, "{pad}if ({s}.len != {}) pmx_fail({loc});", self.atom(size));
+                }
+                Expr::Never => {
+                    let loc = self.failure(span, "Reached a never term, which should be impossible");
+                    let _ = writeln!(code, "{pad}pmx_fail({loc});\n{pad}{ct} {name} = {ct}();");
+                }
+                Expr::Prim(Builtin::Error, _) => {
+                    let loc = self.failure(span, "error");
+                    let _ = writeln!(code, "{pad}pmx_fail({loc});\n{pad}{ct} {name} = {ct}();");
+                }
+                other => {
+                    let e = self.expr(types, other, span);
+                    let _ = writeln!(code, "{pad}{ct} {name} = {e};");
+                }
+            }
+        }
+        self.atom(&b.result)
+    }
+
+    fn expr(&mut self, types: &mut Types, e: &Expr, span: Span) -> String {
+        match e {
+            Expr::Atom(a) => self.atom(a),
+            Expr::Prim(b, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
+                self.prim(*b, &args, span)
+            }
+            Expr::Call(f, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
+                format!("{}({})", fn_name(self.p, *f), args.join(", "))
+            }
+            Expr::Record(fields) => {
+                let t = Type::Record(fields.iter().map(|(l, a)| (l.clone(), a.ty())).collect());
+                let ct = types.c(&t);
+                let values: Vec<String> = fields.iter().map(|(_, a)| self.atom(a)).collect();
+                format!("{ct}{{{}}}", values.join(", "))
+            }
+            Expr::Project(a, label) => format!("{}.{}", self.atom(a), field(label)),
+            Expr::IsCon { value, tag, .. } => format!("({}.tag == {tag})", self.atom(value)),
+            Expr::Payload { value, tag, .. } => format!("{}.c{tag}", self.atom(value)),
+            Expr::Map { .. } | Expr::Reduce { .. } | Expr::Create { .. } | Expr::Flatten(_) => {
+                self.unsupported(span, "`map`, `reduce`, `create` and `flatten` are Futhark-class, not CUDA code");
+                "0".into()
+            }
+            Expr::SizeCoerce { seq, .. } => self.atom(seq),
+            Expr::Utest { .. } => {
+                self.unsupported(span, "utests inside CUDA-class code are not supported");
+                "pmx_unit()".into()
+            }
+            // Statement forms are handled by `block`.
+            _ => {
+                self.unsupported(span, "this construct cannot be generated here");
+                "0".into()
+            }
+        }
+    }
+
+    /// A call of a function reference with the remaining arguments.
+    fn call(&mut self, f: &FunRef, rest: &[String], span: Span) -> String {
+        let mut args: Vec<String> = f.bound.iter().map(|a| self.atom(a)).collect();
+        args.extend(rest.iter().cloned());
+        match f.callee {
+            Callee::Function(id) => format!("{}({})", fn_name(self.p, id), args.join(", ")),
+            Callee::Builtin(b) => self.prim(b, &args, span),
+        }
+    }
+
+    /// A kernel for `loop n f` and its launch from host code.
+    fn launch(&mut self, types: &mut Types, n: &Atom, f: &FunRef, span: Span, code: &mut String, pad: &str) {
+        let k = self.kernel_list.len();
+        let symbol = format!("pmx_kernel_{k}");
+        let params: Vec<(String, String)> =
+            f.bound.iter().enumerate().map(|(j, a)| (types.c(&a.ty()), format!("b{j}"))).collect();
+        let bound_names: Vec<String> = params.iter().map(|(_, n)| n.clone()).collect();
+        let fake = FunRef {
+            callee: f.callee,
+            bound: Vec::new(),
+            params: f.params.clone(),
+            result: f.result.clone(),
+        };
+        let mut inner_args = bound_names.clone();
+        inner_args.push("i".into());
+        let call = match fake.callee {
+            Callee::Function(id) => format!("{}({})", fn_name(self.p, id), inner_args.join(", ")),
+            Callee::Builtin(b) => self.prim(b, &inner_args, span),
+        };
+        let mut decl: Vec<String> = params.iter().map(|(t, n)| format!("{t} {n}")).collect();
+        decl.push("int64_t n".into());
+        let _ = writeln!(
+            self.kernels,
+            "PMX_GLOBAL void {symbol}({}) {{\n  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)blockDim.x * gridDim.x) {call};\n}}",
+            decl.join(", ")
+        );
+        let mut ctypes: Vec<String> = params.iter().map(|(t, _)| t.clone()).collect();
+        ctypes.push("int64_t".into());
+        self.kernel_list.push(super::Kernel { symbol: symbol.clone(), params: ctypes });
+        // The launch: values in named temporaries (their addresses go to
+        // the GPU engine), then the three ways of launching.
+        let _ = writeln!(code, "{pad}{{");
+        for ((t, name), a) in params.iter().zip(&f.bound) {
+            let _ = writeln!(code, "{pad}  {t} {name} = {};", self.atom(a));
+        }
+        let _ = writeln!(code, "{pad}  int64_t n = {};", self.atom(n));
+        let mut all = bound_names.clone();
+        all.push("n".into());
+        let addrs: Vec<String> = all.iter().map(|a| format!("(void *)&{a}")).collect();
+        let _ = writeln!(
+            code,
+            "#if defined(__CUDACC__)\n{pad}  int64_t blocks = (n + {tpb} - 1) / {tpb};\n{pad}  if (blocks > 65535) blocks = 65535;\n{pad}  if (blocks > 0) {symbol}<<<(unsigned)blocks, {tpb}>>>({args});\n{pad}  {{ int64_t f = pmx_read_failed(); if (f) return f; }}\n#elif defined(PMX_HOST_LAUNCH)\n{pad}  void *ps[] = {{{addrs}}};\n{pad}  {{ int64_t f = rt->launch(rt->ctx, {k}, ps, {count}, n); if (f) return f; }}\n#else\n{pad}  #pragma omp parallel\n{pad}  {{\n{pad}    pmx_cpu_thread();\n{pad}    {symbol}({args});\n{pad}  }}\n{pad}  if (pmx_failed) return pmx_failed;\n#endif",
+            tpb = THREADS_PER_BLOCK,
+            args = all.join(", "),
+            addrs = addrs.join(", "),
+            count = all.len(),
+        );
+        let _ = writeln!(code, "{pad}}}");
+    }
+
+    fn prim(&mut self, b: Builtin, a: &[String], span: Span) -> String {
+        use Builtin::*;
+        let chk = if self.options.checked { "pmx_checked" } else { "false" };
+        let wrap = |op: &str| format!("(int64_t)((uint64_t){} {op} (uint64_t){})", a[0], a[1]);
+        let bin = |op: &str| format!("({} {op} {})", a[0], a[1]);
+        match b {
+            Addi => wrap("+"),
+            Subi => wrap("-"),
+            Muli => wrap("*"),
+            Divi => {
+                let loc = self.failure(span, "Division by zero");
+                format!("pmx_divi({}, {}, {loc})", a[0], a[1])
+            }
+            Modi => {
+                let loc = self.failure(span, "Division by zero");
+                format!("pmx_modi({}, {}, {loc})", a[0], a[1])
+            }
+            Negi => format!("(int64_t)(0ULL - (uint64_t){})", a[0]),
+            Slli => format!("pmx_slli({}, {})", a[0], a[1]),
+            Srli => format!("pmx_srli({}, {})", a[0], a[1]),
+            Srai => format!("pmx_srai({}, {})", a[0], a[1]),
+            Eqi | Eqf | Eqc => bin("=="),
+            Neqi | Neqf => bin("!="),
+            Lti | Ltf => bin("<"),
+            Gti | Gtf => bin(">"),
+            Leqi | Leqf => bin("<="),
+            Geqi | Geqf => bin(">="),
+            Addf => bin("+"),
+            Subf => bin("-"),
+            Mulf => bin("*"),
+            Divf => bin("/"),
+            Negf => format!("(-{})", a[0]),
+            Int2float => format!("(double){}", a[0]),
+            Floorfi => format!("pmx_floorfi({})", a[0]),
+            Ceilfi => format!("pmx_ceilfi({})", a[0]),
+            Roundfi => format!("pmx_roundfi({})", a[0]),
+            Char2int => format!("(int64_t){}", a[0]),
+            Int2char => format!("(uint32_t){}", a[0]),
+            Length => format!("{}.len", a[0]),
+            Get => {
+                let loc = self.failure(span, "Index out of bounds");
+                format!("pmx_seq_get({}, {}, {loc}, {chk})", a[0], a[1])
+            }
+            Head => {
+                let loc = self.failure(span, "Index out of bounds (head of an empty sequence)");
+                format!("pmx_seq_get({}, 0, {loc}, {chk})", a[0])
+            }
+            Null => format!("({}.len == 0)", a[0]),
+            TensorGetExn => {
+                let loc = self.failure(span, "Tensor index out of bounds or of the wrong rank");
+                format!("pmx_tensor_get({}, {}, {loc}, {chk})", a[0], a[1])
+            }
+            TensorSetExn => {
+                let loc = self.failure(span, "Tensor index out of bounds or of the wrong rank");
+                format!("pmx_tensor_set({}, {}, {}, {loc}, {chk})", a[0], a[1], a[2])
+            }
+            TensorLinearGetExn => {
+                let loc = self.failure(span, "Tensor linear index out of bounds");
+                format!("pmx_tensor_linear_get({}, {}, {loc}, {chk})", a[0], a[1])
+            }
+            TensorLinearSetExn => {
+                let loc = self.failure(span, "Tensor linear index out of bounds");
+                format!("pmx_tensor_linear_set({}, {}, {}, {loc}, {chk})", a[0], a[1], a[2])
+            }
+            TensorRank => format!("{}.rank", a[0]),
+            TensorShape => format!("pmx_seq<int64_t>{{(int64_t *){}.dims, {}.rank}}", a[0], a[0]),
+            TensorSubExn => {
+                let loc = self.failure(span, "Tensor sub-range out of bounds");
+                format!("pmx_tensor_sub({}, {}, {}, {loc}, {chk})", a[0], a[1], a[2])
+            }
+            TensorSliceExn => {
+                let loc = self.failure(span, "Tensor slice index out of bounds");
+                format!("pmx_tensor_slice({}, {}, {loc}, {chk})", a[0], a[1])
+            }
+            other => {
+                self.unsupported(span, format!("`{}` is not supported in CUDA-class code", other.name()));
+                "0".into()
+            }
+        }
+    }
+
+    /// The expression that unpacks a value of type `t` from slots
+    /// `args[*slot..]`.
+    pub fn unpack(&mut self, types: &mut Types, t: &Type, slot: &mut usize, span: Span) -> String {
+        self.unpack_from(types, t, "args", slot, span)
+    }
+
+    fn unpack_from(&mut self, types: &mut Types, t: &Type, base: &str, slot: &mut usize, span: Span) -> String {
+        let k = *slot;
+        let out = match t {
+            Type::Int => format!("{base}[{k}].i"),
+            Type::Float => format!("{base}[{k}].f"),
+            Type::Bool => format!("({base}[{k}].i != 0)"),
+            Type::Char => format!("(uint32_t){base}[{k}].i"),
+            Type::Unit => return "pmx_unit()".into(),
+            Type::Tensor(e) => format!("pmx_unpack_tensor<{}>(&{base}[{k}])", types.c(e)),
+            Type::Seq(e) if scalar(e) => {
+                let et = types.c(e);
+                format!("pmx_seq<{et}>{{({et} *){base}[{k}].p, {base}[{k}].len}}")
+            }
+            Type::Seq(e) => {
+                let f = self.unpacker(types, t, e, span);
+                format!("{f}(&{base}[{k}], rt)")
+            }
+            Type::Record(fields) => {
+                let ct = types.c(t);
+                let parts: Vec<String> =
+                    fields.iter().map(|(_, ft)| self.unpack_from(types, ft, base, slot, span)).collect();
+                return format!("{ct}{{{}}}", parts.join(", "));
+            }
+            Type::Variant(_) => {
+                self.unsupported(span, "variant values cannot cross into CUDA code yet");
+                "{}".into()
+            }
+        };
+        *slot += 1;
+        out
+    }
+
+    /// A host function unpacking a sequence of structured elements (the
+    /// slot points at `len * leaves(elem)` slots, element by element).
+    fn unpacker(&mut self, types: &mut Types, t: &Type, elem: &Type, span: Span) -> String {
+        if let Some(n) = self.unpacker_names.get(t) {
+            return n.clone();
+        }
+        let name = format!("pmx_unpack_{}", self.unpacker_names.len());
+        self.unpacker_names.insert(t.clone(), name.clone());
+        let (ct, et) = (types.c(t), types.c(elem));
+        let width = super::leaves(elem);
+        let mut slot = 0;
+        let element = self.unpack_from(types, elem, "e", &mut slot, span);
+        let _ = writeln!(
+            self.unpackers,
+            "static {ct} {name}(const pmx_arg *a, const pmx_runtime *rt) {{\n  {ct} s;\n  s.len = a->len;\n  s.data = ({et} *)rt->alloc(rt->ctx, s.len * (int64_t)sizeof({et}));\n  for (int64_t k = 0; k < s.len; k++) {{\n    const pmx_arg *e = (const pmx_arg *)a->p + k * {width};\n    (void)e;\n    s.data[k] = {element};\n  }}\n  return s;\n}}\n"
+        );
+        name
+    }
+
+    /// Statements that write a result of type `t` (the C expression `v`)
+    /// into `result[*slot..]`.
+    pub fn pack(&mut self, t: &Type, v: &str, slot: &mut usize, span: Span) -> String {
+        let k = *slot;
+        let out = match t {
+            Type::Unit => return String::new(),
+            Type::Int | Type::Bool | Type::Char => format!("  result[{k}].i = (int64_t){v};\n"),
+            Type::Float => format!("  result[{k}].f = {v};\n"),
+            Type::Record(fields) => {
+                return fields.iter().map(|(l, ft)| self.pack(ft, &format!("{v}.{}", field(l)), slot, span)).collect();
+            }
+            _ => {
+                self.unsupported(span, format!("a result of type {t} cannot come back from CUDA code yet"));
+                String::new()
+            }
+        };
+        *slot += 1;
+        out
+    }
+}
+
+fn lit(l: &Lit) -> String {
+    match l {
+        Lit::Int(i) if *i == i64::MIN => "(int64_t)(-9223372036854775807LL - 1)".into(),
+        Lit::Int(i) => format!("(int64_t){i}LL"),
+        Lit::Float(f) if f.is_nan() => "(0.0 / 0.0)".into(),
+        Lit::Float(f) if f.is_infinite() => if *f > 0.0 { "(1.0 / 0.0)" } else { "(-1.0 / 0.0)" }.into(),
+        Lit::Float(f) => format!("{f:?}"),
+        Lit::Bool(b) => b.to_string(),
+        Lit::Char(c) => format!("(uint32_t){}", *c as u32),
+        Lit::Unit => "pmx_unit()".into(),
+    }
+}

@@ -1,0 +1,152 @@
+// pmx CUDA prelude: the same translation unit compiles three ways.
+//  - nvcc (__CUDACC__): kernels, device functions and host entries that
+//    launch with <<<...>>>.
+//  - NVRTC (__CUDACC_RTC__): device code and kernels only.
+//  - a C++ compiler without CUDA: everything is host code; a launch is an
+//    OpenMP-parallel loop over the grid (each thread one block of one
+//    thread), which the grid-stride loops of the kernels cover.
+#if defined(__CUDACC_RTC__)
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+typedef unsigned int uint32_t;
+#define PMX_DEVICE_ONLY 1
+#else
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <math.h>
+#endif
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define PMX_GPU 1
+#define PMX_FN __device__ __host__ static inline
+#define PMX_GLOBAL extern "C" __global__
+#define PMX_FAIL_VAR __device__ int64_t pmx_failed = 0;
+#else
+#define __device__
+#define __host__
+#define PMX_FN static inline
+#define PMX_GLOBAL static
+#define PMX_FAIL_VAR static int64_t pmx_failed = 0;
+struct pmx_dim3 { unsigned x, y, z; };
+static thread_local pmx_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
+#endif
+#ifndef PMX_MAX_RANK
+#define PMX_MAX_RANK 8
+#endif
+
+PMX_FAIL_VAR
+
+// Records the first failure (a location id) and lets the thread go on with
+// a harmless value; the host checks the flag after each launch.
+PMX_FN void pmx_fail(int64_t loc) {
+#if defined(PMX_GPU)
+  atomicCAS((unsigned long long *)&pmx_failed, 0ULL, (unsigned long long)loc);
+#else
+  int64_t expected = 0;
+  __atomic_compare_exchange_n(&pmx_failed, &expected, loc, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+#endif
+}
+
+PMX_FN int64_t pmx_divi(int64_t a, int64_t b, int64_t loc) {
+  if (b == 0) { pmx_fail(loc); return 0; }
+  if (b == -1) return (int64_t)(0ULL - (uint64_t)a);
+  return a / b;
+}
+PMX_FN int64_t pmx_modi(int64_t a, int64_t b, int64_t loc) {
+  if (b == 0) { pmx_fail(loc); return 0; }
+  if (b == -1) return 0;
+  return a % b;
+}
+PMX_FN int64_t pmx_floorfi(double x) { return (int64_t)floor(x); }
+PMX_FN int64_t pmx_ceilfi(double x) { return (int64_t)ceil(x); }
+PMX_FN int64_t pmx_roundfi(double x) { return (int64_t)round(x); }
+PMX_FN int64_t pmx_slli(int64_t a, int64_t b) { return (b < 0 || b >= 64) ? 0 : (int64_t)((uint64_t)a << b); }
+PMX_FN int64_t pmx_srli(int64_t a, int64_t b) { return (b < 0 || b >= 64) ? 0 : (int64_t)((uint64_t)a >> b); }
+PMX_FN int64_t pmx_srai(int64_t a, int64_t b) { return (b < 0 || b >= 64) ? (a < 0 ? -1 : 0) : (a >> b); }
+
+// Tensors: a view on the elements of a root allocation.
+template <typename T> struct pmx_tensor {
+  T *data;
+  int64_t offset;
+  int64_t rank;
+  int64_t dims[PMX_MAX_RANK];
+};
+template <typename T> struct pmx_seq {
+  T *data;
+  int64_t len;
+};
+struct pmx_unit {};
+
+template <typename T> PMX_FN int64_t pmx_tensor_size(const pmx_tensor<T> &t) {
+  int64_t n = 1;
+  for (int64_t k = 0; k < t.rank; k++) n *= t.dims[k];
+  return n;
+}
+// The linear position of a full index, or -1 after recording a failure.
+template <typename T>
+PMX_FN int64_t pmx_tensor_pos(const pmx_tensor<T> &t, const int64_t *ix, int64_t n, int64_t loc, bool checked) {
+  if (checked && n != t.rank) { pmx_fail(loc); return -1; }
+  int64_t pos = 0;
+  for (int64_t k = 0; k < n; k++) {
+    if (checked && (ix[k] < 0 || ix[k] >= t.dims[k])) { pmx_fail(loc); return -1; }
+    pos = pos * t.dims[k] + ix[k];
+  }
+  return t.offset + pos;
+}
+template <typename T>
+PMX_FN T pmx_tensor_get(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, int64_t loc, bool checked) {
+  int64_t p = pmx_tensor_pos(t, ix.data, ix.len, loc, checked);
+  return p < 0 ? T() : t.data[p];
+}
+template <typename T>
+PMX_FN pmx_unit pmx_tensor_set(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, T v, int64_t loc, bool checked) {
+  int64_t p = pmx_tensor_pos(t, ix.data, ix.len, loc, checked);
+  if (p >= 0) t.data[p] = v;
+  return pmx_unit();
+}
+template <typename T>
+PMX_FN T pmx_tensor_linear_get(const pmx_tensor<T> &t, int64_t i, int64_t loc, bool checked) {
+  if (checked && (i < 0 || i >= pmx_tensor_size(t))) { pmx_fail(loc); return T(); }
+  return t.data[t.offset + i];
+}
+template <typename T>
+PMX_FN pmx_unit pmx_tensor_linear_set(const pmx_tensor<T> &t, int64_t i, T v, int64_t loc, bool checked) {
+  if (checked && (i < 0 || i >= pmx_tensor_size(t))) { pmx_fail(loc); return pmx_unit(); }
+  t.data[t.offset + i] = v;
+  return pmx_unit();
+}
+// tensorSubExn t ofs len: rows ofs .. ofs+len of the outer dimension.
+template <typename T>
+PMX_FN pmx_tensor<T> pmx_tensor_sub(pmx_tensor<T> t, int64_t ofs, int64_t len, int64_t loc, bool checked) {
+  if (checked && (t.rank == 0 || ofs < 0 || len < 0 || ofs + len > t.dims[0])) { pmx_fail(loc); return t; }
+  int64_t row = 1;
+  for (int64_t k = 1; k < t.rank; k++) row *= t.dims[k];
+  t.offset += ofs * row;
+  t.dims[0] = len;
+  return t;
+}
+// tensorSliceExn t ix: the sub-tensor at a prefix index.
+template <typename T>
+PMX_FN pmx_tensor<T> pmx_tensor_slice(pmx_tensor<T> t, pmx_seq<int64_t> ix, int64_t loc, bool checked) {
+  if (checked && ix.len > t.rank) { pmx_fail(loc); return t; }
+  int64_t pos = 0, rest = 1;
+  for (int64_t k = 0; k < t.rank; k++) {
+    if (k < ix.len) {
+      if (checked && (ix.data[k] < 0 || ix.data[k] >= t.dims[k])) { pmx_fail(loc); return t; }
+      pos = pos * t.dims[k] + ix.data[k];
+    } else {
+      pos = pos * t.dims[k];
+      rest *= t.dims[k];
+    }
+  }
+  pmx_tensor<T> r = t;
+  r.offset = t.offset + pos;
+  r.rank = t.rank - ix.len;
+  for (int64_t k = 0; k < r.rank; k++) r.dims[k] = t.dims[ix.len + k];
+  (void)rest;
+  return r;
+}
+template <typename T> PMX_FN T pmx_seq_get(pmx_seq<T> s, int64_t i, int64_t loc, bool checked) {
+  if (checked && (i < 0 || i >= s.len)) { pmx_fail(loc); return T(); }
+  return s.data[i];
+}
