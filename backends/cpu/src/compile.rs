@@ -209,7 +209,9 @@ impl Compiler {
 
     fn utest(&mut self, u: &Utest) -> UtestCode {
         UtestCode {
-            size_constraint: size_constraint(u),
+            // The sequence a size-constraint utest is about (one recogniser for
+            // every backend: `pmx_accelerate::size`).
+            size_constraint: pmx_accelerate::size::size_constraint(u).map(|c| c.seq.text.clone()),
             test: self.expr(&u.test),
             expected: self.expr(&u.expected),
             using: u.using.as_ref().map(|e| {
@@ -389,34 +391,6 @@ impl Compiler {
             PatKind::Not(a) => Pat::Not(Box::new(self.pat(a))),
         }
     }
-}
-
-/// The sequence a size-constraint utest is about: `utest length s with n`,
-/// `utest n with length s`, `head`s allowed around `s` (inner dimensions).
-fn size_constraint(u: &Utest) -> Option<SmolStr> {
-    if let Some(eq) = &u.using {
-        if !matches!(&eq.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Eqi)) {
-            return None;
-        }
-    }
-    fn length_of(e: &Expr) -> Option<SmolStr> {
-        let ExprKind::App(f, a) = &e.kind else { return None };
-        if !matches!(&f.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Length)) {
-            return None;
-        }
-        let mut s = &**a;
-        while let ExprKind::App(h, inner) = &s.kind {
-            if !matches!(&h.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Head)) {
-                return None;
-            }
-            s = inner;
-        }
-        match &s.kind {
-            ExprKind::Var(n) => Some(n.text.clone()),
-            _ => None,
-        }
-    }
-    length_of(&u.test).or_else(|| length_of(&u.expected))
 }
 
 fn contains_tensor(t: &Ty) -> bool {

@@ -31,6 +31,9 @@
 //!    checked against that backend's rules.
 //! 7. **Copy analysis** (`copy.rs`): how each tensor crosses the boundary.
 //!
+//! [`size::size_constraint`] recognises size-constraint utests, for the CPU
+//! backend's debug checks and for the lowering (`pmx-lower`).
+//!
 //! Every rewrite is semantics-preserving and leaves code it does not
 //! recognise exactly as it is (the well-formedness check then reports
 //! what the backend cannot take). [`program::splice`] puts a backend's
@@ -51,6 +54,7 @@ mod monomorphize;
 mod nested;
 pub mod program;
 mod rewrite;
+pub mod size;
 mod wellformed;
 
 pub use classify::{Backend, Class, Reason};
