@@ -34,11 +34,12 @@ enum Command {
         #[command(flatten)]
         color: ColorArg,
     },
-    /// Print the program after a stage of the accelerate passes, as MExpr.
+    /// Print the program after a stage of the accelerate passes.
     Emit {
-        /// `lifted`: after accelerate binding and lambda lifting;
-        /// `extracted`: the accelerated program alone; `futhark-ir` and
-        /// `cuda-ir`: each backend's program after its rewrites and ANF.
+        /// As MExpr: `lifted`: after accelerate binding and lambda lifting;
+        /// `extracted`: the accelerated program alone; `futhark-ast` and
+        /// `cuda-ast`: each backend's program after its rewrites and ANF.
+        /// `futhark-ir` and `cuda-ir`: each backend's lowered IR, with types.
         #[arg(long, value_enum)]
         stage: Stage,
         file: PathBuf,
@@ -102,6 +103,8 @@ struct ColorArg {
 pub enum Stage {
     Lifted,
     Extracted,
+    FutharkAst,
+    CudaAst,
     FutharkIr,
     CudaIr,
 }
@@ -276,9 +279,34 @@ fn emit(path: &Path, stage: Stage, color: ColorChoice) -> ExitCode {
     let program = match stage {
         Stage::Lifted => &analysis.lifted,
         Stage::Extracted => &analysis.extracted,
-        Stage::FutharkIr => &analysis.futhark,
-        Stage::CudaIr => &analysis.cuda,
+        Stage::FutharkAst => &analysis.futhark,
+        Stage::CudaAst => &analysis.cuda,
+        Stage::FutharkIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Futhark, color),
+        Stage::CudaIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Cuda, color),
     };
     print!("{}", pmx_ast::print::print_module(&pmx_accelerate::program::to_module(program)));
     ExitCode::SUCCESS
+}
+
+/// The lowered IR of one backend, with the types of every node. What the
+/// lowering could not do is reported (exit code 1), and so is a program
+/// that breaks the IR's invariants (a bug of the lowering).
+fn emit_lowered(
+    db: &Database,
+    analysis: &pmx_accelerate::Analysis,
+    backend: pmx_accelerate::Backend,
+    color: ColorChoice,
+) -> ExitCode {
+    let (program, diagnostics) = pmx_lower::lower(analysis, backend);
+    print!("{}", pmx_lower::print(&program, &render::locator(db)));
+    let problems = pmx_lower::validate(&program);
+    for p in &problems {
+        eprintln!("internal error: the lowered IR is invalid: {p}");
+    }
+    render::human(db, &diagnostics, color);
+    if problems.is_empty() && diagnostics.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

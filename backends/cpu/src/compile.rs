@@ -236,6 +236,8 @@ impl Compiler {
 
     fn utest(&mut self, u: &Utest) -> UtestCode {
         UtestCode {
+            // The sequence a size-constraint utest is about (one recogniser for
+            // every backend: `pmx_accelerate::size`).
             size_constraint: pmx_accelerate::size::size_constraint(u).map(|c| c.seq.text.clone()),
             test: self.expr(&u.test),
             expected: self.expr(&u.expected),

@@ -181,8 +181,8 @@ impl Sizes<'_> {
             }
             ExprKind::Utest(u, rest) => {
                 if let Some(c) = size_constraint(u) {
-                    let lhs = env.get(&c.seq.id).map(|p| Size::Dim { param: *p, depth: c.depth });
-                    if let (Some(lhs), Some(rhs)) = (lhs, self.size(c.other, env)) {
+                    let lhs = env.get(&c.seq.id).map(|p| Size::Dim { param: *p, depth: c.dim });
+                    if let (Some(lhs), Some(rhs)) = (lhs, self.size(c.size, env)) {
                         self.out.push(SizeConstraint { span: u.span, lhs, rhs });
                     }
                 }

@@ -3,7 +3,8 @@
 //! it is in the set of identifiers to extract, and then add the identifiers
 //! its value uses. Recursive groups keep the members reachable from the
 //! set, by a fixed point. Type and constructor declarations are kept (the
-//! kept bindings' types may mention them); utests are dropped. The result
+//! kept bindings' types may mention them); top-level utests are dropped
+//! (utests inside kept functions stay). The result
 //! ends in `()`.
 
 use crate::free::free_vars;

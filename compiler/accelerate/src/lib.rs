@@ -39,6 +39,9 @@
 //! application spines and the function positions of higher-order
 //! built-ins (`spine.rs`), size constraints (`size.rs`).
 //!
+//! [`size::size_constraint`] recognises size-constraint utests, for the CPU
+//! backend's debug checks and for the lowering (`pmx-lower`).
+//!
 //! Every rewrite is semantics-preserving and leaves code it does not
 //! recognise exactly as it is (the well-formedness check then reports
 //! what the backend cannot take). [`program::splice`] puts a backend's

@@ -1,6 +1,7 @@
 //! Stable diagnostic codes. Each code names one kind of problem; tools and
 //! tests match on codes, never on message text. The ranges: E00xx syntax,
-//! E01xx files and includes, E02xx names, E03xx types, E04xx accelerate.
+//! E01xx files and includes, E02xx names, E03xx types, E04xx accelerate
+//! (E043x: the lowering to the backends' IR).
 
 use serde::Serialize;
 
@@ -76,6 +77,9 @@ codes! {
     CudaFunctionInMatch = "E0426", "CUDA: conditional returning a function";
     CudaHigherOrderArgument = "E0427", "CUDA: unsupported higher-order argument";
     CudaBoundary = "E0428", "CUDA: value cannot cross the boundary";
+    LowerUnsupported = "E0430", "lowering: construct not supported";
+    LowerTypeNotConcrete = "E0431", "lowering: type not concrete";
+    LowerFunctionValue = "E0432", "lowering: function value cannot be made first-order";
 }
 
 impl std::fmt::Display for Code {

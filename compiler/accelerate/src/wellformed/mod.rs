@@ -168,9 +168,10 @@ fn walk<R: Rules>(rules: &mut R, e: &Expr, higher_order_argument: Option<Builtin
         }
         ExprKind::Proj(r, _) => walk(rules, r, None),
         ExprKind::ConApp(_, a) => walk(rules, a, None),
-        // Utests inside accelerated code are checked by the backends that
-        // keep them (CUDA rejects them; Futhark drops those that are not
-        // size constraints), not walked.
+        // Utests inside accelerated code are not walked: CUDA's rules reject
+        // them (`Cuda::rule_expression`); for Futhark they are kept, the
+        // lowering (`pmx-lower`) making size constraints `SizeEq` nodes and
+        // the others `Utest` nodes, for the code generators to decide on.
         ExprKind::Utest(_, body) => walk(rules, body, None),
         ExprKind::External(_, body) | ExprKind::TypeDecl(_, body) => walk(rules, body, None),
         ExprKind::ConDecl(d, body) => {

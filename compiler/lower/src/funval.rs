@@ -1,0 +1,350 @@
+//! Function values made first-order. A function-typed expression is
+//! lowered to a [`FunVal`] known at lowering time (a top-level function or
+//! built-in applied to some arguments); applying it to all its arguments
+//! gives a call, a primitive or a keyword node, and a keyword's function
+//! argument becomes a [`FunRef`]. A lambda is lifted to a new top-level
+//! function whose leading parameters are the variables it uses from its
+//! scope. A function value that would have to exist at run time (stored,
+//! returned, chosen by a conditional, passed to a function parameter) is
+//! reported.
+
+use crate::body::{is_accelerate, spine};
+use crate::cx::{Arg, Bound, Cx, FunVal};
+use crate::ir::*;
+use crate::lower::{Lowered, Lowerer};
+use crate::signature;
+use crate::subst::{apply, arrows, drop_params};
+use pmx_ast::{Builtin, ExprKind, Span, Ty};
+use pmx_diagnostics::Code;
+use rustc_hash::FxHashMap;
+
+impl Lowerer<'_> {
+    /// Lowers an expression of function type to the function value it is.
+    pub fn fun(&mut self, cx: &mut Cx, e: &pmx_ast::Expr, out: &mut Vec<Stmt>) -> Lowered<FunVal> {
+        let ty = apply(&e.ty, &cx.subst);
+        match &e.kind {
+            ExprKind::Var(n) => {
+                match cx.get(n.id) {
+                    Some(Bound::Fun(f)) => return Ok(f.clone()),
+                    Some(Bound::Value(_)) => {}
+                    None => {
+                        if let Some(b) = n.id.as_builtin() {
+                            if is_accelerate(b) {
+                                let message = "`accelerate` inside accelerated code".to_string();
+                                return Err(self.error(Code::LowerUnsupported, e.span, message, "nested"));
+                            }
+                            return Ok(FunVal { callee: Callee::Builtin(b), args: Vec::new(), ty });
+                        }
+                        if self.is_top_level(n.id) {
+                            let (f, ty) = self.instance(n.id, &[ty], e.span)?;
+                            return Ok(FunVal { callee: Callee::Function(f), args: Vec::new(), ty });
+                        }
+                    }
+                }
+                let message = format!("`{}` holds a function not known where it is used", n.text);
+                Err(self.error(Code::LowerFunctionValue, e.span, message, "here"))
+            }
+            ExprKind::Lam { .. } => self.lambda(cx, e),
+            ExprKind::App(..) => {
+                let (head, args) = spine(e);
+                let mut f = self.head(cx, head, &args, &ty, out)?;
+                let args = self.args(cx, &args, out)?;
+                let (params, _) = arrows(&f.ty);
+                if args.len() >= params.len() {
+                    let message = format!("this call returns a function of type `{ty}`");
+                    return Err(self.error(Code::LowerFunctionValue, e.span, message, "a function as a result"));
+                }
+                f.ty = drop_params(&f.ty, args.len());
+                f.args.extend(args);
+                Ok(f)
+            }
+            ExprKind::Let(b, body) => {
+                self.let_binding(cx, b, out)?;
+                self.fun(cx, body, out)
+            }
+            ExprKind::Utest(u, body) => {
+                self.utest(cx, u, out)?;
+                self.fun(cx, body, out)
+            }
+            ExprKind::TypeDecl(_, body) | ExprKind::ConDecl(_, body) => self.fun(cx, body, out),
+            ExprKind::Match { .. } => {
+                let message = format!("a conditional returns a function of type `{ty}`");
+                Err(self.error(Code::LowerFunctionValue, e.span, message, "apply the function in each branch instead"))
+            }
+            _ => {
+                let message = format!("a function of type `{ty}` cannot be made first-order here");
+                Err(self.error(Code::LowerFunctionValue, e.span, message, "here"))
+            }
+        }
+    }
+
+    /// The head of an application `head args : result`. A top-level
+    /// function's instance is decided by the types of the arguments and
+    /// the result first (the middle end's specialised copies can leave the
+    /// head's own type with type variables), then by the head's type.
+    pub fn head(
+        &mut self,
+        cx: &mut Cx,
+        head: &pmx_ast::Expr,
+        args: &[&pmx_ast::Expr],
+        result: &Ty,
+        out: &mut Vec<Stmt>,
+    ) -> Lowered<FunVal> {
+        if let ExprKind::Var(n) = &head.kind {
+            if cx.get(n.id).is_none() && n.id.as_builtin().is_none() && self.is_top_level(n.id) {
+                let from_args =
+                    args.iter().rev().fold(result.clone(), |acc, a| Ty::arrow(apply(&a.ty, &cx.subst), acc));
+                let own = apply(&head.ty, &cx.subst);
+                let (f, ty) = self.instance(n.id, &[from_args, own], head.span)?;
+                return Ok(FunVal { callee: Callee::Function(f), args: Vec::new(), ty });
+            }
+        }
+        self.fun(cx, head, out)
+    }
+
+    /// Applies a function value; all its arguments must be given.
+    pub fn apply_fun(
+        &mut self,
+        cx: &mut Cx,
+        f: FunVal,
+        args: Vec<Arg>,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Lowered<Atom> {
+        let (params, result) = arrows(&f.ty);
+        if args.len() != params.len() {
+            let message =
+                format!("a function of type `{}` is applied to {} arguments: not all of them", f.ty, args.len());
+            return Err(self.error(Code::LowerFunctionValue, span, message, "a partial application used as data"));
+        }
+        let result = self.ty(cx, &result, span)?;
+        let mut all = f.args;
+        all.extend(args);
+        self.saturate(cx, f.callee, all, result, span, out)
+    }
+
+    /// A callee applied to all its arguments: a call, a primitive or a
+    /// keyword node.
+    pub fn saturate(
+        &mut self,
+        cx: &mut Cx,
+        callee: Callee,
+        args: Vec<Arg>,
+        result: Type,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Lowered<Atom> {
+        let b = match callee {
+            Callee::Function(id) => {
+                let atoms = self.atoms(args, span)?;
+                return Ok(self.emit(cx, out, result, Expr::Call(id, atoms), span));
+            }
+            Callee::Builtin(b) => b,
+        };
+        if signature::is_primitive(b) {
+            let atoms = self.atoms(args, span)?;
+            return Ok(self.emit(cx, out, result, Expr::Prim(b, atoms), span));
+        }
+        let mut it = args.into_iter();
+        let mut next = || it.next().expect("as many as the type says");
+        use Builtin::*;
+        let expr = match b {
+            Map | ParallelMap => {
+                let f = self.fun_arg(cx, next(), span)?;
+                Expr::Map { f, seqs: vec![self.atom_arg(next(), span)?] }
+            }
+            Map2 => {
+                let f = self.fun_arg(cx, next(), span)?;
+                Expr::Map { f, seqs: vec![self.atom_arg(next(), span)?, self.atom_arg(next(), span)?] }
+            }
+            Reduce | Foldl => {
+                let f = self.fun_arg(cx, next(), span)?;
+                let init = self.atom_arg(next(), span)?;
+                let seq = self.atom_arg(next(), span)?;
+                if b == Reduce {
+                    Expr::Reduce { f, neutral: init, seq }
+                } else {
+                    Expr::Foldl { f, init, seq }
+                }
+            }
+            // `createList` and `createRope` differ from `create` only in
+            // the CPU representation they pick.
+            Create | CreateList | CreateRope => {
+                let len = self.atom_arg(next(), span)?;
+                Expr::Create { len, f: self.fun_arg(cx, next(), span)? }
+            }
+            Flatten => Expr::Flatten(self.atom_arg(next(), span)?),
+            Loop | SeqLoop => {
+                let n = self.atom_arg(next(), span)?;
+                Expr::Loop { n, f: self.fun_arg(cx, next(), span)?, parallel: b == Loop }
+            }
+            SeqLoopAcc => {
+                let init = self.atom_arg(next(), span)?;
+                let n = self.atom_arg(next(), span)?;
+                Expr::SeqLoopAcc { init, n, f: self.fun_arg(cx, next(), span)? }
+            }
+            Accelerate => {
+                let message = "`accelerate` inside accelerated code".to_string();
+                return Err(self.error(Code::LowerUnsupported, span, message, "nested"));
+            }
+            _ => {
+                let message = format!("the built-in `{}` takes a function and has no lowered form", b.name());
+                return Err(self.error(Code::LowerUnsupported, span, message, "not supported by the lowered IR"));
+            }
+        };
+        Ok(self.emit(cx, out, result, expr, span))
+    }
+
+    fn atoms(&mut self, args: Vec<Arg>, span: Span) -> Lowered<Vec<Atom>> {
+        args.into_iter().map(|a| self.atom_arg(a, span)).collect()
+    }
+
+    fn atom_arg(&mut self, a: Arg, span: Span) -> Lowered<Atom> {
+        match a {
+            Arg::Atom(a) => Ok(a),
+            Arg::Fun(f) => {
+                let message = format!("a function of type `{}` is passed where data is expected", f.ty);
+                Err(self.error(Code::LowerFunctionValue, span, message, "passed as an argument"))
+            }
+        }
+    }
+
+    fn fun_arg(&mut self, cx: &mut Cx, a: Arg, span: Span) -> Lowered<FunRef> {
+        match a {
+            Arg::Fun(f) => self.fun_ref(cx, f, span),
+            Arg::Atom(_) => {
+                Err(self.error(Code::LowerFunctionValue, span, "a function argument is not a function".into(), "here"))
+            }
+        }
+    }
+
+    /// The first-order reference a keyword (or utest) takes: the callee
+    /// with its atoms, or, when the callee is a keyword or some argument
+    /// is itself a function, a new function that applies it.
+    pub fn fun_ref(&mut self, cx: &mut Cx, f: FunVal, span: Span) -> Lowered<FunRef> {
+        let (params, result) = arrows(&f.ty);
+        let mut ptys = Vec::with_capacity(params.len());
+        for p in &params {
+            if p.strip_foralls().as_arrow().is_some() {
+                let message = format!("a function of type `{}` takes a function; it cannot be passed on", f.ty);
+                return Err(self.error(Code::LowerFunctionValue, span, message, "higher-order argument"));
+            }
+            ptys.push(self.ty(cx, p, span)?);
+        }
+        let result = self.ty(cx, &result, span)?;
+        let direct = match f.callee {
+            Callee::Function(_) => true,
+            Callee::Builtin(b) => signature::is_primitive(b),
+        };
+        if direct && f.args.iter().all(|a| matches!(a, Arg::Atom(_))) {
+            let bound = f.args.into_iter().filter_map(|a| if let Arg::Atom(a) = a { Some(a) } else { None }).collect();
+            return Ok(FunRef { callee: f.callee, bound, params: ptys, result });
+        }
+        // A wrapper: its leading parameters are the variables `f` uses.
+        let mut captured = Vec::new();
+        f.vars(&mut captured);
+        let mut inner = Cx::new(cx.subst.clone(), cx.source.clone());
+        let mut map = FxHashMap::default();
+        let mut wparams = Vec::new();
+        for v in &captured {
+            let p = self.var(&mut inner, &v.name, v.ty.clone());
+            map.insert(v.id, p.clone());
+            wparams.push(p);
+        }
+        let inner_f = f.renamed(&map);
+        let mut args = Vec::new();
+        for t in &ptys {
+            let p = self.var(&mut inner, "x", t.clone());
+            args.push(Arg::Atom(Atom::Var(p.clone())));
+            wparams.push(p);
+        }
+        let id = self.reserve();
+        let mut stmts = Vec::new();
+        let r = self.apply_fun(&mut inner, inner_f, args, span, &mut stmts)?;
+        let name = self.fn_name(&format!("{}_fn", cx.source));
+        self.functions[id.0 as usize] = Some(Function {
+            id,
+            name,
+            source: cx.source.clone(),
+            span,
+            instance: Vec::new(),
+            lifted: true,
+            params: wparams,
+            result: result.clone(),
+            body: Block { stmts, result: r },
+            group: 0,
+            recursive: false,
+            tail_recursive: false,
+        });
+        Ok(FunRef { callee: Callee::Function(id), bound: captured.into_iter().map(Atom::Var).collect(), params: ptys, result })
+    }
+
+    /// Lifts a lambda to a new top-level function. Its leading parameters
+    /// are the data it uses from its scope (the variables of function
+    /// values it uses included); it is referred to applied to them.
+    fn lambda(&mut self, cx: &mut Cx, e: &pmx_ast::Expr) -> Lowered<FunVal> {
+        let mut inner = Cx::new(cx.subst.clone(), cx.source.clone());
+        let mut params = Vec::new();
+        let mut bound = Vec::new();
+        // Each variable of the scope becomes one parameter, however many
+        // captured names (and function values) use it.
+        let mut map: FxHashMap<VarId, Var> = FxHashMap::default();
+        let mut param = |l: &mut Self, inner: &mut Cx, v: &Var| -> Var {
+            if let Some(p) = map.get(&v.id) {
+                return p.clone();
+            }
+            let p = l.var(inner, &v.name, v.ty.clone());
+            map.insert(v.id, p.clone());
+            params.push(p.clone());
+            bound.push(Arg::Atom(Atom::Var(v.clone())));
+            p
+        };
+        for fv in pmx_ast::visit::free_vars(e) {
+            match cx.get(fv.id).cloned() {
+                Some(Bound::Value(Atom::Var(v))) => {
+                    let p = param(self, &mut inner, &v);
+                    inner.bind(fv.id, Bound::Value(Atom::Var(p)));
+                }
+                Some(Bound::Value(lit)) => inner.bind(fv.id, Bound::Value(lit)),
+                Some(Bound::Fun(f)) => {
+                    let mut vars = Vec::new();
+                    f.vars(&mut vars);
+                    let renaming: FxHashMap<VarId, Var> =
+                        vars.iter().map(|v| (v.id, param(self, &mut inner, v))).collect();
+                    inner.bind(fv.id, Bound::Fun(f.renamed(&renaming)));
+                }
+                // Top-level functions and built-ins: the same everywhere.
+                None => {}
+            }
+        }
+        let id = self.reserve();
+        let name = self.fn_name(&format!("{}_lam", cx.source));
+        let (params, result, body) = match self.define(&mut inner, e, params) {
+            Ok(d) => d,
+            Err(r) => {
+                let (params, result, body) = self.given_up(&mut inner, e.span);
+                self.functions[id.0 as usize] = Some(lifted(id, name, cx, e.span, params, result, body));
+                return Err(r);
+            }
+        };
+        self.functions[id.0 as usize] = Some(lifted(id, name, cx, e.span, params, result, body));
+        Ok(FunVal { callee: Callee::Function(id), args: bound, ty: apply(&e.ty, &cx.subst) })
+    }
+}
+
+fn lifted(id: FnId, name: pmx_ast::SmolStr, cx: &Cx, span: Span, params: Vec<Var>, result: Type, body: Block) -> Function {
+    Function {
+        id,
+        name,
+        source: cx.source.clone(),
+        span,
+        instance: Vec::new(),
+        lifted: true,
+        params,
+        result,
+        body,
+        group: 0,
+        recursive: false,
+        tail_recursive: false,
+    }
+}

@@ -1,0 +1,274 @@
+//! The lowered IR: types, programs, functions, entries, and the nodes of
+//! their bodies. The invariants are listed in the crate's documentation
+//! (`lib.rs`) and checked by `validate`.
+
+use pmx_accelerate::Backend;
+use pmx_ast::{Builtin, NameId, SmolStr, Span};
+
+/// A concrete type. There are no type variables and no function types:
+/// the lowering specialises polymorphic functions per use and makes every
+/// function first-order.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    Int,
+    Float,
+    Bool,
+    Char,
+    /// `()`: the empty record.
+    Unit,
+    /// At least one field, sorted by `pmx_ast::compare_labels`; a tuple
+    /// is a record labelled `0`, `1`, ...
+    Record(Vec<(SmolStr, Type)>),
+    Seq(Box<Type>),
+    Tensor(Box<Type>),
+    /// An instance of a variant type: an index into `Program::variants`.
+    Variant(VariantId),
+}
+
+impl Type {
+    pub fn seq(elem: Type) -> Type {
+        Type::Seq(Box::new(elem))
+    }
+
+    /// The element type of a sequence.
+    pub fn elem(&self) -> Option<&Type> {
+        match self {
+            Type::Seq(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The type of a field of a record.
+    pub fn field(&self, label: &str) -> Option<&Type> {
+        match self {
+            Type::Record(fields) => fields.iter().find(|(l, _)| l == label).map(|(_, t)| t),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VariantId(pub u32);
+
+/// A variant type at concrete type arguments: `Option Int`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariantDef {
+    /// The type's name in the source.
+    pub name: SmolStr,
+    pub args: Vec<Type>,
+    /// In declaration order; a constructor's tag is its index.
+    pub constructors: Vec<Constructor>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Constructor {
+    pub name: SmolStr,
+    pub payload: Type,
+}
+
+/// A function's index in `Program::functions`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FnId(pub u32);
+
+/// A variable: unique in the program by `id`; `name` is unique within its
+/// function or entry (what generated code can use as an identifier).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Var {
+    pub id: VarId,
+    pub name: SmolStr,
+    pub ty: Type,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lit {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Char(char),
+    Unit,
+}
+
+impl Lit {
+    pub fn ty(&self) -> Type {
+        match self {
+            Lit::Int(_) => Type::Int,
+            Lit::Float(_) => Type::Float,
+            Lit::Bool(_) => Type::Bool,
+            Lit::Char(_) => Type::Char,
+            Lit::Unit => Type::Unit,
+        }
+    }
+}
+
+/// An operand: a variable or a literal.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Atom {
+    Var(Var),
+    Lit(Lit),
+}
+
+impl Atom {
+    pub fn ty(&self) -> Type {
+        match self {
+            Atom::Var(v) => v.ty.clone(),
+            Atom::Lit(l) => l.ty(),
+        }
+    }
+}
+
+/// What a function reference calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Callee {
+    Function(FnId),
+    /// A primitive built-in (never a parallel keyword or a built-in that
+    /// takes a function).
+    Builtin(Builtin),
+}
+
+/// A first-order function value, only as the function argument of a
+/// parallel keyword or a utest: a top-level function (or primitive)
+/// applied to the leading arguments `bound`; `params` are the types of the
+/// arguments still to come, `result` what the call returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunRef {
+    pub callee: Callee,
+    pub bound: Vec<Atom>,
+    pub params: Vec<Type>,
+    pub result: Type,
+}
+
+/// A sequence of statements and the atom they compute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub result: Atom,
+}
+
+/// `let var : var.ty = expr`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub var: Var,
+    pub expr: Expr,
+    pub span: Span,
+}
+
+/// A node. Every operand is an [`Atom`]; the node's type is the type of
+/// the variable its statement binds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Atom(Atom),
+    /// A built-in applied to exactly as many arguments as its type takes.
+    Prim(Builtin, Vec<Atom>),
+    /// A top-level function applied to all its parameters.
+    Call(FnId, Vec<Atom>),
+    /// A record with at least one field (labels sorted).
+    Record(Vec<(SmolStr, Atom)>),
+    Project(Atom, SmolStr),
+    /// A sequence literal.
+    Seq(Vec<Atom>),
+    /// A constructor (the `tag`-th of `variant`) applied to its payload.
+    Con { variant: VariantId, tag: usize, payload: Atom },
+    /// Whether a value of a variant type was built by constructor `tag`.
+    IsCon { value: Atom, variant: VariantId, tag: usize },
+    /// The payload of a value known to be built by constructor `tag`.
+    Payload { value: Atom, variant: VariantId, tag: usize },
+    If { cond: Atom, then: Block, otherwise: Block },
+    /// `map f s`, `parallelMap f s` (one sequence) and `map2 f a b` (two).
+    Map { f: FunRef, seqs: Vec<Atom> },
+    Reduce { f: FunRef, neutral: Atom, seq: Atom },
+    Foldl { f: FunRef, init: Atom, seq: Atom },
+    /// `create len f`.
+    Create { len: Atom, f: FunRef },
+    Flatten(Atom),
+    /// `loop n f` (`parallel`) and `seqLoop n f`.
+    Loop { n: Atom, f: FunRef, parallel: bool },
+    SeqLoopAcc { init: Atom, n: Atom, f: FunRef },
+    /// A size constraint: dimension `dim` (0: the outer one) of `seq` has
+    /// length `size`. Type `()`.
+    SizeEq { seq: Atom, dim: usize, size: Atom },
+    /// `seq` with the knowledge that dimension `dim` has length `size` (a
+    /// `SizeEq` before it says so): Futhark's `seq :> [size]t`. Same type
+    /// as `seq`; later uses of the sequence use this variable.
+    SizeCoerce { seq: Atom, dim: usize, size: Atom },
+    /// A utest in accelerated code that is not a size constraint, kept:
+    /// the code generators decide what to do with it. Type `()`.
+    Utest { test: Atom, expected: Atom, using: Option<FunRef>, on_fail: Option<FunRef> },
+    /// Unreachable (`never`), at any type.
+    Never,
+}
+
+/// A top-level function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub id: FnId,
+    /// Unique among functions, and not the name of a built-in.
+    pub name: SmolStr,
+    /// The binding it comes from (for a lifted lambda, the function it was
+    /// lifted out of).
+    pub source: SmolStr,
+    /// Where it is defined in the MExpr program.
+    pub span: Span,
+    /// For a copy made for one use of a polymorphic function: its type
+    /// variables and the types they stand for.
+    pub instance: Vec<(SmolStr, Type)>,
+    /// A lambda from a keyword argument, lifted by the lowering.
+    pub lifted: bool,
+    pub params: Vec<Var>,
+    pub result: Type,
+    pub body: Block,
+    /// The functions of one strongly connected component of the call
+    /// graph share a group number and are consecutive.
+    pub group: u32,
+    /// It calls itself, directly or through its group.
+    pub recursive: bool,
+    /// Its only recursive calls are calls of itself in tail position (the
+    /// Futhark generator can make it a loop).
+    pub tail_recursive: bool,
+}
+
+/// An accelerate binding: what the host calls.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// The accelerate binding's identity (`Boundary::id`).
+    pub id: NameId,
+    pub name: SmolStr,
+    /// The `accelerate e` expression.
+    pub span: Span,
+    /// The data that crosses the boundary (none for an expression that
+    /// uses no outside variable: the binding's dummy `Int` is dropped).
+    pub params: Vec<Var>,
+    pub result: Type,
+    pub body: Block,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub backend: Backend,
+    /// The types table: every variant type instance used.
+    pub variants: Vec<VariantDef>,
+    /// In dependency order: a function calls only earlier ones and those
+    /// of its own group. `functions[i].id == FnId(i)`.
+    pub functions: Vec<Function>,
+    pub entries: Vec<Entry>,
+}
+
+impl Program {
+    pub fn function(&self, id: FnId) -> Option<&Function> {
+        self.functions.get(id.0 as usize)
+    }
+
+    pub fn variant(&self, id: VariantId) -> Option<&VariantDef> {
+        self.variants.get(id.0 as usize)
+    }
+}
+
+/// Types as the printer writes them; a variant instance without the
+/// program's table is written by its number.
+impl std::fmt::Display for Type {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        crate::print::write_type(f, self, None)
+    }
+}

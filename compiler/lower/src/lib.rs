@@ -1,0 +1,79 @@
+//! The lowered IR: each backend's program (`pmx_accelerate::Analysis`'s
+//! `futhark` and `cuda`, after the backend's rewrites and ANF) in the one
+//! form the Futhark and CUDA code generators take, instead of the MExpr
+//! tree.
+//!
+//! [`lower`] starts from the backend's accelerate bindings, which become
+//! [`Entry`]s (the `accelerate` wrapper gone, the dummy parameter of an
+//! expression without free variables dropped), and lowers each top-level
+//! function they use on demand, once per instance of its type variables
+//! (`lower.rs`): polymorphic functions are specialised for both backends,
+//! so no type variable is left. Function values are resolved at lowering
+//! time (`funval.rs`): applied to all their arguments they are calls,
+//! primitives or keyword nodes; a keyword's function argument is a
+//! [`FunRef`]; lambdas are lifted with the variables they use as leading
+//! parameters. Patterns become tests and projections (`pattern.rs`);
+//! utests become `SizeEq` (and, for Futhark, `SizeCoerce`) or `Utest`
+//! nodes (`utest.rs`). What cannot be lowered is reported as a located
+//! [`Diagnostic`] (codes E0430-E0432); the lowering never panics, and a
+//! function it gives up on gets a body that is `never`.
+//!
+//! # Invariants (for every program [`lower`] returns; [`validate`] checks them)
+//!
+//! 1. **Types are concrete.** [`Type`] has no type variables and no
+//!    function types; record types have at least one field (`()` is
+//!    `Unit`), labels sorted by `compare_labels` and distinct; every
+//!    `Variant` indexes `Program::variants`.
+//! 2. **A-normal form.** Every operand is an [`Atom`] (a variable or a
+//!    literal); every intermediate value is bound by a [`Stmt`], whose
+//!    variable carries the node's type. Only `If` nests blocks.
+//! 3. **Scoping.** Every variable is defined once in the program (by
+//!    `VarId`), before its uses, in an enclosing block or as a parameter;
+//!    each use carries its definition's name and type. Names are unique
+//!    within a function or entry.
+//! 4. **Types agree at every node**: a primitive's arguments and result fit
+//!    its built-in's signature (with one choice of its type variables); a
+//!    call passes its callee's parameter types and gets its result; a
+//!    keyword's function reference takes the keyword's element types and
+//!    returns what the keyword needs; branches return the `If`'s type; a
+//!    block's result has the expected type.
+//! 5. **First-order.** Functions are top-level with typed parameters; a
+//!    [`FunRef`] (only in keyword nodes and utests) names an existing
+//!    function or a primitive (never a keyword or a built-in that takes a
+//!    function); its bound atoms then its `params` are the callee's
+//!    parameters.
+//! 6. **Primitives are saturated**: `Prim(b, args)` has exactly the
+//!    number of arguments `b`'s type takes; parallel keywords are their
+//!    own nodes.
+//! 7. **Order.** `functions[i].id == FnId(i)`; a function refers only to
+//!    earlier functions or to those of its own group (a strongly connected
+//!    component, consecutive); a function that calls itself is marked
+//!    `recursive`; entries refer to existing functions.
+//! 8. **Size constraints**: `SizeEq`/`SizeCoerce` name a dimension the
+//!    sequence has and an `Int` size; `SizeCoerce` appears only in
+//!    Futhark programs.
+//!
+//! API: [`lower`], [`validate`], [`print`], and the IR types in `ir.rs`.
+
+mod body;
+mod cx;
+mod funval;
+mod ir;
+mod lower;
+mod order;
+mod pattern;
+mod print;
+mod signature;
+mod subst;
+mod types;
+mod utest;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+pub use ir::*;
+pub use lower::lower;
+pub use pmx_diagnostics::Diagnostic;
+pub use print::print;
+pub use validate::validate;

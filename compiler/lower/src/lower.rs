@@ -1,0 +1,348 @@
+//! The lowering's driver: the backend program's top-level declarations,
+//! the entries, and the functions they use, each lowered on demand at the
+//! types it is used at (a worklist), then put in dependency order.
+
+use crate::cx::{Bound, Cx};
+use crate::ir::*;
+use crate::subst::{apply, arrows, type_vars, unify, Subst};
+use crate::types::{TypeError, Types};
+use pmx_accelerate::{Analysis, Backend, Boundary, Class};
+use pmx_ast::{Binding, Builtin, ExprKind, NameId, SmolStr, Span, Ty};
+use pmx_diagnostics::{Code, Diagnostic};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// A diagnostic was reported; the part being lowered is given up.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reported;
+
+pub(crate) type Lowered<T> = Result<T, Reported>;
+
+/// How many copies of one polymorphic function the lowering makes before
+/// it reports polymorphic recursion.
+const MAX_INSTANCES: usize = 64;
+
+/// A function asked for and not yet lowered.
+struct Pending<'a> {
+    id: FnId,
+    binding: &'a Binding,
+    subst: Subst,
+}
+
+pub(crate) struct Lowerer<'a> {
+    pub backend: Backend,
+    pub types: Types,
+    decls: FxHashMap<NameId, &'a Binding>,
+    externals: FxHashSet<NameId>,
+    instances: FxHashMap<(NameId, Vec<Type>), FnId>,
+    copies: FxHashMap<NameId, usize>,
+    pending: Vec<Pending<'a>>,
+    /// Indexed by `FnId` (in the order they were asked for); `None` until
+    /// lowered.
+    pub functions: Vec<Option<Function>>,
+    fn_names: FxHashSet<SmolStr>,
+    next_var: u32,
+    pub diags: Vec<Diagnostic>,
+}
+
+pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>) {
+    let program = match backend {
+        Backend::Futhark => &analysis.futhark,
+        Backend::Cuda => &analysis.cuda,
+    };
+    let mut l = Lowerer {
+        backend,
+        types: Types::new(program),
+        decls: FxHashMap::default(),
+        externals: FxHashSet::default(),
+        instances: FxHashMap::default(),
+        copies: FxHashMap::default(),
+        pending: Vec::new(),
+        functions: Vec::new(),
+        fn_names: FxHashSet::default(),
+        next_var: 0,
+        diags: Vec::new(),
+    };
+    l.collect(program);
+    let mut entries = Vec::new();
+    for a in analysis.accelerates.iter().filter(|a| a.class == Class::One(backend)) {
+        if let Some(b) = l.decls.get(&a.boundary.id).copied() {
+            if let Some(e) = l.entry(&a.boundary, b) {
+                entries.push(e);
+            }
+        }
+    }
+    while let Some(p) = l.pending.pop() {
+        l.function(p);
+    }
+    let functions: Vec<Function> = l.functions.into_iter().flatten().collect();
+    let (functions, entries) = crate::order::order(functions, entries);
+    let mut diags = l.diags;
+    pmx_diagnostics::sort_and_dedup(&mut diags);
+    (Program { backend, variants: l.types.variants, functions, entries }, diags)
+}
+
+impl<'a> Lowerer<'a> {
+    /// The top-level bindings of the program's chain of declarations.
+    fn collect(&mut self, program: &'a pmx_ast::Expr) {
+        let mut cur = program;
+        loop {
+            match &cur.kind {
+                ExprKind::Let(b, rest) => {
+                    self.decls.insert(b.name.id, b);
+                    cur = rest;
+                }
+                ExprKind::RecLets(bs, rest) => {
+                    bs.iter().for_each(|b| {
+                        self.decls.insert(b.name.id, b);
+                    });
+                    cur = rest;
+                }
+                ExprKind::External(d, rest) => {
+                    self.externals.insert(d.name.id);
+                    cur = rest;
+                }
+                ExprKind::TypeDecl(_, rest) | ExprKind::ConDecl(_, rest) | ExprKind::Utest(_, rest) => cur = rest,
+                _ => return,
+            }
+        }
+    }
+
+    pub fn error(&mut self, code: Code, span: Span, message: String, label: &str) -> Reported {
+        let backend = self.backend.name();
+        self.diags.push(
+            Diagnostic::error(code, span, format!("lowering for {backend}: {message}"))
+                .with_label(label)
+                .with_note("the code generators take the lowered IR: first-order, monomorphic, in A-normal form"),
+        );
+        Reported
+    }
+
+    /// The IR type of an AST type under the current substitution.
+    pub fn ty(&mut self, cx: &Cx, t: &Ty, span: Span) -> Lowered<Type> {
+        match self.types.convert(t, &cx.subst) {
+            Ok(t) => Ok(t),
+            Err(e) => {
+                let code = match e {
+                    TypeError::Function(_) => Code::LowerFunctionValue,
+                    TypeError::Variable(_) => Code::LowerTypeNotConcrete,
+                    TypeError::Unsupported(_) => Code::LowerUnsupported,
+                };
+                Err(self.error(code, span, e.to_string(), "here"))
+            }
+        }
+    }
+
+    /// A fresh variable.
+    pub fn var(&mut self, cx: &mut Cx, hint: &str, ty: Type) -> Var {
+        self.next_var += 1;
+        Var { id: VarId(self.next_var), name: cx.name(hint), ty }
+    }
+
+    /// Appends `let v : ty = expr` and returns `v`.
+    pub fn emit(&mut self, cx: &mut Cx, out: &mut Vec<Stmt>, ty: Type, expr: Expr, span: Span) -> Atom {
+        let v = self.var(cx, "t", ty);
+        cx.temps.insert(v.id);
+        out.push(Stmt { var: v.clone(), expr, span });
+        Atom::Var(v)
+    }
+
+    /// A name for a new function: unique, and not a built-in's.
+    pub fn fn_name(&mut self, hint: &str) -> SmolStr {
+        let base: String = hint.chars().filter(|c| c.is_alphanumeric() || *c == '_').collect();
+        let base = if base.is_empty() { "f".to_string() } else { base };
+        let free = |n: &str, names: &FxHashSet<SmolStr>| !names.contains(n) && Builtin::from_name(n).is_none();
+        let name = if free(&base, &self.fn_names) {
+            SmolStr::new(&base)
+        } else {
+            (1..).map(|i| SmolStr::new(format!("{base}_{i}"))).find(|n| free(n, &self.fn_names)).expect("free suffix")
+        };
+        self.fn_names.insert(name.clone());
+        name
+    }
+
+    /// A slot for a function about to be lowered.
+    pub fn reserve(&mut self) -> FnId {
+        self.functions.push(None);
+        FnId(self.functions.len() as u32 - 1)
+    }
+
+    pub fn is_top_level(&self, id: NameId) -> bool {
+        self.decls.contains_key(&id)
+    }
+
+    pub fn is_external(&self, id: NameId) -> bool {
+        self.externals.contains(&id)
+    }
+
+    /// The function for top-level binding `id` used at the types `uses`
+    /// (the substitution applied; the first that decides a type variable
+    /// wins): one copy per instance of its type variables. Returns it and
+    /// its type at that instance.
+    pub fn instance(&mut self, id: NameId, uses: &[Ty], span: Span) -> Lowered<(FnId, Ty)> {
+        let Some(b) = self.decls.get(&id).copied() else {
+            return Err(self.error(Code::LowerUnsupported, span, "unknown top-level binding".into(), "here"));
+        };
+        let vars = type_vars(&b.scheme);
+        let mut map = Subst::default();
+        for u in uses {
+            unify(b.scheme.strip_foralls(), u, &mut map);
+        }
+        let mut key = Vec::with_capacity(vars.len());
+        for v in &vars {
+            // A type variable the type does not mention (nothing in the
+            // body can observe it) is taken as `()`.
+            let t = map.entry(v.id).or_insert_with(Ty::unit).clone();
+            match self.types.convert(&t, &Subst::default()) {
+                Ok(t) => key.push(t),
+                Err(e) => {
+                    let message = format!("`{}` is used where {e}", b.name.text);
+                    let code = match e {
+                        TypeError::Function(_) => Code::LowerFunctionValue,
+                        _ => Code::LowerTypeNotConcrete,
+                    };
+                    return Err(self.error(code, span, message, "this use"));
+                }
+            }
+        }
+        let ty = apply(b.scheme.strip_foralls(), &map);
+        if let Some(f) = self.instances.get(&(id, key.clone())) {
+            return Ok((*f, ty));
+        }
+        let copies = self.copies.entry(id).or_default();
+        *copies += 1;
+        if *copies > MAX_INSTANCES {
+            let message = format!("`{}` is used at more than {MAX_INSTANCES} types", b.name.text);
+            return Err(self.error(Code::LowerTypeNotConcrete, span, message, "polymorphic recursion?"));
+        }
+        let f = self.reserve();
+        self.instances.insert((id, key), f);
+        self.pending.push(Pending { id: f, binding: b, subst: map });
+        Ok((f, ty))
+    }
+
+    /// Lowers a top-level function at one instance.
+    fn function(&mut self, p: Pending<'a>) {
+        let b = p.binding;
+        let vars = type_vars(&b.scheme);
+        let mut cx = Cx::new(p.subst, b.name.text.clone());
+        let instance: Vec<(SmolStr, Type)> = vars
+            .iter()
+            .filter_map(|v| {
+                let t = cx.subst.get(&v.id)?;
+                let t = self.types.convert(t, &Subst::default()).ok()?;
+                Some((v.name.clone(), t))
+            })
+            .collect();
+        let name = self.fn_name(&b.name.text);
+        let (params, result, body) = match self.define(&mut cx, &b.value, Vec::new()) {
+            Ok(d) => d,
+            Err(Reported) => self.given_up(&mut cx, b.value.span),
+        };
+        self.functions[p.id.0 as usize] = Some(Function {
+            id: p.id,
+            name,
+            source: b.name.text.clone(),
+            span: b.span,
+            instance,
+            lifted: false,
+            params,
+            result,
+            body,
+            group: 0,
+            recursive: false,
+            tail_recursive: false,
+        });
+    }
+
+    /// What a function whose lowering failed (and was reported) becomes:
+    /// no parameters, and a body that never returns.
+    pub fn given_up(&mut self, cx: &mut Cx, span: Span) -> (Vec<Var>, Type, Block) {
+        let mut stmts = Vec::new();
+        let r = self.emit(cx, &mut stmts, Type::Unit, Expr::Never, span);
+        (Vec::new(), Type::Unit, Block { stmts, result: r })
+    }
+
+    /// A function from its definition: the parameters of its lambdas after
+    /// `leading` ones; a body of function type (a definition by partial
+    /// application) is applied to one more parameter per arrow left.
+    pub fn define(
+        &mut self,
+        cx: &mut Cx,
+        value: &pmx_ast::Expr,
+        mut params: Vec<Var>,
+    ) -> Lowered<(Vec<Var>, Type, Block)> {
+        let mut body = value;
+        while let ExprKind::Lam { param, body: inner, .. } = &body.kind {
+            let ty = apply(&body.ty, &cx.subst);
+            let Some((p, _)) = ty.as_arrow() else { break };
+            let pty = self.param_type(cx, p, &param.text, param.span)?;
+            let v = self.var(cx, &param.text, pty);
+            cx.bind(param.id, Bound::Value(Atom::Var(v.clone())));
+            params.push(v);
+            body = inner;
+        }
+        let (extra, result) = arrows(&apply(&body.ty, &cx.subst));
+        let result_ty = self.ty(cx, &result, body.span)?;
+        let mut out = Vec::new();
+        let atom = if extra.is_empty() {
+            self.value(cx, body, &mut out)?
+        } else {
+            let f = self.fun(cx, body, &mut out)?;
+            let mut args = Vec::new();
+            for t in &extra {
+                let pty = self.param_type(cx, t, "x", body.span)?;
+                let v = self.var(cx, "x", pty);
+                params.push(v.clone());
+                args.push(crate::cx::Arg::Atom(Atom::Var(v)));
+            }
+            self.apply_fun(cx, f, args, body.span, &mut out)?
+        };
+        Ok((params, result_ty, Block { stmts: out, result: atom }))
+    }
+
+    fn param_type(&mut self, cx: &Cx, t: &Ty, name: &str, span: Span) -> Lowered<Type> {
+        if apply(t, &cx.subst).strip_foralls().as_arrow().is_some() {
+            let message = format!("the parameter `{name}` is a function; only first-order functions can be lowered");
+            return Err(self.error(Code::LowerFunctionValue, span, message, "a function parameter"));
+        }
+        self.ty(cx, t, span)
+    }
+
+    /// An accelerate binding's entry: its parameters (without the dummy)
+    /// and the body of its `accelerate`.
+    fn entry(&mut self, acc: &Boundary, b: &'a Binding) -> Option<Entry> {
+        let mut cx = Cx::new(Subst::default(), b.name.text.clone());
+        let mut params = Vec::new();
+        let mut body = &b.value;
+        let mut first = true;
+        while let ExprKind::Lam { param, body: inner, .. } = &body.kind {
+            let dummy = first && acc.dummy;
+            first = false;
+            let Some((p, _)) = body.ty.as_arrow() else { break };
+            if !dummy {
+                let ty = self.param_type(&cx, p, &param.text, param.span).ok()?;
+                let v = self.var(&mut cx, &param.text, ty);
+                cx.bind(param.id, Bound::Value(Atom::Var(v.clone())));
+                params.push(v);
+            }
+            body = inner;
+        }
+        // The `accelerate` wrapper is gone: its argument is the body.
+        if let ExprKind::App(f, arg) = &body.kind {
+            if matches!(&f.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Accelerate)) {
+                body = arg;
+            }
+        }
+        let result = self.ty(&cx, &acc.result.ty, acc.span).ok()?;
+        let mut out = Vec::new();
+        let atom = self.value(&mut cx, body, &mut out).ok()?;
+        Some(Entry {
+            id: acc.id,
+            name: acc.name.clone(),
+            span: acc.span,
+            params,
+            result,
+            body: Block { stmts: out, result: atom },
+        })
+    }
+}

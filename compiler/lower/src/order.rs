@@ -1,0 +1,187 @@
+//! Functions in dependency order: the strongly connected components of
+//! the call graph (Tarjan's algorithm gives them callees first), each
+//! component's functions consecutive and sharing a group number; then
+//! every `FnId` renumbered to the function's new index. Recursion and
+//! tail recursion are marked here, where the components are known.
+
+use crate::ir::*;
+use rustc_hash::FxHashMap;
+
+/// The functions a block refers to (calls and function references).
+pub(crate) fn callees(b: &Block, out: &mut Vec<FnId>) {
+    for s in &b.stmts {
+        match &s.expr {
+            Expr::Call(f, _) => out.push(*f),
+            Expr::If { then, otherwise, .. } => {
+                callees(then, out);
+                callees(otherwise, out);
+            }
+            e => {
+                for r in fun_refs(e) {
+                    if let Callee::Function(f) = r.callee {
+                        out.push(f);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The function references a node holds.
+pub(crate) fn fun_refs(e: &Expr) -> Vec<&FunRef> {
+    match e {
+        Expr::Map { f, .. }
+        | Expr::Reduce { f, .. }
+        | Expr::Foldl { f, .. }
+        | Expr::Create { f, .. }
+        | Expr::Loop { f, .. }
+        | Expr::SeqLoopAcc { f, .. } => vec![f],
+        Expr::Utest { using, on_fail, .. } => using.iter().chain(on_fail.iter()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn fun_refs_mut(e: &mut Expr) -> Vec<&mut FunRef> {
+    match e {
+        Expr::Map { f, .. }
+        | Expr::Reduce { f, .. }
+        | Expr::Foldl { f, .. }
+        | Expr::Create { f, .. }
+        | Expr::Loop { f, .. }
+        | Expr::SeqLoopAcc { f, .. } => vec![f],
+        Expr::Utest { using, on_fail, .. } => using.iter_mut().chain(on_fail.iter_mut()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn renumber(b: &mut Block, map: &FxHashMap<FnId, FnId>) {
+    for s in &mut b.stmts {
+        match &mut s.expr {
+            Expr::Call(f, _) => *f = map[f],
+            Expr::If { then, otherwise, .. } => {
+                renumber(then, map);
+                renumber(otherwise, map);
+            }
+            e => {
+                for r in fun_refs_mut(e) {
+                    if let Callee::Function(f) = &mut r.callee {
+                        *f = map[f];
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct Tarjan<'a> {
+    edges: &'a [Vec<usize>],
+    index: Vec<Option<usize>>,
+    low: Vec<usize>,
+    on_stack: Vec<bool>,
+    stack: Vec<usize>,
+    next: usize,
+    components: Vec<Vec<usize>>,
+}
+
+impl Tarjan<'_> {
+    fn visit(&mut self, v: usize) {
+        self.index[v] = Some(self.next);
+        self.low[v] = self.next;
+        self.next += 1;
+        self.stack.push(v);
+        self.on_stack[v] = true;
+        for &w in &self.edges[v] {
+            match self.index[w] {
+                None => {
+                    self.visit(w);
+                    self.low[v] = self.low[v].min(self.low[w]);
+                }
+                Some(i) if self.on_stack[w] => self.low[v] = self.low[v].min(i),
+                Some(_) => {}
+            }
+        }
+        if Some(self.low[v]) == self.index[v] {
+            let mut component = Vec::new();
+            while let Some(w) = self.stack.pop() {
+                self.on_stack[w] = false;
+                component.push(w);
+                if w == v {
+                    break;
+                }
+            }
+            component.sort();
+            self.components.push(component);
+        }
+    }
+}
+
+/// Whether every call of `me` in `b` is a tail call (`tail`: `b`'s value
+/// is the function's result), and no function reference names it.
+fn tail_calls_only(b: &Block, me: FnId, tail: bool) -> bool {
+    let last = b.stmts.len().wrapping_sub(1);
+    b.stmts.iter().enumerate().all(|(i, s)| {
+        let in_tail = tail && i == last && matches!(&b.result, Atom::Var(v) if v.id == s.var.id);
+        match &s.expr {
+            Expr::Call(f, _) => *f != me || in_tail,
+            Expr::If { then, otherwise, .. } => {
+                tail_calls_only(then, me, in_tail) && tail_calls_only(otherwise, me, in_tail)
+            }
+            e => fun_refs(e).iter().all(|r| r.callee != Callee::Function(me)),
+        }
+    })
+}
+
+pub(crate) fn order(mut functions: Vec<Function>, mut entries: Vec<Entry>) -> (Vec<Function>, Vec<Entry>) {
+    // Slots were filled in any order; ids index the creation order.
+    functions.sort_by_key(|f| f.id);
+    let at: FxHashMap<FnId, usize> = functions.iter().enumerate().map(|(i, f)| (f.id, i)).collect();
+    let edges: Vec<Vec<usize>> = functions
+        .iter()
+        .map(|f| {
+            let mut out = Vec::new();
+            callees(&f.body, &mut out);
+            out.into_iter().filter_map(|id| at.get(&id).copied()).collect()
+        })
+        .collect();
+    let n = functions.len();
+    let mut t = Tarjan {
+        edges: &edges,
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        next: 0,
+        components: Vec::new(),
+    };
+    for v in 0..n {
+        if t.index[v].is_none() {
+            t.visit(v);
+        }
+    }
+    let components = t.components;
+    let mut slots: Vec<Option<Function>> = functions.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(n);
+    let mut map = FxHashMap::default();
+    for (group, component) in components.iter().enumerate() {
+        let recursive = component.len() > 1 || edges[component[0]].contains(&component[0]);
+        for &i in component {
+            let mut f = slots[i].take().expect("each function in one component");
+            map.insert(f.id, FnId(out.len() as u32));
+            f.group = group as u32;
+            f.recursive = recursive;
+            // Old ids: the bodies are renumbered below.
+            f.tail_recursive = recursive && component.len() == 1 && tail_calls_only(&f.body, f.id, true);
+            out.push(f);
+        }
+    }
+    for f in &mut out {
+        f.id = map[&f.id];
+    }
+    for f in &mut out {
+        renumber(&mut f.body, &map);
+    }
+    for e in &mut entries {
+        renumber(&mut e.body, &map);
+    }
+    (out, entries)
+}

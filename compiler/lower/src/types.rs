@@ -1,0 +1,148 @@
+//! The AST's types to IR types, under a substitution of type variables,
+//! and the table of variant type instances they use.
+
+use crate::ir::{Constructor, Type, VariantDef, VariantId};
+use crate::subst::{apply, arrows, unify, Subst};
+use pmx_ast::{Expr, ExprKind, NameId, SmolStr, Ty, TyKind};
+use rustc_hash::FxHashMap;
+use std::fmt;
+
+/// Why a type has no IR type.
+#[derive(Clone, Debug)]
+pub(crate) enum TypeError {
+    /// A function type where a value is expected.
+    Function(Ty),
+    /// A type variable nothing determines.
+    Variable(Ty),
+    /// `Ref`, `Symbol`, or a type inference left unknown.
+    Unsupported(Ty),
+}
+
+/// A constructor as declared: its name and type scheme.
+struct ConDecl {
+    id: NameId,
+    name: SmolStr,
+    scheme: Ty,
+}
+
+#[derive(Default)]
+pub(crate) struct Types {
+    pub variants: Vec<VariantDef>,
+    index: FxHashMap<(NameId, Vec<Type>), VariantId>,
+    /// The constructors of each variant type, in declaration order.
+    constructors: FxHashMap<NameId, Vec<ConDecl>>,
+}
+
+impl Types {
+    /// Collects every constructor declared in the program (at the top
+    /// level or locally).
+    pub fn new(program: &Expr) -> Types {
+        let mut t = Types::default();
+        t.collect(program);
+        t
+    }
+
+    fn collect(&mut self, e: &Expr) {
+        if let ExprKind::ConDecl(d, _) = &e.kind {
+            let (_, result) = arrows(&d.scheme);
+            if let TyKind::Con(ty, _, _) = result.kind() {
+                self.constructors.entry(*ty).or_default().push(ConDecl {
+                    id: d.name.id,
+                    name: d.name.text.clone(),
+                    scheme: d.scheme.clone(),
+                });
+            }
+        }
+        pmx_ast::visit::children(e, &mut |c| self.collect(c));
+    }
+
+    /// The IR type of `t` with the type variables of `s` replaced.
+    pub fn convert(&mut self, t: &Ty, s: &Subst) -> Result<Type, TypeError> {
+        Ok(match t.kind() {
+            TyKind::Int => Type::Int,
+            TyKind::Float => Type::Float,
+            TyKind::Bool => Type::Bool,
+            TyKind::Char => Type::Char,
+            TyKind::Seq(e) => Type::seq(self.convert(e, s)?),
+            TyKind::Tensor(e) => Type::Tensor(Box::new(self.convert(e, s)?)),
+            TyKind::Record(fields) if fields.is_empty() => Type::Unit,
+            TyKind::Record(fields) => {
+                let mut out = Vec::with_capacity(fields.len());
+                for (l, f) in fields {
+                    out.push((l.clone(), self.convert(f, s)?));
+                }
+                Type::Record(out)
+            }
+            TyKind::Arrow(..) => return Err(TypeError::Function(apply(t, s))),
+            TyKind::Var(v) => match s.get(&v.id) {
+                // The substitution's types are the caller's: concrete, or
+                // with variables of an enclosing scope that it leaves.
+                Some(bound) => self.convert(bound, &Subst::default())?,
+                None => return Err(TypeError::Variable(t.clone())),
+            },
+            TyKind::Meta(_) => return Err(TypeError::Variable(t.clone())),
+            TyKind::All(_, _, body) => self.convert(body, s)?,
+            TyKind::Con(id, name, args) if id.as_builtin_type().is_none() => {
+                let mut targs = Vec::with_capacity(args.len());
+                for a in args {
+                    targs.push(self.convert(a, s)?);
+                }
+                Type::Variant(self.variant(*id, name, &apply(t, s), targs)?)
+            }
+            TyKind::Con(..) | TyKind::Unknown => return Err(TypeError::Unsupported(t.clone())),
+        })
+    }
+
+    /// The instance of variant type `id` at `args` (`t` is that type),
+    /// added to the table the first time it is asked for.
+    fn variant(&mut self, id: NameId, name: &SmolStr, t: &Ty, args: Vec<Type>) -> Result<VariantId, TypeError> {
+        let key = (id, args);
+        if let Some(v) = self.index.get(&key) {
+            return Ok(*v);
+        }
+        let vid = VariantId(self.variants.len() as u32);
+        // In the table before its constructors: they may mention it.
+        self.index.insert(key.clone(), vid);
+        self.variants.push(VariantDef { name: name.clone(), args: key.1, constructors: Vec::new() });
+        let decls: Vec<(SmolStr, Ty)> = self
+            .constructors
+            .get(&id)
+            .map(|cs| cs.iter().map(|c| (c.name.clone(), c.scheme.clone())).collect())
+            .unwrap_or_default();
+        let mut constructors = Vec::new();
+        for (cname, scheme) in decls {
+            let (params, result) = arrows(&scheme);
+            let mut map = Subst::default();
+            unify(&result, t, &mut map);
+            let payload = match params.first() {
+                Some(p) => self.convert(p, &map)?,
+                None => Type::Unit,
+            };
+            constructors.push(Constructor { name: cname, payload });
+        }
+        self.variants[vid.0 as usize].constructors = constructors;
+        Ok(vid)
+    }
+
+    /// The variant type and tag of constructor `con` (whose value has the
+    /// IR type `of`).
+    pub fn tag(&self, of: &Type, con: NameId) -> Option<(crate::ir::VariantId, usize)> {
+        let Type::Variant(v) = of else { return None };
+        let def = &self.variants[v.0 as usize];
+        // Constructors are found by identity: two types may both have a
+        // constructor named `Leaf`.
+        let decls = self.constructors.values().find(|cs| cs.iter().any(|c| c.id == con))?;
+        let at = decls.iter().position(|c| c.id == con)?;
+        (def.constructors.get(at).map(|c| &c.name) == Some(&decls[at].name)).then_some((*v, at))
+    }
+}
+
+impl fmt::Display for TypeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TypeError::Function(t) => write!(f, "a function of type `{t}` is used as a value"),
+            TypeError::Variable(t) => write!(f, "the type `{t}` is not determined by how the code is used"),
+            TypeError::Unsupported(t) => write!(f, "the type `{t}` has no lowered form"),
+        }
+    }
+}
