@@ -1,6 +1,7 @@
 //! The accelerate passes: for each program under `tests/accelerate`, the
 //! program after lifting, the extracted program, each backend's program
-//! (`futhark-ir`, `cuda-ir`) and `pmx explain` are snapshots; lifting does not change what a program does, nor do
+//! as MExpr (`futhark-ast`, `cuda-ast`) and `pmx explain` are snapshots
+//! (the lowered IR is in `tests/lowered.rs`); lifting does not change what a program does, nor do
 //! each backend's rewrites; a function shared by two accelerate expressions is extracted once.
 
 mod support;
@@ -26,14 +27,14 @@ fn stages_and_explanations() {
         let source = std::fs::read_to_string(&f).expect("readable");
         let (_, lifted, e1) = pmx(&["emit", "--stage", "lifted", "--color=never"], &f);
         let (_, extracted, e2) = pmx(&["emit", "--stage", "extracted", "--color=never"], &f);
-        let (_, futhark, e4) = pmx(&["emit", "--stage", "futhark-ir", "--color=never"], &f);
-        let (_, cuda, e5) = pmx(&["emit", "--stage", "cuda-ir", "--color=never"], &f);
+        let (_, futhark, e4) = pmx(&["emit", "--stage", "futhark-ast", "--color=never"], &f);
+        let (_, cuda, e5) = pmx(&["emit", "--stage", "cuda-ast", "--color=never"], &f);
         assert!(e4.is_empty() && e5.is_empty(), "{name}: {e4}{e5}");
         let (code, explained, e3) = pmx(&["explain", "--color=never"], &f);
         assert_eq!(code, 0, "{name}: {e3}");
         assert!(e1.is_empty() && e2.is_empty(), "{name}: {e1}{e2}");
         let shown = format!(
-            "{source}\n==================== lifted\n{lifted}\n==================== extracted\n{extracted}\n==================== futhark-ir\n{futhark}\n==================== cuda-ir\n{cuda}\n==================== explain\n{explained}"
+            "{source}\n==================== lifted\n{lifted}\n==================== extracted\n{extracted}\n==================== futhark-ast\n{futhark}\n==================== cuda-ast\n{cuda}\n==================== explain\n{explained}"
         );
         let mut settings = insta::Settings::clone_current();
         settings.set_snapshot_path("accelerate/snapshots");
@@ -93,7 +94,7 @@ fn backend_rewrites_preserve_behaviour() {
 fn emitted_stages_check_again() {
     let dir = tempdir();
     for f in programs() {
-        for stage in ["lifted", "extracted", "futhark-ir", "cuda-ir"] {
+        for stage in ["lifted", "extracted", "futhark-ast", "cuda-ast"] {
             let (code, text, err) = pmx(&["emit", "--stage", stage], &f);
             assert_eq!(code, 0, "{}: {err}", f.display());
             let out = dir.join(format!("{stage}.mc"));

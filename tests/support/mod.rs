@@ -19,8 +19,8 @@ pub struct Rewritten {
     /// The whole program after lifting, with the backend's rewritten
     /// declarations in place of the ones they came from.
     pub whole: String,
-    /// The backend's program alone (what `pmx emit --stage futhark-ir` or
-    /// `cuda-ir` prints).
+    /// The backend's program alone (what `pmx emit --stage futhark-ast` or
+    /// `cuda-ast` prints).
     pub backend: String,
     /// Its top-level functions that take a function as a parameter.
     pub higher_order: Vec<String>,

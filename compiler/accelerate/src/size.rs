@@ -107,7 +107,8 @@ mod tests {
         let u = utest(app(builtin(Builtin::Length), var("s", 1)), var("n", 2), None);
         let c = size_constraint(&u).expect("a size constraint");
         assert_eq!((c.seq.text.as_str(), c.dim), ("s", 0));
-        let inner = app(builtin(Builtin::Length), app(builtin(Builtin::Head), app(builtin(Builtin::Head), var("s", 1))));
+        let inner =
+            app(builtin(Builtin::Length), app(builtin(Builtin::Head), app(builtin(Builtin::Head), var("s", 1))));
         let u = utest(var("n", 2), inner, Some(builtin(Builtin::Eqi)));
         let c = size_constraint(&u).expect("a size constraint");
         assert_eq!((c.seq.text.as_str(), c.dim), ("s", 2));

@@ -276,7 +276,12 @@ impl Lowerer<'_> {
             recursive: false,
             tail_recursive: false,
         });
-        Ok(FunRef { callee: Callee::Function(id), bound: captured.into_iter().map(Atom::Var).collect(), params: ptys, result })
+        Ok(FunRef {
+            callee: Callee::Function(id),
+            bound: captured.into_iter().map(Atom::Var).collect(),
+            params: ptys,
+            result,
+        })
     }
 
     /// Lifts a lambda to a new top-level function. Its leading parameters
@@ -332,7 +337,15 @@ impl Lowerer<'_> {
     }
 }
 
-fn lifted(id: FnId, name: pmx_ast::SmolStr, cx: &Cx, span: Span, params: Vec<Var>, result: Type, body: Block) -> Function {
+fn lifted(
+    id: FnId,
+    name: pmx_ast::SmolStr,
+    cx: &Cx,
+    span: Span,
+    params: Vec<Var>,
+    result: Type,
+    body: Block,
+) -> Function {
     Function {
         id,
         name,

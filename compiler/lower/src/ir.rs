@@ -170,32 +170,83 @@ pub enum Expr {
     /// A sequence literal.
     Seq(Vec<Atom>),
     /// A constructor (the `tag`-th of `variant`) applied to its payload.
-    Con { variant: VariantId, tag: usize, payload: Atom },
+    Con {
+        variant: VariantId,
+        tag: usize,
+        payload: Atom,
+    },
     /// Whether a value of a variant type was built by constructor `tag`.
-    IsCon { value: Atom, variant: VariantId, tag: usize },
+    IsCon {
+        value: Atom,
+        variant: VariantId,
+        tag: usize,
+    },
     /// The payload of a value known to be built by constructor `tag`.
-    Payload { value: Atom, variant: VariantId, tag: usize },
-    If { cond: Atom, then: Block, otherwise: Block },
+    Payload {
+        value: Atom,
+        variant: VariantId,
+        tag: usize,
+    },
+    If {
+        cond: Atom,
+        then: Block,
+        otherwise: Block,
+    },
     /// `map f s`, `parallelMap f s` (one sequence) and `map2 f a b` (two).
-    Map { f: FunRef, seqs: Vec<Atom> },
-    Reduce { f: FunRef, neutral: Atom, seq: Atom },
-    Foldl { f: FunRef, init: Atom, seq: Atom },
+    Map {
+        f: FunRef,
+        seqs: Vec<Atom>,
+    },
+    Reduce {
+        f: FunRef,
+        neutral: Atom,
+        seq: Atom,
+    },
+    Foldl {
+        f: FunRef,
+        init: Atom,
+        seq: Atom,
+    },
     /// `create len f`.
-    Create { len: Atom, f: FunRef },
+    Create {
+        len: Atom,
+        f: FunRef,
+    },
     Flatten(Atom),
     /// `loop n f` (`parallel`) and `seqLoop n f`.
-    Loop { n: Atom, f: FunRef, parallel: bool },
-    SeqLoopAcc { init: Atom, n: Atom, f: FunRef },
+    Loop {
+        n: Atom,
+        f: FunRef,
+        parallel: bool,
+    },
+    SeqLoopAcc {
+        init: Atom,
+        n: Atom,
+        f: FunRef,
+    },
     /// A size constraint: dimension `dim` (0: the outer one) of `seq` has
     /// length `size`. Type `()`.
-    SizeEq { seq: Atom, dim: usize, size: Atom },
+    SizeEq {
+        seq: Atom,
+        dim: usize,
+        size: Atom,
+    },
     /// `seq` with the knowledge that dimension `dim` has length `size` (a
     /// `SizeEq` before it says so): Futhark's `seq :> [size]t`. Same type
     /// as `seq`; later uses of the sequence use this variable.
-    SizeCoerce { seq: Atom, dim: usize, size: Atom },
+    SizeCoerce {
+        seq: Atom,
+        dim: usize,
+        size: Atom,
+    },
     /// A utest in accelerated code that is not a size constraint, kept:
     /// the code generators decide what to do with it. Type `()`.
-    Utest { test: Atom, expected: Atom, using: Option<FunRef>, on_fail: Option<FunRef> },
+    Utest {
+        test: Atom,
+        expected: Atom,
+        using: Option<FunRef>,
+        on_fail: Option<FunRef>,
+    },
     /// Unreachable (`never`), at any type.
     Never,
 }

@@ -65,9 +65,14 @@ pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>
     l.collect(program);
     let mut entries = Vec::new();
     for a in analysis.accelerates.iter().filter(|a| a.class == Class::One(backend)) {
-        if let Some(b) = l.decls.get(&a.boundary.id).copied() {
-            if let Some(e) = l.entry(&a.boundary, b) {
-                entries.push(e);
+        match l.decls.get(&a.boundary.id).copied() {
+            Some(b) => entries.extend(l.entry(&a.boundary, b)),
+            // The middle end's rewrites dropped it (the Futhark
+            // specialisation of higher-order functions drops a binding
+            // that takes a function and that nothing calls).
+            None => {
+                let message = "the backend's program lost this accelerate expression's binding".to_string();
+                l.error(Code::LowerUnsupported, a.boundary.span, message, "no entry for it");
             }
         }
     }

@@ -113,7 +113,8 @@ impl Lowerer<'_> {
             PatKind::Bool(true) => Some(s.clone()),
             PatKind::Bool(false) => Some(self.not(cx, s.clone(), span, out)),
             PatKind::Record(fields) => {
-                let parts: Vec<(Access, &Pat)> = fields.iter().map(|(l, f)| (Access::Field(l.text.clone()), f)).collect();
+                let parts: Vec<(Access, &Pat)> =
+                    fields.iter().map(|(l, f)| (Access::Field(l.text.clone()), f)).collect();
                 self.all(cx, &parts, s, out)?
             }
             PatKind::Seq(items) => {
@@ -153,7 +154,13 @@ impl Lowerer<'_> {
                 let mut rest = Vec::new();
                 let Some(tb) = self.test(cx, b, s, &mut rest)? else { return Ok(None) };
                 let Some(ta) = self.test(cx, a, s, out)? else { return Ok(None) };
-                Some(self.emit(cx, out, Type::Bool, if_(ta, Vec::new(), Atom::Lit(Lit::Bool(true)), rest_block(rest, tb)), span))
+                Some(self.emit(
+                    cx,
+                    out,
+                    Type::Bool,
+                    if_(ta, Vec::new(), Atom::Lit(Lit::Bool(true)), rest_block(rest, tb)),
+                    span,
+                ))
             }
             PatKind::Not(inner) => match self.test(cx, inner, s, out)? {
                 None => Some(Atom::Lit(Lit::Bool(false))),
@@ -356,12 +363,25 @@ impl Lowerer<'_> {
         }
     }
 
-    pub fn prim(&mut self, cx: &mut Cx, out: &mut Vec<Stmt>, ty: Type, b: Builtin, args: Vec<Atom>, span: Span) -> Atom {
+    pub fn prim(
+        &mut self,
+        cx: &mut Cx,
+        out: &mut Vec<Stmt>,
+        ty: Type,
+        b: Builtin,
+        args: Vec<Atom>,
+        span: Span,
+    ) -> Atom {
         self.emit(cx, out, ty, Expr::Prim(b, args), span)
     }
 
     fn not(&mut self, cx: &mut Cx, a: Atom, span: Span, out: &mut Vec<Stmt>) -> Atom {
-        let e = if_(a, Vec::new(), Atom::Lit(Lit::Bool(false)), Block { stmts: Vec::new(), result: Atom::Lit(Lit::Bool(true)) });
+        let e = if_(
+            a,
+            Vec::new(),
+            Atom::Lit(Lit::Bool(false)),
+            Block { stmts: Vec::new(), result: Atom::Lit(Lit::Bool(true)) },
+        );
         self.emit(cx, out, Type::Bool, e, span)
     }
 }

@@ -74,7 +74,11 @@ pub fn check(b: Builtin, args: &[Type], result: &Type) -> Result<(), String> {
     let mut vars = FxHashMap::default();
     for (i, (p, a)) in sig.params.iter().zip(args).enumerate() {
         if !fits(p, a, &mut vars) {
-            return Err(format!("argument {} of `{}` has type `{a}`, which does not fit its signature", i + 1, b.name()));
+            return Err(format!(
+                "argument {} of `{}` has type `{a}`, which does not fit its signature",
+                i + 1,
+                b.name()
+            ));
         }
     }
     if !fits(&sig.result, result, &mut vars) {

@@ -106,8 +106,11 @@ impl Resolver<'_> {
                 self.pat(b, bound, reuse);
             }
             PatKind::Or(a, b) => {
+                // A nested alternative (`p | q | r` is `p | (q | r)`) takes
+                // the identities of the alternatives outside it too, so
+                // that every alternative binds what the body refers to.
                 let mut left = Bound::new();
-                self.pat(a, &mut left, None);
+                self.pat(a, &mut left, reuse);
                 let mut right = Bound::new();
                 self.pat(b, &mut right, Some(&left));
                 for (text, _, span) in &left.list {
@@ -132,7 +135,6 @@ impl Resolver<'_> {
                         bound.push(entry);
                     }
                 }
-                let _ = reuse;
             }
             PatKind::Not(inner) => {
                 // Names under `!` match nothing and must not be visible.
