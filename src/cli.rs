@@ -40,9 +40,16 @@ enum Command {
         /// `extracted`: the accelerated program alone; `futhark-ast` and
         /// `cuda-ast`: each backend's program after its rewrites and ANF.
         /// `futhark-ir` and `cuda-ir`: each backend's lowered IR, with types.
+        /// `cuda`: the generated CUDA C++ translation unit.
         #[arg(long, value_enum)]
         stage: Stage,
         file: PathBuf,
+        /// Write the output to this file instead of standard output.
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+        /// Generated code without bounds, rank and division checks.
+        #[arg(long)]
+        unchecked: bool,
         #[command(flatten)]
         color: ColorArg,
     },
@@ -107,6 +114,7 @@ pub enum Stage {
     CudaAst,
     FutharkIr,
     CudaIr,
+    Cuda,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -130,7 +138,9 @@ pub fn main() -> ExitCode {
     pmx_driver::with_stack(move || match cli.command {
         Command::Check { file, format, color } => check(&file, format, color.color),
         Command::Explain { file, format, color } => explain(&file, format, color.color),
-        Command::Emit { stage, file, color } => emit(&file, stage, color.color),
+        Command::Emit { stage, file, output, unchecked, color } => {
+            emit(&file, stage, output.as_deref(), unchecked, color.color)
+        }
         Command::Run { run, args } => run_program(run, args, None),
         Command::Test { run, all_utests, args } => run_program(run, args, Some(all_utests)),
         Command::Lsp { .. } => pmx_lsp::run(),
@@ -267,7 +277,7 @@ fn explain(path: &Path, format: Format, color: ColorChoice) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn emit(path: &Path, stage: Stage, color: ColorChoice) -> ExitCode {
+fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, color: ColorChoice) -> ExitCode {
     let db = Database::default();
     let root = match front_end(&db, path, color) {
         Ok(r) => r,
@@ -283,9 +293,56 @@ fn emit(path: &Path, stage: Stage, color: ColorChoice) -> ExitCode {
         Stage::CudaAst => &analysis.cuda,
         Stage::FutharkIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Futhark, color),
         Stage::CudaIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Cuda, color),
+        Stage::Cuda => return emit_cuda(&db, &analysis, output, unchecked, color),
     };
-    print!("{}", pmx_ast::print::print_module(&pmx_accelerate::program::to_module(program)));
-    ExitCode::SUCCESS
+    write_output(output, &pmx_ast::print::print_module(&pmx_accelerate::program::to_module(program)))
+}
+
+/// Prints `text`, or writes it to `output`.
+fn write_output(output: Option<&Path>, text: &str) -> ExitCode {
+    match output {
+        None => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Some(path) => match std::fs::write(path, text) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: cannot write `{}`: {e}", path.display());
+                ExitCode::from(1)
+            }
+        },
+    }
+}
+
+/// The generated CUDA C++ of the program's CUDA-class bindings.
+fn emit_cuda(
+    db: &Database,
+    analysis: &pmx_accelerate::Analysis,
+    output: Option<&Path>,
+    unchecked: bool,
+    color: ColorChoice,
+) -> ExitCode {
+    let (program, diagnostics) = pmx_lower::lower(analysis, pmx_accelerate::Backend::Cuda);
+    if !diagnostics.is_empty() {
+        render::human(db, &diagnostics, color);
+        return ExitCode::from(1);
+    }
+    let options = pmx_cuda::gen::Options { checked: !unchecked };
+    match pmx_cuda::gen::generate(&program, &render::locator(db), options) {
+        Ok(g) => write_output(output, &g.source),
+        Err(errors) => {
+            let diagnostics: Vec<pmx_diagnostics::Diagnostic> = errors
+                .into_iter()
+                .map(|e| {
+                    pmx_diagnostics::Diagnostic::error(pmx_diagnostics::Code::CudaUnsupported, e.span, e.message)
+                        .with_label("the CUDA generator does not take this yet")
+                })
+                .collect();
+            render::human(db, &diagnostics, color);
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// The lowered IR of one backend, with the types of every node. What the

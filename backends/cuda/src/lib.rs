@@ -8,3 +8,5 @@
 //! C++ compiler) are not written yet.
 
 pub mod alias;
+pub mod gen;
+pub mod nvrtc;

@@ -1,7 +1,7 @@
 //! Stable diagnostic codes. Each code names one kind of problem; tools and
 //! tests match on codes, never on message text. The ranges: E00xx syntax,
 //! E01xx files and includes, E02xx names, E03xx types, E04xx accelerate
-//! (E043x: the lowering to the backends' IR).
+//! (E043x: the lowering to the backends' IR; E044x: code generation).
 
 use serde::Serialize;
 
@@ -80,6 +80,7 @@ codes! {
     LowerUnsupported = "E0430", "lowering: construct not supported";
     LowerTypeNotConcrete = "E0431", "lowering: type not concrete";
     LowerFunctionValue = "E0432", "lowering: function value cannot be made first-order";
+    CudaUnsupported = "E0440", "CUDA code generation: construct not supported yet";
 }
 
 impl std::fmt::Display for Code {

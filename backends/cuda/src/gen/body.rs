@@ -143,7 +143,15 @@ impl<'p> Body<'p> {
     }
 
     /// The statements of a block written into `code`; returns its result.
-    fn block(&mut self, types: &mut Types, b: &Block, host: bool, span: Span, code: &mut String, depth: usize) -> String {
+    fn block(
+        &mut self,
+        types: &mut Types,
+        b: &Block,
+        host: bool,
+        span: Span,
+        code: &mut String,
+        depth: usize,
+    ) -> String {
         let pad = "  ".repeat(depth);
         for s in &b.stmts {
             let ct = types.c(&s.var.ty);
@@ -187,7 +195,8 @@ impl<'p> Body<'p> {
                     let i = self.fresh("i");
                     let call = self.call(f, &[name.clone(), i.clone()], span);
                     let _ = writeln!(code, "{pad}{ct} {name} = {};", self.atom(init));
-                    let _ = writeln!(code, "{pad}for (int64_t {i} = 0; {i} < {}; {i}++) {name} = {call};", self.atom(n));
+                    let _ =
+                        writeln!(code, "{pad}for (int64_t {i} = 0; {i} < {}; {i}++) {name} = {call};", self.atom(n));
                 }
                 Expr::Foldl { f, init, seq } => {
                     let i = self.fresh("i");
@@ -276,12 +285,7 @@ impl<'p> Body<'p> {
         let params: Vec<(String, String)> =
             f.bound.iter().enumerate().map(|(j, a)| (types.c(&a.ty()), format!("b{j}"))).collect();
         let bound_names: Vec<String> = params.iter().map(|(_, n)| n.clone()).collect();
-        let fake = FunRef {
-            callee: f.callee,
-            bound: Vec::new(),
-            params: f.params.clone(),
-            result: f.result.clone(),
-        };
+        let fake = FunRef { callee: f.callee, bound: Vec::new(), params: f.params.clone(), result: f.result.clone() };
         let mut inner_args = bound_names.clone();
         inner_args.push("i".into());
         let call = match fake.callee {

@@ -101,16 +101,22 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     for (k, e) in p.entries.iter().enumerate() {
         let symbol = format!("pmx_entry_{k}");
         let _ = writeln!(hosts, "// {} at {}", e.name, locate(e.span));
-        let mut code = String::from("  pmx_failed = 0;\n");
+        let mut code = String::from("  PMX_RESET_FAILED();\n");
         let mut slot = 0;
         for v in &e.params {
-            let _ = writeln!(code, "  {} {} = {};", types.c(&v.ty), body::var(v), cx.unpack(&mut types, &v.ty, &mut slot, e.span));
+            let _ = writeln!(
+                code,
+                "  {} {} = {};",
+                types.c(&v.ty),
+                body::var(v),
+                cx.unpack(&mut types, &v.ty, &mut slot, e.span)
+            );
         }
         let (stmts, result) = cx.entry_body(&mut types, &e.body, e.span);
         code.push_str(&stmts);
         let mut out = 0;
         code.push_str(&cx.pack(&e.result, &result, &mut out, e.span));
-        code.push_str("  return pmx_failed;\n");
+        code.push_str("  return pmx_read_failed();\n");
         let _ = writeln!(
             hosts,
             "extern \"C\" int64_t {symbol}(const pmx_arg *args, pmx_arg *result, const pmx_runtime *rt) {{\n  (void)args; (void)result; (void)rt;\n{code}}}\n"

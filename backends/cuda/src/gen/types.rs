@@ -35,8 +35,7 @@ impl<'p> Types<'p> {
                 if let Some(n) = self.names.get(t) {
                     return n.clone();
                 }
-                let members: Vec<(String, String)> =
-                    fields.iter().map(|(l, ft)| (field(l), self.c(ft))).collect();
+                let members: Vec<(String, String)> = fields.iter().map(|(l, ft)| (field(l), self.c(ft))).collect();
                 let name = format!("rec{}", self.names.len());
                 let shown: Vec<String> = fields.iter().map(|(l, ft)| format!("{l} : {ft}")).collect();
                 self.decls.push_str(&format!("// {{{}}}\nstruct {name} {{\n", shown.join(", ")));
@@ -66,7 +65,10 @@ impl<'p> Types<'p> {
                 let payloads: Vec<String> = def.constructors.iter().map(|c| self.c(&c.payload)).collect();
                 self.open.pop();
                 let name = format!("var{}", id.0);
-                self.decls.push_str(&format!("// type {}: a tag and one payload per constructor\nstruct {name} {{\n  int64_t tag;\n", def.name));
+                self.decls.push_str(&format!(
+                    "// type {}: a tag and one payload per constructor\nstruct {name} {{\n  int64_t tag;\n",
+                    def.name
+                ));
                 for (k, (c, ct)) in def.constructors.iter().zip(payloads).enumerate() {
                     self.decls.push_str(&format!("  {ct} c{k}; // {}\n", c.name));
                 }
