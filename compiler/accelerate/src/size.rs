@@ -128,7 +128,8 @@ mod tests {
             ),
             Span::BUILTIN,
         );
-        let c = size_constraint(&utest(anf, var("n", 2), None)).expect("a size constraint");
+        let u = utest(anf, var("n", 2), None);
+        let c = size_constraint(&u).expect("a size constraint");
         assert_eq!((c.seq.text.as_str(), c.dim), ("s", 1));
         // let t = (let u = head s in head u) in length t
         let bind = |name: &str, index: u32, value: Expr, body: Expr| {
@@ -138,7 +139,8 @@ mod tests {
         };
         let inner = bind("u", 4, app(builtin(Builtin::Head), var("s", 1)), app(builtin(Builtin::Head), var("u", 4)));
         let nested = bind("t", 3, inner, app(builtin(Builtin::Length), var("t", 3)));
-        let c = size_constraint(&utest(nested, var("n", 2), None)).expect("a size constraint");
+        let u = utest(nested, var("n", 2), None);
+        let c = size_constraint(&u).expect("a size constraint");
         assert_eq!((c.seq.text.as_str(), c.dim), ("s", 2));
         // A `let` that is not one of the `head`s is a computation.
         let other = bind("v", 5, app(builtin(Builtin::Tail), var("s", 1)), app(builtin(Builtin::Length), var("s", 1)));
