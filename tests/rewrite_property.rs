@@ -8,7 +8,8 @@
 //! exactly like the original. Each case also checks that the rewrites
 //! happened: no recursion is left for Futhark, `map2` and the
 //! specialised higher-order function are there, and CUDA has a copy of
-//! the polymorphic function per type.
+//! the polymorphic function per type; and each backend's program lowers
+//! (`pmx-lower`) without diagnostics to an IR the validator accepts.
 
 mod support;
 
@@ -259,6 +260,10 @@ proptest! {
         prop_assert_eq!(before.0, 0, "the generated program must run: {}\n{}", before.2, src);
         let checked = pmx(&["check", "--color=never"], &original);
         prop_assert_eq!(checked.0, 0, "the rewritten program is well-formed: {}\n{}", checked.2, src);
+        for stage in ["futhark-ir", "cuda-ir"] {
+            let lowered = pmx(&["emit", "--stage", stage, "--color=never"], &original);
+            prop_assert_eq!(lowered.0, 0, "{} is valid: {}\n{}\n{}", stage, lowered.2, src, lowered.1);
+        }
 
         let support::Rewritten { whole, backend: futhark, higher_order } =
             support::rewritten(&original, support::Backend::Futhark);

@@ -43,9 +43,7 @@ impl Lowerer<'_> {
                 let args = self.args(cx, &args, out)?;
                 self.apply_fun(cx, f, args, e.span, out)
             }
-            ExprKind::Match { scrutinee, pattern, then, otherwise } => {
-                self.matching(cx, scrutinee, pattern, then, otherwise, e, out)
-            }
+            ExprKind::Match { .. } => self.matching(cx, e, out),
             ExprKind::Seq(items) => {
                 let ty = self.ty(cx, &e.ty, e.span)?;
                 let mut atoms = Vec::with_capacity(items.len());

@@ -135,6 +135,13 @@ impl Lowerer<'_> {
         out: &mut Vec<Stmt>,
     ) -> Lowered<Atom> {
         let b = match callee {
+            // The type said how many arguments; a built-in's own signature
+            // must agree (it does for every well-typed program).
+            Callee::Builtin(b) if args.len() != signature::arity(b) => {
+                let message =
+                    format!("`{}` is applied to {} arguments, not {}", b.name(), args.len(), signature::arity(b));
+                return Err(self.error(Code::LowerUnsupported, span, message, "here"));
+            }
             Callee::Function(id) => {
                 let atoms = self.atoms(args, span)?;
                 return Ok(self.emit(cx, out, result, Expr::Call(id, atoms), span));
@@ -259,23 +266,17 @@ impl Lowerer<'_> {
             wparams.push(p);
         }
         let id = self.reserve();
-        let mut stmts = Vec::new();
-        let r = self.apply_fun(&mut inner, inner_f, args, span, &mut stmts)?;
         let name = self.fn_name(&format!("{}_fn", cx.source));
-        self.functions[id.0 as usize] = Some(Function {
-            id,
-            name,
-            source: cx.source.clone(),
-            span,
-            instance: Vec::new(),
-            lifted: true,
-            params: wparams,
-            result: result.clone(),
-            body: Block { stmts, result: r },
-            group: 0,
-            recursive: false,
-            tail_recursive: false,
-        });
+        let mut stmts = Vec::new();
+        let (params, body) = match self.apply_fun(&mut inner, inner_f, args, span, &mut stmts) {
+            Ok(r) => (wparams, Block { stmts, result: r }),
+            Err(reported) => {
+                let (params, _, body) = self.given_up(&mut inner, span);
+                self.functions[id.0 as usize] = Some(lifted(id, name, cx, span, params, Type::Unit, body));
+                return Err(reported);
+            }
+        };
+        self.functions[id.0 as usize] = Some(lifted(id, name, cx, span, params, result.clone(), body));
         Ok(FunRef {
             callee: Callee::Function(id),
             bound: captured.into_iter().map(Atom::Var).collect(),

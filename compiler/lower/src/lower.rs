@@ -35,7 +35,8 @@ pub(crate) struct Lowerer<'a> {
     externals: FxHashSet<NameId>,
     instances: FxHashMap<(NameId, Vec<Type>), FnId>,
     copies: FxHashMap<NameId, usize>,
-    pending: Vec<Pending<'a>>,
+    /// First asked, first lowered (and named).
+    pending: std::collections::VecDeque<Pending<'a>>,
     /// Indexed by `FnId` (in the order they were asked for); `None` until
     /// lowered.
     pub functions: Vec<Option<Function>>,
@@ -56,7 +57,7 @@ pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>
         externals: FxHashSet::default(),
         instances: FxHashMap::default(),
         copies: FxHashMap::default(),
-        pending: Vec::new(),
+        pending: std::collections::VecDeque::new(),
         functions: Vec::new(),
         fn_names: FxHashSet::default(),
         next_var: 0,
@@ -76,7 +77,7 @@ pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>
             }
         }
     }
-    while let Some(p) = l.pending.pop() {
+    while let Some(p) = l.pending.pop_front() {
         l.function(p);
     }
     let functions: Vec<Function> = l.functions.into_iter().flatten().collect();
@@ -221,7 +222,7 @@ impl<'a> Lowerer<'a> {
         }
         let f = self.reserve();
         self.instances.insert((id, key), f);
-        self.pending.push(Pending { id: f, binding: b, subst: map });
+        self.pending.push_back(Pending { id: f, binding: b, subst: map });
         Ok((f, ty))
     }
 

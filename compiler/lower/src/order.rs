@@ -54,10 +54,17 @@ fn fun_refs_mut(e: &mut Expr) -> Vec<&mut FunRef> {
     }
 }
 
+/// A function's new id; one that was never lowered (its lowering failed
+/// and was reported) gets an id no function has, which the validator
+/// reports.
+fn renamed(map: &FxHashMap<FnId, FnId>, f: FnId) -> FnId {
+    map.get(&f).copied().unwrap_or(FnId(u32::MAX))
+}
+
 fn renumber(b: &mut Block, map: &FxHashMap<FnId, FnId>) {
     for s in &mut b.stmts {
         match &mut s.expr {
-            Expr::Call(f, _) => *f = map[f],
+            Expr::Call(f, _) => *f = renamed(map, *f),
             Expr::If { then, otherwise, .. } => {
                 renumber(then, map);
                 renumber(otherwise, map);
@@ -65,7 +72,7 @@ fn renumber(b: &mut Block, map: &FxHashMap<FnId, FnId>) {
             e => {
                 for r in fun_refs_mut(e) {
                     if let Callee::Function(f) = &mut r.callee {
-                        *f = map[f];
+                        *f = renamed(map, *f);
                     }
                 }
             }
@@ -175,7 +182,7 @@ pub(crate) fn order(mut functions: Vec<Function>, mut entries: Vec<Entry>) -> (V
         }
     }
     for f in &mut out {
-        f.id = map[&f.id];
+        f.id = renamed(&map, f.id);
     }
     for f in &mut out {
         renumber(&mut f.body, &map);

@@ -68,16 +68,10 @@ fn not_binders(p: &Pat, out: &mut FxHashSet<NameId>) {
 
 impl Lowerer<'_> {
     /// `match scrutinee with pattern then a else b`.
-    pub fn matching(
-        &mut self,
-        cx: &mut Cx,
-        scrutinee: &pmx_ast::Expr,
-        pattern: &Pat,
-        then: &pmx_ast::Expr,
-        otherwise: &pmx_ast::Expr,
-        e: &pmx_ast::Expr,
-        out: &mut Vec<Stmt>,
-    ) -> Lowered<Atom> {
+    pub fn matching(&mut self, cx: &mut Cx, e: &pmx_ast::Expr, out: &mut Vec<Stmt>) -> Lowered<Atom> {
+        let pmx_ast::ExprKind::Match { scrutinee, pattern, then, otherwise } = &e.kind else {
+            return Err(self.error(Code::LowerUnsupported, e.span, "not a match".into(), "here"));
+        };
         let ty = self.ty(cx, &e.ty, e.span)?;
         let s = self.value(cx, scrutinee, out)?;
         // `if`: the scrutinee is the condition.

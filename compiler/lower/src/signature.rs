@@ -51,6 +51,11 @@ fn signature(b: Builtin) -> &'static Signature {
     &SIGNATURES[b as usize]
 }
 
+/// How many arguments the built-in takes.
+pub fn arity(b: Builtin) -> usize {
+    signature(b).params.len()
+}
+
 /// Whether one of its parameters is a function (`map`, `foldl`, ...).
 pub fn takes_function(b: Builtin) -> bool {
     signature(b).params.iter().any(|p| matches!(p, Sig::Arrow(..)))
@@ -218,7 +223,6 @@ mod tests {
 
     #[test]
     fn arities_and_kinds() {
-        let arity = |b: Builtin| signature(b).params.len();
         assert_eq!(arity(Builtin::Addi), 2);
         assert_eq!(arity(Builtin::Set), 3);
         assert_eq!(arity(Builtin::Argv), 0);

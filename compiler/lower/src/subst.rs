@@ -49,10 +49,8 @@ pub(crate) fn unify(pattern: &Ty, t: &Ty, map: &mut Subst) {
     match (pattern.kind(), t.kind()) {
         // Only to a concrete type: a use's type may itself mention type
         // variables the middle end left (another source decides them).
-        (TyKind::Var(v), _) => {
-            if concrete(t) {
-                map.entry(v.id).or_insert_with(|| t.clone());
-            }
+        (TyKind::Var(v), _) if concrete(t) => {
+            map.entry(v.id).or_insert_with(|| t.clone());
         }
         (TyKind::All(_, _, p), _) => unify(p, t, map),
         (_, TyKind::All(_, _, u)) => unify(pattern, u, map),
