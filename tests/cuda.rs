@@ -5,10 +5,11 @@
 //! (`pip install nvidia-cuda-nvrtc-cu12`) that half says it was skipped.
 //! Snapshots of the generated source sit in `tests/cuda/snapshots/`.
 
-mod support;
+#[path = "support/process.rs"]
+mod process;
 
+use process::pmx;
 use std::path::{Path, PathBuf};
-use support::pmx;
 
 /// Test programs whose accelerate code includes CUDA-class bindings
 /// (they use `loop`).

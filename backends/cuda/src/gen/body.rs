@@ -187,7 +187,7 @@ impl<'p> Body<'p> {
                 }
                 Expr::Loop { n, f, .. } => {
                     let i = self.fresh("i");
-                    let call = self.call(f, &[i.clone()], span);
+                    let call = self.call(f, std::slice::from_ref(&i), span);
                     let _ = writeln!(code, "{pad}pmx_unit {name} = pmx_unit();");
                     let _ = writeln!(code, "{pad}for (int64_t {i} = 0; {i} < {}; {i}++) {call};", self.atom(n));
                 }
