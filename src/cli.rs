@@ -95,8 +95,25 @@ struct RunArgs {
     /// depends on the order.
     #[arg(long, requires = "debug")]
     check_order: bool,
+    /// Where accelerated code runs: auto, interp, cpu or gpu (also
+    /// PMX_TARGET). Debug mode always uses the interpreter.
+    #[arg(long, value_parser = parse_target)]
+    target: Option<pmx_native::Target>,
+    /// Generated code without bounds, rank and division checks.
+    #[arg(long)]
+    unchecked: bool,
+    /// Say on stderr which engine runs each accelerate binding.
+    #[arg(long)]
+    verbose: bool,
+    /// End with a table per accelerate binding: calls, time, bytes, compile time.
+    #[arg(long)]
+    profile: bool,
     #[command(flatten)]
     color: ColorArg,
+}
+
+fn parse_target(s: &str) -> Result<pmx_native::Target, String> {
+    pmx_native::Target::parse(s).ok_or_else(|| format!("`{s}` is not a target: use auto, interp, cpu or gpu"))
 }
 
 #[derive(Args)]
@@ -197,13 +214,42 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         None => pmx_cpu::UtestFiles::None,
     };
     // The accelerated part as the middle end describes it: every
-    // `accelerate` runs as its site, through its engine (the interpreter
-    // for now).
-    let accelerated = pmx_driver::accelerate_analysis(&db, root).as_ref().map(|a| pmx_cpu::Accelerated {
-        program: a.extracted.clone(),
-        boundaries: a.accelerates.iter().map(|x| x.boundary.clone()).collect(),
-        engines: Default::default(),
-    });
+    // `accelerate` runs as its site, through the engine chosen for it.
+    let analysis = pmx_driver::accelerate_analysis(&db, root).as_ref();
+    let target = match pmx_native::Target::choose(run.target) {
+        Ok(t) if run.debug => {
+            if t.explicit() {
+                eprintln!("pmx: --debug runs accelerated code in the interpreter (--target {t} is not used)");
+            }
+            pmx_native::Target::Interp
+        }
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut profile = None;
+    let accelerated = match analysis {
+        None => None,
+        Some(a) => {
+            let locate = render::locator(&db);
+            match crate::engines::choose(a, target, !run.unchecked, run.verbose, &locate) {
+                Ok(choice) => {
+                    profile = Some(choice.profile);
+                    Some(pmx_cpu::Accelerated {
+                        program: a.extracted.clone(),
+                        boundaries: a.accelerates.iter().map(|x| x.boundary.clone()).collect(),
+                        engines: choice.engines,
+                    })
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(1);
+                }
+            }
+        }
+    };
     let options = pmx_cpu::Options {
         debug: run.debug,
         utests: utest_files,
@@ -233,6 +279,9 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
     };
     if let Some(e) = &outcome.error {
         render::runtime_error(&db, e, run.color.color);
+    }
+    if let (true, Some(p)) = (run.profile, &profile) {
+        eprint!("{}", p.render());
     }
     if test {
         let summary = format!("\n{} passed, {} failed\n", outcome.passed, outcome.failed);

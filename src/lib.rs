@@ -4,4 +4,5 @@
 
 pub mod alloc;
 pub mod cli;
+pub mod engines;
 pub mod render;

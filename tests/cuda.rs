@@ -94,3 +94,36 @@ fn generated_cuda_compiles_with_nvrtc() {
     }
     eprintln!("{compiled} generated CUDA programs compiled by NVRTC");
 }
+
+/// Every CUDA-class test program (those without Futhark-class bindings)
+/// runs with `--target cpu` (generated CUDA compiled for the CPU, with
+/// alias reconstruction into per-root buffers) and prints what it prints
+/// in debug mode, passes the same utests and exits the same way. Programs
+/// that debug mode rejects for a broken assumption of GPU code (a rank too
+/// large, say) are compared with the interpreter instead. A failure inside
+/// generated code is located like the interpreter's.
+#[test]
+fn cuda_class_programs_run_on_the_cpu_as_in_debug_mode() {
+    let mut ran = 0;
+    for p in programs() {
+        let (_, explained, _) = pmx(&["explain", "--color=never"], &p);
+        if explained.contains("backend: Futhark") {
+            continue;
+        }
+        let mut debug = pmx(&["test", "--debug", "--color=never"], &p);
+        if debug.0 != 0 && debug.2.contains("passed to accelerate") {
+            debug = pmx(&["test", "--target", "interp", "--color=never"], &p);
+        }
+        let cpu = pmx(&["test", "--target", "cpu", "--color=never"], &p);
+        assert_eq!(debug.0, cpu.0, "{}: exit codes differ\n{}\n---\n{}", p.display(), debug.2, cpu.2);
+        assert_eq!(debug.1, cpu.1, "{}: outputs differ\n{}", p.display(), cpu.2);
+        if debug.0 != 0 {
+            // Both failed: at the same place.
+            let at = |s: &str| s.lines().find(|l| l.contains("┌─")).map(str::to_string);
+            assert_eq!(at(&debug.2), at(&cpu.2), "{}: failures differ\n{}\n---\n{}", p.display(), debug.2, cpu.2);
+        }
+        ran += 1;
+    }
+    assert!(ran > 0);
+    eprintln!("{ran} CUDA-class programs ran with --target cpu");
+}

@@ -34,7 +34,7 @@ pub mod value;
 
 pub use accelerate::{Accelerated, Engine, Interpreter, Site};
 pub use compile::{builtin_arity, compile_program};
-pub use error::RuntimeError;
+pub use error::{Res, RuntimeError};
 pub use eval::{Args, Machine};
 pub use show::{float2string, show};
 

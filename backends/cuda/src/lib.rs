@@ -8,5 +8,7 @@
 //! C++ compiler) are not written yet.
 
 pub mod alias;
+pub mod cpu;
 pub mod gen;
+pub mod marshal;
 pub mod nvrtc;

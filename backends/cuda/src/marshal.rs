@@ -1,0 +1,244 @@
+//! Marshaling for the generated host ABI (see `gen/mod.rs`): parameter
+//! values become `pmx_arg` slots, depth first; tensors become views into
+//! per-root buffers made by alias reconstruction (`alias.rs`), so views
+//! that alias in the program alias in the buffers; after the call the
+//! roots of parameters the binding may write are copied back.
+
+use crate::alias::{self, Span as ViewSpan};
+use pmx_cpu::tensor::{Tensor, TensorData};
+use pmx_cpu::value::{Seq, Value};
+use pmx_lower::Type;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+/// Slot layout shared with the generated `struct pmx_arg`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Arg {
+    pub i: i64,
+    pub f: f64,
+    pub p: *mut u8,
+    pub len: i64,
+    pub offset: i64,
+    pub rank: i64,
+    pub dims: [i64; MAX_RANK],
+}
+
+pub const MAX_RANK: usize = 8;
+
+impl Default for Arg {
+    fn default() -> Arg {
+        Arg { i: 0, f: 0.0, p: std::ptr::null_mut(), len: 0, offset: 0, rank: 0, dims: [1; MAX_RANK] }
+    }
+}
+
+/// One root: a buffer with a copy of a range of one storage.
+struct Root {
+    tensor: Arc<Tensor>,
+    start: usize,
+    buffer: Vec<u64>,
+    /// Copied back after the call.
+    write_back: bool,
+}
+
+/// What one call needs alive while it runs, and what it copies back.
+pub struct Marshaled {
+    pub args: Vec<Arg>,
+    roots: Vec<Root>,
+    /// Slot arrays of sequences with structured elements.
+    nested: Vec<Vec<Arg>>,
+    pub bytes_in: u64,
+}
+
+/// A tensor met while flattening: which slot it fills, and whether its
+/// parameter may be written.
+struct Pending {
+    slot: SlotRef,
+    tensor: Arc<Tensor>,
+    written: bool,
+}
+
+#[derive(Clone, Copy)]
+enum SlotRef {
+    Top(usize),
+    Nested(usize, usize),
+}
+
+/// Flattens the parameters (`written[k]`: the binding may write parameter
+/// `k`). A tensor of rank above [`MAX_RANK`] or of boxed elements is an
+/// error.
+pub fn marshal(values: &[Value], types: &[Type], written: &[bool]) -> Result<Marshaled, String> {
+    let mut m = Marshaled { args: Vec::new(), roots: Vec::new(), nested: Vec::new(), bytes_in: 0 };
+    let mut pending = Vec::new();
+    for (k, (v, t)) in values.iter().zip(types).enumerate() {
+        let w = written.get(k).copied().unwrap_or(true);
+        flatten(&mut m, None, v, t, w, &mut pending)?;
+    }
+    // Alias reconstruction over every tensor of the call.
+    let spans: Vec<ViewSpan> = pending.iter().map(|p| alias::span_of(&p.tensor)).collect();
+    let merged = alias::merge(&spans);
+    for r in &merged.roots {
+        let owner = pending
+            .iter()
+            .zip(&spans)
+            .find(|(_, s)| s.storage == r.storage && s.start >= r.start && s.end <= r.end)
+            .map(|(p, _)| p.tensor.clone())
+            .expect("every root has a view");
+        let buffer = copy_in(&owner.data, r.start, r.end)?;
+        m.bytes_in += (buffer.len() * 8) as u64;
+        m.roots.push(Root { tensor: owner, start: r.start, buffer, write_back: false });
+    }
+    for (p, (root, offset)) in pending.iter().zip(&merged.views) {
+        if p.written {
+            m.roots[*root].write_back = true;
+        }
+        let base = m.roots[*root].buffer.as_mut_ptr() as *mut u8;
+        let slot = match p.slot {
+            SlotRef::Top(i) => &mut m.args[i],
+            SlotRef::Nested(a, i) => &mut m.nested[a][i],
+        };
+        slot.p = base;
+        slot.offset = *offset as i64;
+    }
+    Ok(m)
+}
+
+fn copy_in(data: &TensorData, start: usize, end: usize) -> Result<Vec<u64>, String> {
+    match data {
+        TensorData::Int(d) => Ok(d[start..end].iter().map(|x| x.load(Relaxed) as u64).collect()),
+        TensorData::Float(d) => Ok(d[start..end].iter().map(|x| x.load(Relaxed)).collect()),
+        TensorData::Boxed(_) => Err("only tensors of Int or Float can cross into CUDA code".into()),
+    }
+}
+
+fn push(m: &mut Marshaled, nested: Option<usize>, a: Arg) -> SlotRef {
+    match nested {
+        None => {
+            m.args.push(a);
+            SlotRef::Top(m.args.len() - 1)
+        }
+        Some(k) => {
+            m.nested[k].push(a);
+            SlotRef::Nested(k, m.nested[k].len() - 1)
+        }
+    }
+}
+
+fn flatten(
+    m: &mut Marshaled,
+    nested: Option<usize>,
+    v: &Value,
+    t: &Type,
+    written: bool,
+    pending: &mut Vec<Pending>,
+) -> Result<(), String> {
+    match (t, v) {
+        (Type::Unit, _) => {}
+        (Type::Int, Value::Int(i)) => {
+            push(m, nested, Arg { i: *i, ..Arg::default() });
+        }
+        (Type::Float, Value::Float(f)) => {
+            push(m, nested, Arg { f: *f, ..Arg::default() });
+        }
+        (Type::Bool, Value::Bool(b)) => {
+            push(m, nested, Arg { i: *b as i64, ..Arg::default() });
+        }
+        (Type::Char, Value::Char(c)) => {
+            push(m, nested, Arg { i: *c as i64, ..Arg::default() });
+        }
+        (Type::Tensor(_), Value::Tensor(tensor)) => {
+            if tensor.rank() > MAX_RANK {
+                return Err(format!("a tensor of rank {} crossed into CUDA code (at most {MAX_RANK})", tensor.rank()));
+            }
+            let mut a = Arg { rank: tensor.rank() as i64, ..Arg::default() };
+            for (k, d) in tensor.shape.iter().enumerate() {
+                a.dims[k] = *d as i64;
+            }
+            let slot = push(m, nested, a);
+            pending.push(Pending { slot, tensor: tensor.clone(), written });
+        }
+        (Type::Record(fields), Value::Record(r)) => {
+            for (label, ft) in fields {
+                let f = r.get(label).ok_or_else(|| format!("a record without field `{label}` crossed"))?;
+                flatten(m, nested, f, ft, written, pending)?;
+            }
+        }
+        (Type::Seq(elem), Value::Seq(s)) => {
+            let len = s.len() as i64;
+            // Unboxed sequences are passed as they are (generated code
+            // never writes a sequence).
+            let p = match &**s {
+                Seq::Int(view) => view.as_slice().as_ptr() as *mut u8,
+                Seq::Float(view) => view.as_slice().as_ptr() as *mut u8,
+                Seq::Bool(view) => view.as_slice().as_ptr() as *mut u8,
+                Seq::Char(view) => view.as_slice().as_ptr() as *mut u8,
+                Seq::Boxed(_) => {
+                    let k = m.nested.len();
+                    m.nested.push(Vec::new());
+                    for e in s.to_values() {
+                        flatten(m, Some(k), &e, elem, written, pending)?;
+                    }
+                    std::ptr::null_mut()
+                }
+            };
+            let slot = push(m, nested, Arg { p, len, ..Arg::default() });
+            if p.is_null() {
+                // The nested slot array's address is fixed once filled.
+                let k = m.nested.len() - 1;
+                let ptr = m.nested[k].as_mut_ptr() as *mut u8;
+                match slot {
+                    SlotRef::Top(i) => m.args[i].p = ptr,
+                    SlotRef::Nested(a, i) => m.nested[a][i].p = ptr,
+                }
+            }
+        }
+        (t, _) => return Err(format!("a value of type {t} cannot cross into CUDA code yet")),
+    }
+    Ok(())
+}
+
+impl Marshaled {
+    /// Copies the written roots back into the program's tensors; returns
+    /// the bytes copied.
+    pub fn copy_back(&self) -> u64 {
+        let mut bytes = 0;
+        for r in self.roots.iter().filter(|r| r.write_back) {
+            match &*r.tensor.data {
+                TensorData::Int(d) => {
+                    for (k, x) in r.buffer.iter().enumerate() {
+                        d[r.start + k].store(*x as i64, Relaxed);
+                    }
+                }
+                TensorData::Float(d) => {
+                    for (k, x) in r.buffer.iter().enumerate() {
+                        d[r.start + k].store(*x, Relaxed);
+                    }
+                }
+                TensorData::Boxed(_) => {}
+            }
+            bytes += (r.buffer.len() * 8) as u64;
+        }
+        bytes
+    }
+}
+
+/// The result value from its slots.
+pub fn unmarshal(t: &Type, slots: &[Arg], k: &mut usize) -> Result<Value, String> {
+    let v = match t {
+        Type::Unit => return Ok(Value::unit()),
+        Type::Int => Value::Int(slots[*k].i),
+        Type::Float => Value::Float(slots[*k].f),
+        Type::Bool => Value::Bool(slots[*k].i != 0),
+        Type::Char => Value::Char(char::from_u32(slots[*k].i as u32).unwrap_or('\u{fffd}')),
+        Type::Record(fields) => {
+            let mut out = Vec::new();
+            for (label, ft) in fields {
+                out.push((label.clone(), unmarshal(ft, slots, k)?));
+            }
+            return Ok(Value::Record(Arc::new(pmx_cpu::value::Record::from_fields(out))));
+        }
+        other => return Err(format!("a result of type {other} cannot come back from CUDA code yet")),
+    };
+    *k += 1;
+    Ok(v)
+}

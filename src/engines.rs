@@ -1,0 +1,106 @@
+//! Which engine runs each accelerate binding of a run (`--target`), built
+//! and registered here, at the edge: the runtime only sees the dispatch
+//! table (`pmx_cpu::Accelerated::engines`).
+//!
+//! - `interp`: every binding in the interpreter.
+//! - `cpu`: CUDA-class bindings as generated CUDA compiled for the CPU
+//!   (`pmx_cuda::cpu`). Futhark-class bindings have no native engine yet
+//!   (the Futhark backend is not written): an explicit `--target cpu` on a
+//!   program with such bindings is an error that says so.
+//! - `gpu`: not available yet (the GPU engine is not written; the
+//!   generated CUDA is compiled by NVRTC in the tests): an error.
+//! - `auto` (the default): the interpreter, until the native engines cover
+//!   both backends; it will then pick `gpu`, else `cpu`.
+
+use pmx_accelerate::{Analysis, Backend, Class};
+use pmx_cpu::Engine;
+use pmx_native::Target;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+pub struct Choice {
+    pub engines: FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
+    pub profile: Arc<pmx_native::profile::Profile>,
+}
+
+/// The engines for `target`; `Err` is a message for the user.
+pub fn choose(
+    analysis: &Analysis,
+    target: Target,
+    checked: bool,
+    verbose: bool,
+    locate: &dyn Fn(pmx_ast::Span) -> String,
+) -> Result<Choice, String> {
+    let profile = Arc::new(pmx_native::profile::Profile::default());
+    let mut engines: FxHashMap<pmx_ast::NameId, Arc<dyn Engine>> = FxHashMap::default();
+    let of = |b: Backend| analysis.accelerates.iter().filter(move |a| a.class == Class::One(b));
+    match target {
+        Target::Interp | Target::Auto => {}
+        Target::Gpu => {
+            return Err("--target gpu: the GPU engine is not available yet (generated CUDA is compiled by NVRTC \
+                        but pmx cannot launch it); use --target cpu or interp"
+                .into())
+        }
+        Target::Cpu => {
+            if let Some(a) = of(Backend::Futhark).next() {
+                return Err(format!(
+                    "--target cpu: Futhark-class accelerate code ({} at {}) cannot run natively yet (the Futhark \
+                     backend is not written); use --target interp",
+                    a.boundary.name,
+                    locate(a.boundary.span)
+                ));
+            }
+            if of(Backend::Cuda).next().is_some() {
+                let (program, diagnostics) = pmx_lower::lower(analysis, Backend::Cuda);
+                if let Some(d) = diagnostics.first() {
+                    return Err(format!("--target cpu: {} at {}", d.message, locate(d.span())));
+                }
+                let generated = pmx_cuda::gen::generate(&program, locate, pmx_cuda::gen::Options { checked }).map_err(
+                    |errors| {
+                        let e = &errors[0];
+                        format!("--target cpu: {} at {}", e.message, locate(e.span))
+                    },
+                )?;
+                let library = Arc::new(pmx_cuda::cpu::build(&generated)?);
+                for entry in &generated.entries {
+                    let Some(a) = analysis.accelerates.iter().find(|a| a.boundary.id == entry.id) else { continue };
+                    if verbose {
+                        eprintln!(
+                            "pmx: {} ({}) runs as CUDA compiled for the CPU ({})",
+                            a.boundary.name,
+                            locate(a.boundary.span),
+                            if library.cached {
+                                "found in the cache".to_string()
+                            } else {
+                                format!("compiled in {:.2} s", library.compile_time.as_secs_f64())
+                            }
+                        );
+                    }
+                    let index = profile.add(pmx_native::profile::Entry {
+                        name: a.boundary.name.to_string(),
+                        engine: "cuda-cpu".into(),
+                        compile: library.compile_time,
+                        cached: library.cached,
+                        ..Default::default()
+                    });
+                    engines.insert(
+                        entry.id,
+                        Arc::new(pmx_cuda::cpu::CpuEngine {
+                            library: library.clone(),
+                            entry: entry.clone(),
+                            profile: Some((profile.clone(), index)),
+                        }),
+                    );
+                }
+            }
+        }
+    }
+    if verbose {
+        for a in &analysis.accelerates {
+            if !engines.contains_key(&a.boundary.id) {
+                eprintln!("pmx: {} ({}) runs in the interpreter", a.boundary.name, locate(a.boundary.span));
+            }
+        }
+    }
+    Ok(Choice { engines, profile })
+}
