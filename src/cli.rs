@@ -122,6 +122,7 @@ pub enum ColorChoice {
 /// Runs `pmx` with the process's arguments.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    std::panic::set_hook(Box::new(report_panic));
     // The database (and every tree in it) is created and dropped on the
     // large stack, so deep programs can be freed too.
     pmx_driver::with_stack(move || match cli.command {
@@ -132,6 +133,22 @@ pub fn main() -> ExitCode {
         Command::Test { run, all_utests, args } => run_program(run, args, Some(all_utests)),
         Command::Lsp { .. } => pmx_lsp::run(),
     })
+}
+
+/// The panic hook: a panic is a bug in pmx, and says so. While a program
+/// runs, the evaluator turns it into an error at the source location being
+/// evaluated (printed by `render::runtime_error`), so the hook only
+/// remembers what it was told.
+fn report_panic(info: &std::panic::PanicHookInfo) {
+    pmx_cpu::record_panic(info);
+    if pmx_cpu::evaluating() {
+        return;
+    }
+    let message = pmx_cpu::payload_text(info.payload());
+    let place = info.location().map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
+    pmx_cpu::io::flush();
+    eprintln!("error: internal error: {message}{place}");
+    eprintln!("  = note: this is a bug in pmx; please report it, with the input that shows it");
 }
 
 fn load(db: &Database, path: &Path) -> Result<SourceFile, ExitCode> {
@@ -199,23 +216,9 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         futhark_accelerates,
     };
     pmx_cpu::io::set_locator(render::locator(&db));
-    // A well-typed program cannot make the evaluator meet a value of the
-    // wrong type, but `unsafeCoerce` can: report that as an error, not a
-    // crash.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pmx_cpu::run(&modules, options)));
-    std::panic::set_hook(hook);
-    let outcome = match result {
-        Ok(outcome) => outcome,
-        Err(_) => {
-            pmx_cpu::io::flush();
-            eprintln!(
-                "error: the evaluator met a value of an unexpected type (this can follow a use of `unsafeCoerce`)"
-            );
-            return ExitCode::from(1);
-        }
-    };
+    // Panics inside the evaluator come back as located errors (see
+    // `pmx_cpu::run`).
+    let outcome = pmx_cpu::run(&modules, options);
     if let Some(e) = &outcome.error {
         render::runtime_error(&db, e, run.color.color);
     }

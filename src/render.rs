@@ -171,10 +171,17 @@ pub fn runtime_error(db: &Database, e: &pmx_cpu::RuntimeError, color: ColorChoic
     if e.omitted > 0 {
         notes.push(format!("... and {} more calls", e.omitted));
     }
-    let mut d = CsDiagnostic::error().with_message(&e.message).with_notes(notes);
+    let internal = e.kind == pmx_cpu::ErrorKind::Internal;
+    let (message, label) = if internal {
+        notes.push("this is a bug in pmx; please report it, with the program that shows it".to_string());
+        (format!("internal error: {}", e.message), "while evaluating this")
+    } else {
+        (e.message.clone(), "failed here")
+    };
+    let mut d = CsDiagnostic::error().with_message(message).with_notes(notes);
     if !e.span.is_builtin() {
         d = d.with_labels(vec![
-            CsLabel::new(LabelStyle::Primary, e.span.file.0 as usize, e.span.range()).with_message("failed here")
+            CsLabel::new(LabelStyle::Primary, e.span.file.0 as usize, e.span.range()).with_message(label)
         ]);
     }
     pmx_cpu::io::flush();

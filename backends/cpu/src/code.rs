@@ -214,7 +214,7 @@ impl BinOp {
             (Leqf, Value::Float(x), Value::Float(y)) => x <= y,
             (Geqf, Value::Float(x), Value::Float(y)) => x >= y,
             (Eqc, Value::Char(x), Value::Char(y)) => x == y,
-            _ => unreachable!("type checking: comparable scalars"),
+            _ => crate::error::type_confusion("comparable scalars"),
         }
     }
 

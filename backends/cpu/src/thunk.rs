@@ -660,7 +660,7 @@ pub fn thunk(code: Code) -> Thunk {
             let updates: Vec<(pmx_ast::SmolStr, Thunk)> =
                 updates.into_vec().into_iter().map(|(l, c)| (l, thunk(c))).collect();
             Box::new(move |m, fr| {
-                let Value::Record(r) = record(m, fr)? else { unreachable!("type checking: a record") };
+                let Value::Record(r) = record(m, fr)? else { crate::error::type_confusion("a record") };
                 let mut values = r.values.to_vec();
                 for (label, t) in &updates {
                     let v = t(m, fr)?;
@@ -674,8 +674,8 @@ pub fn thunk(code: Code) -> Thunk {
         Code::Proj(record, label) => {
             let record = thunk(*record);
             Box::new(move |m, fr| {
-                let Value::Record(r) = record(m, fr)? else { unreachable!("type checking: a record") };
-                Ok(r.get(&label).cloned().expect("type checking: the field exists"))
+                let Value::Record(r) = record(m, fr)? else { crate::error::type_confusion("a record") };
+                Ok(r.get(&label).cloned().unwrap_or_else(|| crate::error::type_confusion("a record with this field")))
             })
         }
         Code::ConApp(tag, name, arg) => {
