@@ -24,7 +24,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
         #[command(flatten)]
-        color: ColorArg,
+        color: OutputArgs,
     },
     /// Explain each `accelerate` expression: backend, why, parameters, functions.
     Explain {
@@ -32,7 +32,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
         #[command(flatten)]
-        color: ColorArg,
+        color: OutputArgs,
     },
     /// Print the program after a stage of the accelerate passes, as MExpr.
     Emit {
@@ -43,7 +43,7 @@ enum Command {
         stage: Stage,
         file: PathBuf,
         #[command(flatten)]
-        color: ColorArg,
+        color: OutputArgs,
     },
     /// Run a program (utests are skipped).
     Run {
@@ -88,14 +88,19 @@ struct RunArgs {
     #[arg(long, requires = "debug")]
     check_order: bool,
     #[command(flatten)]
-    color: ColorArg,
+    color: OutputArgs,
 }
 
+/// How diagnostics are shown.
 #[derive(Args)]
-struct ColorArg {
+pub struct OutputArgs {
     /// When to use colours in diagnostics.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    color: ColorChoice,
+    pub color: ColorChoice,
+    /// Show at most this many diagnostics (0: all). Errors with the same
+    /// code and message are shown three times, then counted.
+    #[arg(long, default_value_t = crate::render::DEFAULT_ERROR_LIMIT)]
+    pub error_limit: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -126,9 +131,9 @@ pub fn main() -> ExitCode {
     // The database (and every tree in it) is created and dropped on the
     // large stack, so deep programs can be freed too.
     pmx_driver::with_stack(move || match cli.command {
-        Command::Check { file, format, color } => check(&file, format, color.color),
-        Command::Explain { file, format, color } => explain(&file, format, color.color),
-        Command::Emit { stage, file, color } => emit(&file, stage, color.color),
+        Command::Check { file, format, color } => check(&file, format, &color),
+        Command::Explain { file, format, color } => explain(&file, format, &color),
+        Command::Emit { stage, file, color } => emit(&file, stage, &color),
         Command::Run { run, args } => run_program(run, args, None),
         Command::Test { run, all_utests, args } => run_program(run, args, Some(all_utests)),
         Command::Lsp { .. } => pmx_lsp::run(),
@@ -158,7 +163,7 @@ fn load(db: &Database, path: &Path) -> Result<SourceFile, ExitCode> {
     })
 }
 
-fn check(path: &Path, format: Format, color: ColorChoice) -> ExitCode {
+fn check(path: &Path, format: Format, output: &OutputArgs) -> ExitCode {
     let db = Database::default();
     let root = match load(&db, path) {
         Ok(f) => f,
@@ -167,7 +172,7 @@ fn check(path: &Path, format: Format, color: ColorChoice) -> ExitCode {
     pmx_driver::prefetch(&db, root);
     let diagnostics = program_diagnostics(&db, root);
     match format {
-        Format::Human => render::human(&db, diagnostics, color),
+        Format::Human => render::human(&db, diagnostics, output),
         Format::Json => render::json(&db, diagnostics),
     }
     if diagnostics.iter().any(|d| d.is_error()) {
@@ -188,10 +193,10 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
     pmx_driver::prefetch(&db, root);
     let diagnostics = program_diagnostics(&db, root);
     if diagnostics.iter().any(|d| d.is_error()) {
-        render::human(&db, diagnostics, run.color.color);
+        render::human(&db, diagnostics, &run.color);
         return ExitCode::from(1);
     }
-    render::human(&db, diagnostics, run.color.color);
+    render::human(&db, diagnostics, &run.color);
     let modules: Vec<&pmx_ast::Module> = program_files(&db, root).iter().map(|f| &check_file(&db, *f).module).collect();
     let mut argv = vec![run.file.display().to_string()];
     argv.extend(args);
@@ -235,19 +240,19 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
 
 /// Loads a program; with front-end errors, prints them and gives the exit
 /// code instead.
-fn front_end(db: &Database, path: &Path, color: ColorChoice) -> Result<SourceFile, ExitCode> {
+fn front_end(db: &Database, path: &Path, output: &OutputArgs) -> Result<SourceFile, ExitCode> {
     let root = load(db, path)?;
     let diagnostics = pmx_driver::front_end_diagnostics(db, root);
     if diagnostics.iter().any(|d| d.is_error()) {
-        render::human(db, diagnostics, color);
+        render::human(db, diagnostics, output);
         return Err(ExitCode::from(1));
     }
     Ok(root)
 }
 
-fn explain(path: &Path, format: Format, color: ColorChoice) -> ExitCode {
+fn explain(path: &Path, format: Format, output: &OutputArgs) -> ExitCode {
     let db = Database::default();
-    let root = match front_end(&db, path, color) {
+    let root = match front_end(&db, path, output) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -259,15 +264,15 @@ fn explain(path: &Path, format: Format, color: ColorChoice) -> ExitCode {
         }
     }
     if analysis.diagnostics.iter().any(|d| d.is_error()) {
-        render::human(&db, &analysis.diagnostics, color);
+        render::human(&db, &analysis.diagnostics, output);
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
 }
 
-fn emit(path: &Path, stage: Stage, color: ColorChoice) -> ExitCode {
+fn emit(path: &Path, stage: Stage, output: &OutputArgs) -> ExitCode {
     let db = Database::default();
-    let root = match front_end(&db, path, color) {
+    let root = match front_end(&db, path, output) {
         Ok(r) => r,
         Err(code) => return code,
     };

@@ -4,4 +4,5 @@
 
 pub mod alloc;
 pub mod cli;
+mod excerpt;
 pub mod render;
