@@ -24,6 +24,7 @@ mod db;
 mod includes;
 mod prefetch;
 mod queries;
+mod stdlib_hint;
 
 pub use db::{normalize, Database, Db, Disk, SourceFile};
 pub use includes::{file_includes, IncludeTarget};

@@ -26,6 +26,7 @@ mod errors;
 mod expr;
 mod items;
 pub mod lexical;
+mod missing_in;
 mod parallel;
 mod pat;
 mod reparse;
