@@ -24,7 +24,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
         #[command(flatten)]
-        color: ColorArg,
+        color: OutputArgs,
     },
     /// Explain each `accelerate` expression: backend, why, parameters, functions.
     Explain {
@@ -32,7 +32,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
         #[command(flatten)]
-        color: ColorArg,
+        color: OutputArgs,
     },
     /// Print the program after a stage of the accelerate passes.
     Emit {
@@ -51,7 +51,7 @@ enum Command {
         #[arg(long)]
         unchecked: bool,
         #[command(flatten)]
-        color: ColorArg,
+        color: OutputArgs,
     },
     /// Run a program (utests are skipped).
     Run {
@@ -109,18 +109,23 @@ struct RunArgs {
     #[arg(long)]
     profile: bool,
     #[command(flatten)]
-    color: ColorArg,
+    color: OutputArgs,
 }
 
 fn parse_target(s: &str) -> Result<pmx_native::Target, String> {
     pmx_native::Target::parse(s).ok_or_else(|| format!("`{s}` is not a target: use auto, interp, cpu or gpu"))
 }
 
+/// How diagnostics are shown.
 #[derive(Args)]
-struct ColorArg {
+pub struct OutputArgs {
     /// When to use colours in diagnostics.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    color: ColorChoice,
+    pub color: ColorChoice,
+    /// Show at most this many diagnostics (0: all). Errors with the same
+    /// code and message are shown three times, then counted.
+    #[arg(long, default_value_t = crate::render::DEFAULT_ERROR_LIMIT)]
+    pub error_limit: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -150,18 +155,35 @@ pub enum ColorChoice {
 /// Runs `pmx` with the process's arguments.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    std::panic::set_hook(Box::new(report_panic));
     // The database (and every tree in it) is created and dropped on the
     // large stack, so deep programs can be freed too.
     pmx_driver::with_stack(move || match cli.command {
-        Command::Check { file, format, color } => check(&file, format, color.color),
-        Command::Explain { file, format, color } => explain(&file, format, color.color),
+        Command::Check { file, format, color } => check(&file, format, &color),
+        Command::Explain { file, format, color } => explain(&file, format, &color),
         Command::Emit { stage, file, output, unchecked, color } => {
-            emit(&file, stage, output.as_deref(), unchecked, color.color)
+            emit(&file, stage, output.as_deref(), unchecked, &color)
         }
         Command::Run { run, args } => run_program(run, args, None),
         Command::Test { run, all_utests, args } => run_program(run, args, Some(all_utests)),
         Command::Lsp { .. } => pmx_lsp::run(),
     })
+}
+
+/// The panic hook: a panic is a bug in pmx, and says so. While a program
+/// runs, the evaluator turns it into an error at the source location being
+/// evaluated (printed by `render::runtime_error`), so the hook only
+/// remembers what it was told.
+fn report_panic(info: &std::panic::PanicHookInfo) {
+    pmx_cpu::record_panic(info);
+    if pmx_cpu::evaluating() {
+        return;
+    }
+    let message = pmx_cpu::payload_text(info.payload());
+    let place = info.location().map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
+    pmx_cpu::io::flush();
+    eprintln!("error: internal error: {message}{place}");
+    eprintln!("  = note: this is a bug in pmx; please report it, with the input that shows it");
 }
 
 fn load(db: &Database, path: &Path) -> Result<SourceFile, ExitCode> {
@@ -171,7 +193,7 @@ fn load(db: &Database, path: &Path) -> Result<SourceFile, ExitCode> {
     })
 }
 
-fn check(path: &Path, format: Format, color: ColorChoice) -> ExitCode {
+fn check(path: &Path, format: Format, output: &OutputArgs) -> ExitCode {
     let db = Database::default();
     let root = match load(&db, path) {
         Ok(f) => f,
@@ -180,7 +202,7 @@ fn check(path: &Path, format: Format, color: ColorChoice) -> ExitCode {
     pmx_driver::prefetch(&db, root);
     let diagnostics = program_diagnostics(&db, root);
     match format {
-        Format::Human => render::human(&db, diagnostics, color),
+        Format::Human => render::human(&db, diagnostics, output),
         Format::Json => render::json(&db, diagnostics),
     }
     if diagnostics.iter().any(|d| d.is_error()) {
@@ -201,10 +223,10 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
     pmx_driver::prefetch(&db, root);
     let diagnostics = program_diagnostics(&db, root);
     if diagnostics.iter().any(|d| d.is_error()) {
-        render::human(&db, diagnostics, run.color.color);
+        render::human(&db, diagnostics, &run.color);
         return ExitCode::from(1);
     }
-    render::human(&db, diagnostics, run.color.color);
+    render::human(&db, diagnostics, &run.color);
     let modules: Vec<&pmx_ast::Module> = program_files(&db, root).iter().map(|f| &check_file(&db, *f).module).collect();
     let mut argv = vec![run.file.display().to_string()];
     argv.extend(args);
@@ -258,25 +280,9 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         check_order: run.check_order,
     };
     pmx_cpu::io::set_locator(render::locator(&db));
-    // A well-typed program cannot make the evaluator meet a value of the
-    // wrong type, but `unsafeCoerce` can: report that as an error, not a
-    // crash.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        pmx_cpu::run(&modules, accelerated.as_ref(), options)
-    }));
-    std::panic::set_hook(hook);
-    let outcome = match result {
-        Ok(outcome) => outcome,
-        Err(_) => {
-            pmx_cpu::io::flush();
-            eprintln!(
-                "error: the evaluator met a value of an unexpected type (this can follow a use of `unsafeCoerce`)"
-            );
-            return ExitCode::from(1);
-        }
-    };
+    // Panics inside the evaluator come back as located errors (see
+    // `pmx_cpu::run`).
+    let outcome = pmx_cpu::run(&modules, accelerated.as_ref(), options);
     if let Some(e) = &outcome.error {
         render::runtime_error(&db, e, run.color.color);
     }
@@ -296,19 +302,19 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
 
 /// Loads a program; with front-end errors, prints them and gives the exit
 /// code instead.
-fn front_end(db: &Database, path: &Path, color: ColorChoice) -> Result<SourceFile, ExitCode> {
+fn front_end(db: &Database, path: &Path, output: &OutputArgs) -> Result<SourceFile, ExitCode> {
     let root = load(db, path)?;
     let diagnostics = pmx_driver::front_end_diagnostics(db, root);
     if diagnostics.iter().any(|d| d.is_error()) {
-        render::human(db, diagnostics, color);
+        render::human(db, diagnostics, output);
         return Err(ExitCode::from(1));
     }
     Ok(root)
 }
 
-fn explain(path: &Path, format: Format, color: ColorChoice) -> ExitCode {
+fn explain(path: &Path, format: Format, output: &OutputArgs) -> ExitCode {
     let db = Database::default();
-    let root = match front_end(&db, path, color) {
+    let root = match front_end(&db, path, output) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -320,13 +326,13 @@ fn explain(path: &Path, format: Format, color: ColorChoice) -> ExitCode {
         }
     }
     if analysis.diagnostics.iter().any(|d| d.is_error()) {
-        render::human(&db, &analysis.diagnostics, color);
+        render::human(&db, &analysis.diagnostics, output);
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
 }
 
-fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, color: ColorChoice) -> ExitCode {
+fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, color: &OutputArgs) -> ExitCode {
     let db = Database::default();
     let root = match front_end(&db, path, color) {
         Ok(r) => r,
@@ -370,7 +376,7 @@ fn emit_cuda(
     analysis: &pmx_accelerate::Analysis,
     output: Option<&Path>,
     unchecked: bool,
-    color: ColorChoice,
+    color: &OutputArgs,
 ) -> ExitCode {
     let (program, diagnostics) = pmx_lower::lower(analysis, pmx_accelerate::Backend::Cuda);
     if !diagnostics.is_empty() {
@@ -401,7 +407,7 @@ fn emit_lowered(
     db: &Database,
     analysis: &pmx_accelerate::Analysis,
     backend: pmx_accelerate::Backend,
-    color: ColorChoice,
+    color: &OutputArgs,
 ) -> ExitCode {
     let (program, diagnostics) = pmx_lower::lower(analysis, backend);
     print!("{}", pmx_lower::print(&program, &render::locator(db)));

@@ -5,4 +5,5 @@
 pub mod alloc;
 pub mod cli;
 pub mod engines;
+mod excerpt;
 pub mod render;

@@ -1,22 +1,28 @@
 //! Rendering diagnostics at the edge: codespan-reporting for people, JSON
 //! for tools.
 
-use crate::cli::ColorChoice;
+use crate::cli::{ColorChoice, OutputArgs};
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label as CsLabel, LabelStyle};
-use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::termcolor::{self, BufferedStandardStream, StandardStream};
 use pmx_diagnostics::{Diagnostic, LineIndex, Severity, Span};
 use pmx_driver::Database;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 
-/// Every loaded file, indexed by `FileId`.
-fn files(db: &Database) -> SimpleFiles<String, String> {
-    let mut files = SimpleFiles::new();
-    for f in db.files() {
-        let name = display_path(f.path(db));
-        files.add(name, f.text(db).clone());
-    }
-    files
+/// Every loaded file, indexed by `FileId`, as the renderer reads them.
+fn sources(db: &Database) -> crate::excerpt::Sources<'_> {
+    crate::excerpt::Sources::new(db.files().iter().map(|f| (display_path(f.path(db)), f.text(db).as_str())))
+}
+
+/// Renders one diagnostic with only the source it needs (long lines cut
+/// down, see `excerpt.rs`).
+fn emit(
+    out: &mut dyn termcolor::WriteColor,
+    sources: &crate::excerpt::Sources,
+    d: &CsDiagnostic<usize>,
+) -> Result<(), codespan_reporting::files::Error> {
+    let (excerpt, d) = sources.excerpt(d);
+    codespan_reporting::term::emit_to_write_style(out, &codespan_reporting::term::Config::default(), &excerpt, &d)
 }
 
 /// Paths relative to the working directory when they are below it.
@@ -28,30 +34,111 @@ fn display_path(path: &std::path::Path) -> String {
     }
 }
 
+/// How many errors `pmx check` shows unless told otherwise (`--error-limit`).
+pub const DEFAULT_ERROR_LIMIT: usize = 50;
+
+/// How many errors with the same code and message are shown one by one;
+/// the rest are counted in a note on the last one shown.
+const SAME_ERRORS_SHOWN: usize = 3;
+
+/// What is shown of a list of diagnostics: which ones, each with an
+/// extra note when it stands for more like it, and how many errors the
+/// limit left out.
+struct Plan {
+    shown: Vec<(usize, Option<String>)>,
+    left_out: usize,
+}
+
+/// Decides what to show: diagnostics with the same code and message after
+/// the first [`SAME_ERRORS_SHOWN`] are folded into a count on the last one
+/// shown, and at most `limit` diagnostics are shown (0: no limit).
+fn plan(db: &Database, diagnostics: &[Diagnostic], limit: usize) -> Plan {
+    let mut seen: HashMap<(&str, &str), usize> = HashMap::default();
+    let mut folded: HashMap<(&str, &str), (usize, Span)> = HashMap::default();
+    let mut kept = Vec::new();
+    for (i, d) in diagnostics.iter().enumerate() {
+        let key = (d.code.as_str(), d.message.as_str());
+        let n = seen.entry(key).or_default();
+        *n += 1;
+        if *n <= SAME_ERRORS_SHOWN {
+            kept.push(i);
+        } else {
+            folded.entry(key).or_insert((0, d.primary.span)).0 += 1;
+        }
+    }
+    let limit = if limit == 0 { usize::MAX } else { limit };
+    let mut left_out = kept.len().saturating_sub(limit);
+    kept.truncate(limit);
+    let mut shown_of_kind: HashMap<(&str, &str), usize> = HashMap::default();
+    let shown = kept
+        .into_iter()
+        .map(|i| {
+            let d = &diagnostics[i];
+            let key = (d.code.as_str(), d.message.as_str());
+            let n = shown_of_kind.entry(key).or_default();
+            *n += 1;
+            let note = match folded.get(&key) {
+                Some((more, next)) if *n == SAME_ERRORS_SHOWN => {
+                    let plural = if *more == 1 { "" } else { "s" };
+                    Some(format!("{more} more error{plural} like this one, the next at {}", locate(db, *next)))
+                }
+                _ => None,
+            };
+            (i, note)
+        })
+        .collect();
+    // Folded errors whose kind's last shown one fell past the limit are
+    // left out too.
+    for (key, (more, _)) in &folded {
+        if shown_of_kind.get(key).copied().unwrap_or(0) < SAME_ERRORS_SHOWN {
+            left_out += more;
+        }
+    }
+    Plan { shown, left_out }
+}
+
+/// `file:line:column` of a span's start.
+fn locate(db: &Database, span: Span) -> String {
+    let Some(file) = db.files().get(span.file.0 as usize).copied() else { return "<built-in>".into() };
+    let text = file.text(db);
+    let pos = LineIndex::new(text).line_col(text, span.start);
+    format!("{}:{}:{}", display_path(file.path(db)), pos.line + 1, pos.col + 1)
+}
+
+/// Renders what [`plan`] shows; returns how many errors the limit left out.
+fn render_all(out: &mut dyn termcolor::WriteColor, db: &Database, diagnostics: &[Diagnostic], limit: usize) -> usize {
+    let sources = sources(db);
+    let plan = plan(db, diagnostics, limit);
+    for (i, note) in &plan.shown {
+        let mut d = to_codespan(&diagnostics[*i]);
+        d.notes.extend(note.clone());
+        let _ = emit(out, &sources, &d);
+    }
+    plan.left_out
+}
+
 /// Diagnostics as plain text (no colours), as `pmx check` prints them.
 pub fn human_to_string(db: &Database, diagnostics: &[Diagnostic]) -> String {
-    let files = files(db);
     let mut out = termcolor::NoColor::new(Vec::new());
-    let config = codespan_reporting::term::Config::default();
-    for d in diagnostics {
-        let _ = codespan_reporting::term::emit_to_write_style(&mut out, &config, &files, &to_codespan(d));
-    }
+    render_all(&mut out, db, diagnostics, DEFAULT_ERROR_LIMIT);
     String::from_utf8_lossy(&out.into_inner()).into_owned()
 }
 
-pub fn human(db: &Database, diagnostics: &[Diagnostic], color: ColorChoice) {
-    let files = files(db);
+pub fn human(db: &Database, diagnostics: &[Diagnostic], output: &OutputArgs) {
     // Buffered: codespan-reporting writes each diagnostic in many small
     // pieces, and unbuffered stderr made each piece a system call (seconds
     // for a file with thousands of errors).
-    let mut writer = BufferedStandardStream::stderr(color_choice(color));
-    let config = codespan_reporting::term::Config::default();
-    for d in diagnostics {
-        let _ = codespan_reporting::term::emit_to_write_style(&mut writer, &config, &files, &to_codespan(d));
-    }
+    let mut writer = BufferedStandardStream::stderr(color_choice(output.color));
+    let left_out = render_all(&mut writer, db, diagnostics, output.error_limit);
     let _ = std::io::Write::flush(&mut writer);
     drop(writer);
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    if left_out > 0 {
+        eprintln!(
+            "note: {left_out} more diagnostics not shown (the limit is {}; `--error-limit N` changes it, 0 shows all)",
+            output.error_limit
+        );
+    }
     if errors > 0 {
         let plural = if errors == 1 { "" } else { "s" };
         eprintln!("error: {errors} error{plural} found");
@@ -171,17 +258,23 @@ pub fn runtime_error(db: &Database, e: &pmx_cpu::RuntimeError, color: ColorChoic
     if e.omitted > 0 {
         notes.push(format!("... and {} more calls", e.omitted));
     }
-    let mut d = CsDiagnostic::error().with_message(&e.message).with_notes(notes);
+    let internal = e.kind == pmx_cpu::ErrorKind::Internal;
+    let (message, label) = if internal {
+        notes.push("this is a bug in pmx; please report it, with the program that shows it".to_string());
+        (format!("internal error: {}", e.message), "while evaluating this")
+    } else {
+        (e.message.clone(), "failed here")
+    };
+    let mut d = CsDiagnostic::error().with_message(message).with_notes(notes);
     if !e.span.is_builtin() {
         d = d.with_labels(vec![
-            CsLabel::new(LabelStyle::Primary, e.span.file.0 as usize, e.span.range()).with_message("failed here")
+            CsLabel::new(LabelStyle::Primary, e.span.file.0 as usize, e.span.range()).with_message(label)
         ]);
     }
     pmx_cpu::io::flush();
-    let files = files(db);
+    let sources = sources(db);
     let writer = StandardStream::stderr(color_choice(color));
-    let config = codespan_reporting::term::Config::default();
-    let _ = codespan_reporting::term::emit_to_write_style(&mut writer.lock(), &config, &files, &d);
+    let _ = emit(&mut writer.lock(), &sources, &d);
 }
 
 fn color_choice(color: ColorChoice) -> termcolor::ColorChoice {

@@ -16,6 +16,7 @@ pub fn lines(a: &Accelerate, locate: &mut dyn FnMut(Span) -> String) -> Vec<Stri
             Class::One(backend) => backend.name().to_string(),
             Class::Any => "none (it uses no parallel keyword)".to_string(),
             Class::Invalid => "none (it uses keywords of both backends)".to_string(),
+            Class::Nested => "none (it is nested in another accelerate expression, an error)".to_string(),
         }
     ));
     for r in &a.reasons {

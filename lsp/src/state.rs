@@ -88,7 +88,7 @@ pub fn trace() -> bool {
 
 /// Starts a thread with the compiler's stack (deep programs recurse deeply).
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> bool {
-    std::thread::Builder::new().name(name.to_string()).stack_size(pmx_driver::STACK_SIZE).spawn(f).is_ok()
+    std::thread::Builder::new().name(name.to_string()).stack_size(pmx_driver::stack_size()).spawn(f).is_ok()
 }
 
 /// Starts the state thread; it runs until [`Command::Stop`] (`to_self` is

@@ -45,8 +45,10 @@ impl<T> Buffer<T> {
     /// middle.
     fn with_room(front: usize, items: impl ExactSizeIterator<Item = T>, back: usize) -> Buffer<T> {
         let n = items.len();
-        let cap = front + n + back;
-        let mut slots: Vec<UnsafeCell<MaybeUninit<T>>> = Vec::with_capacity(cap);
+        // Sizes come from the program (`concat` of huge sequences): memory
+        // the system refuses is a run-time error, not an abort.
+        let cap = front.saturating_add(n).saturating_add(back);
+        let mut slots: Vec<UnsafeCell<MaybeUninit<T>>> = crate::error::alloc_vec(cap);
         // Safety: uninitialised slots need no initialisation; leaving them
         // untouched also leaves fresh memory pages unfaulted until used.
         unsafe { slots.set_len(cap) };
@@ -140,7 +142,7 @@ impl<T: Clone> View<T> {
 
     /// A fresh buffer holding `self ++ extra`, with room to grow at both ends.
     fn copy_with(&self, front: &[T], back: &[T]) -> View<T> {
-        let n = front.len() + self.len() + back.len();
+        let n = front.len().saturating_add(self.len()).saturating_add(back.len());
         // Room to grow on the side that grew (doubling: amortised O(1)).
         let (room_front, room_back) = if front.is_empty() { (4, n.max(4)) } else { (n.max(4), 4) };
         let items = front.iter().chain(self.as_slice()).chain(back).cloned();
@@ -219,7 +221,7 @@ impl<T: Clone> View<T> {
             unsafe { *buf.slots[at].get_mut().assume_init_mut() = value };
             return self;
         }
-        let mut items = self.as_slice().to_vec();
+        let mut items = crate::error::alloc_collect(self.as_slice().iter().cloned());
         items[i] = value;
         View::from_vec(items).with_list(self.list)
     }

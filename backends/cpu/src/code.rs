@@ -208,7 +208,7 @@ impl BinOp {
             (Leqf, Value::Float(x), Value::Float(y)) => x <= y,
             (Geqf, Value::Float(x), Value::Float(y)) => x >= y,
             (Eqc, Value::Char(x), Value::Char(y)) => x == y,
-            _ => unreachable!("type checking: comparable scalars"),
+            _ => crate::error::type_confusion("comparable scalars"),
         }
     }
 
@@ -243,6 +243,83 @@ impl BinOp {
 }
 
 impl Code {
+    /// Adds every frame slot this code reads (directly, or by capturing it
+    /// in a closure) to `out`: one walk, where asking [`Code::reads_slot`]
+    /// of each `let` in turn walks the rest of a chain once per binding.
+    pub fn collect_reads(&self, out: &mut rustc_hash::FxHashSet<u32>) {
+        let all = |cs: &[Code], out: &mut rustc_hash::FxHashSet<u32>| cs.iter().for_each(|c| c.collect_reads(out));
+        match self {
+            Code::Local(s) => {
+                out.insert(*s);
+            }
+            Code::Lit(_)
+            | Code::Capture(_)
+            | Code::Global(_)
+            | Code::SelfClosure
+            | Code::Builtin(_)
+            | Code::External(_)
+            | Code::Never(_)
+            | Code::Error(_) => {}
+            Code::Lam(_, sources) => out.extend(sources.iter().filter_map(|s| match s {
+                Source::Local(l) => Some(*l),
+                _ => None,
+            })),
+            Code::App(f, args, _) => {
+                f.collect_reads(out);
+                all(args, out);
+            }
+            Code::Prim(_, args, _) | Code::Seq(args) | Code::Record(_, args) => all(args, out),
+            Code::Bin(_, x, y, _) => {
+                x.collect_reads(out);
+                y.collect_reads(out);
+            }
+            Code::TensorGet(t, index, _) => {
+                t.collect_reads(out);
+                all(index, out);
+            }
+            Code::TensorSet(parts, index, _) => {
+                parts.0.collect_reads(out);
+                parts.1.collect_reads(out);
+                all(index, out);
+            }
+            Code::If(_, parts) => {
+                let (a, b, c, d) = &**parts;
+                [a, b, c, d].into_iter().for_each(|x| x.collect_reads(out));
+            }
+            Code::Let(_, v, body) => {
+                v.collect_reads(out);
+                body.collect_reads(out);
+            }
+            Code::LetRec { members, body, .. } => {
+                members.iter().for_each(|(_, c)| c.collect_reads(out));
+                body.collect_reads(out);
+            }
+            Code::CellGet(c) | Code::Proj(c, _) | Code::ConApp(_, _, c) => c.collect_reads(out),
+            Code::Match(s, _, t, o) => [s, t, o].into_iter().for_each(|x| x.collect_reads(out)),
+            Code::RecordUpdate(r, updates) => {
+                r.collect_reads(out);
+                updates.iter().for_each(|(_, c)| c.collect_reads(out));
+            }
+            Code::Utest(u, body) => {
+                u.test.collect_reads(out);
+                u.expected.collect_reads(out);
+                if let Some((c, _)) = &u.using {
+                    c.collect_reads(out);
+                }
+                if let Some(c) = &u.on_fail {
+                    c.collect_reads(out);
+                }
+                body.collect_reads(out);
+            }
+            Code::Accelerate(a) => {
+                if let Some(body) = &a.body {
+                    body.collect_reads(out);
+                }
+                a.args.iter().for_each(|c| c.collect_reads(out));
+            }
+        }
+    }
+
     /// Whether this code reads frame slot `slot` (directly, or by capturing
     /// it in a closure). Slots are unique per variable within a function,
     /// so a `let` whose slot its body never reads (`a; b`) need not store

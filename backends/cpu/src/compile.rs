@@ -228,7 +228,7 @@ impl Compiler {
         self.ctxs.push(ctx);
         let body = self.expr(body);
         let ctx = self.ctxs.pop().expect("context pushed");
-        let body = crate::thunk::tail(body);
+        let body = crate::thunk::function_body(body);
         let code = LamCode { name, arity: params.len(), slots: ctx.slots as usize, body, span: e.span };
         let sources: Vec<Source> = ctx.captures.into_iter().map(|(_, s)| s).collect();
         Code::Lam(Arc::new(code), sources.into_boxed_slice())

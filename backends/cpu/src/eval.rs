@@ -12,6 +12,7 @@ use crate::value::*;
 use crate::Options;
 use pmx_ast::Span;
 use smallvec::SmallVec;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub type Args = SmallVec<[Value; 4]>;
@@ -23,8 +24,22 @@ pub struct Shared {
     pub globals: Box<[OnceLock<Value>]>,
     pub options: Options,
     pub tests: Mutex<TestTally>,
+    /// Whether the program has run `unsafeCoerce`: after that, a value of
+    /// the wrong type is the program's fault, not a bug in pmx.
+    pub coerced: AtomicBool,
     /// The accelerate sites, by index (`accelerate.rs`).
     pub sites: Vec<crate::accelerate::Site>,
+}
+
+impl Shared {
+    pub fn new(program: Program, options: Options, sites: Vec<crate::accelerate::Site>) -> Shared {
+        let globals = (0..program.globals).map(|_| OnceLock::new()).collect();
+        Shared { program, globals, options, tests: Mutex::new(TestTally::default()), coerced: AtomicBool::new(false), sites }
+    }
+
+    pub fn coerced(&self) -> bool {
+        self.coerced.load(Ordering::Relaxed)
+    }
 }
 
 #[derive(Default)]
@@ -113,7 +128,7 @@ impl Machine {
     /// succeed record nothing.
     #[cold]
     pub fn fail(&self, message: impl Into<String>, span: Span) -> Fail {
-        Box::new(RuntimeError { message: message.into(), span, trace: Vec::new(), omitted: 0, exit: None })
+        Box::new(RuntimeError::new(message.into(), span))
     }
 
     /// Writes a value into a stack slot; an old scalar needs no drop.
@@ -209,6 +224,9 @@ impl Machine {
     /// copied as a value first.
     #[inline(always)]
     pub(crate) fn enter_as<R>(&mut self, c: &Arc<Closure>, bp: usize, span: Span, out: impl Fn(Value) -> R) -> Res<R> {
+        // A panic inside the call is reported at its site, the innermost
+        // source location known.
+        let _locate = crate::error::Locate(span);
         if stack_address() < self.stack_limit {
             return Err(self.overflow(bp, span));
         }
@@ -479,7 +497,7 @@ impl Machine {
         };
         if ok {
             self.shared.tests.lock().unwrap_or_else(|e| e.into_inner()).passed += 1;
-            crate::io::out(".");
+            crate::io::dot();
             return Ok(());
         }
         let mut detail = match on_fail {

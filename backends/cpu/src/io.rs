@@ -4,6 +4,7 @@
 
 use pmx_ast::Span;
 use std::io::{BufWriter, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex};
 
 static STDOUT: LazyLock<Mutex<BufWriter<Stdout>>> =
@@ -26,9 +27,24 @@ pub fn locate(span: Span) -> String {
     }
 }
 
+/// Whether the last thing written to standard output was a utest's dot.
+static AFTER_DOT: AtomicBool = AtomicBool::new(false);
+
 pub fn out(text: &str) {
     let mut w = STDOUT.lock().unwrap_or_else(|e| e.into_inner());
+    // The program's own output starts on a line of its own, not after the
+    // dots of the utests that ran before it (`.501500`).
+    if AFTER_DOT.swap(false, Ordering::Relaxed) && !text.is_empty() && !text.starts_with('\n') {
+        let _ = w.write_all(b"\n");
+    }
     let _ = w.write_all(text.as_bytes());
+}
+
+/// The dot of a passing utest.
+pub fn dot() {
+    let mut w = STDOUT.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = w.write_all(b".");
+    AFTER_DOT.store(true, Ordering::Relaxed);
 }
 
 pub fn flush() {

@@ -8,11 +8,15 @@
 //! debug mode, where everything is sequential and the values crossing each
 //! `accelerate` boundary are checked (tensor ranks, regular sequences).
 //!
-//! Invariants: evaluation never panics on a well-typed program; every
-//! failure (division by zero, an index out of bounds, `error`, an
-//! incomplete match, too deep a recursion) is a [`RuntimeError`] with the
-//! span of the failing expression and the calls that led there. Run it on
-//! a thread with a large stack (the driver's `with_stack`).
+//! Invariants: evaluation never panics out of [`run`]; every failure
+//! (division by zero, an index out of bounds, `error`, an incomplete
+//! match, too deep a recursion, memory the system refuses for a sequence,
+//! tensor or buffer) is a [`RuntimeError`] with the span of the failing
+//! expression and the calls that led there. A panic inside pmx (a bug) is
+//! caught too and becomes an error of [`ErrorKind::Internal`] at the
+//! source location being evaluated (`error.rs`). Run it on a thread with a
+//! large stack (the driver's `with_stack`); parallel threads get a stack as
+//! large.
 
 pub mod accelerate;
 mod buffer;
@@ -34,13 +38,13 @@ pub mod value;
 
 pub use accelerate::{Accelerated, Engine, Interpreter, Site};
 pub use compile::{builtin_arity, compile_program};
-pub use error::{Res, RuntimeError};
+pub use error::{evaluating, payload_text, record_panic, ErrorKind, Res, RuntimeError};
 pub use eval::{Args, Machine};
 pub use show::{float2string, show};
 
-use eval::{Shared, TestTally};
-use pmx_ast::Module;
-use std::sync::{Arc, Mutex, OnceLock};
+use eval::Shared;
+use pmx_ast::{Module, Span};
+use std::sync::Arc;
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -82,9 +86,14 @@ impl UtestFiles {
     }
 }
 
+/// The exit code after an internal error (a bug in pmx): Rust's own for a
+/// panic, so that scripts and tests tell it apart from a program's error.
+pub const INTERNAL_ERROR_EXIT: i32 = 101;
+
 /// How a run ended.
 pub struct Outcome {
-    /// 0, the code given to `exit`, or 1 after a run-time error.
+    /// 0, the code given to `exit`, 1 after a run-time error, or
+    /// [`INTERNAL_ERROR_EXIT`] after an internal one.
     pub exit_code: i32,
     pub error: Option<RuntimeError>,
     pub passed: usize,
@@ -94,18 +103,27 @@ pub struct Outcome {
 /// Compiles and runs a program; `modules` in load order, the main file last;
 /// `accelerated`: its accelerate sites as the middle end described them
 /// (without it, each `accelerate` body runs in place, unchecked).
+///
+/// A panic inside pmx while the program runs (a bug, or a value of the
+/// wrong type after `unsafeCoerce`) and memory the system refuses end the
+/// run with an error at the source location being evaluated, as any
+/// run-time error does; [`RuntimeError::kind`] tells a bug apart.
 pub fn run(modules: &[&Module], accelerated: Option<&Accelerated>, options: Options) -> Outcome {
+    let _evaluating = error::Evaluating::start();
+    builtins::parallel::use_this_stack_for_workers();
     let (program, sites) = compile_program(modules, accelerated);
-    let globals = (0..program.globals).map(|_| OnceLock::new()).collect();
-    let shared = Arc::new(Shared { program, globals, options, tests: Mutex::new(TestTally::default()), sites });
+    let shared = Arc::new(Shared::new(program, options, sites));
     let mut machine = Machine::new(shared.clone());
     let mut outcome = Outcome { exit_code: 0, error: None, passed: 0, failed: 0 };
-    for step in &shared.program.steps {
-        if let Err(e) = machine.run_step(step) {
+    let places = step_places(modules, shared.program.steps.len());
+    for (step, place) in shared.program.steps.iter().zip(places) {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| machine.run_step(step)))
+            .unwrap_or_else(|payload| Err(error::from_panic(payload, place, shared.coerced())));
+        if let Err(e) = result {
             match e.exit {
                 Some(code) => outcome.exit_code = code,
                 None => {
-                    outcome.exit_code = 1;
+                    outcome.exit_code = if e.kind == ErrorKind::Internal { INTERNAL_ERROR_EXIT } else { 1 };
                     outcome.error = Some(*e);
                 }
             }
@@ -117,4 +135,32 @@ pub fn run(modules: &[&Module], accelerated: Option<&Accelerated>, options: Opti
     outcome.passed = tally.passed;
     outcome.failed = tally.failed;
     outcome
+}
+
+/// Where each top-level step of the program is, for a failure that unwinds
+/// out of it with no more precise location: the name a definition binds,
+/// or the start of a utest or of the `mexpr` body. The steps are those
+/// `compile_program` makes, one per binding, external and utest, then the
+/// body; if the count differs, no step has a place.
+fn step_places(modules: &[&Module], steps: usize) -> Vec<Span> {
+    let start = |s: Span| Span::new(s.file, s.start, s.start);
+    let mut places = Vec::with_capacity(steps);
+    for module in modules {
+        for item in &module.items {
+            match item {
+                pmx_ast::Item::Let(b) => places.push(b.name.span),
+                pmx_ast::Item::RecLets(bindings, _) => places.extend(bindings.iter().map(|b| b.name.span)),
+                pmx_ast::Item::External(d) => places.push(d.name.span),
+                pmx_ast::Item::Utest(u) => places.push(start(u.span)),
+                pmx_ast::Item::Type(_) | pmx_ast::Item::Con(_) => {}
+            }
+        }
+    }
+    if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
+        places.push(start(main.span));
+    }
+    if places.len() != steps {
+        return vec![Span::BUILTIN; steps];
+    }
+    places
 }

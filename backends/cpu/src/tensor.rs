@@ -75,7 +75,7 @@ impl TensorData {
             (TensorData::Int(d), Value::Int(x)) => d[i].store(x, Relaxed),
             (TensorData::Float(d), Value::Float(x)) => d[i].store(x.to_bits(), Relaxed),
             (TensorData::Boxed(d), x) => Self::set_boxed(&d[i], x),
-            _ => unreachable!("type checking guarantees the element type"),
+            _ => crate::error::type_confusion("the element type"),
         }
     }
 
@@ -83,6 +83,16 @@ impl TensorData {
     fn set_boxed(cell: &Mutex<Value>, v: Value) {
         *cell.lock().unwrap_or_else(|e| e.into_inner()) = v;
     }
+}
+
+/// The number of elements of a tensor of this shape, or a message when
+/// the product of its dimensions does not fit in a machine word (it would
+/// otherwise wrap around to a small number).
+pub fn shape_size(shape: &[usize]) -> Result<usize, String> {
+    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| {
+        let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+        format!("the tensor shape [{}] has more elements than a machine can address", dims.join(", "))
+    })
 }
 
 /// The element representation a new tensor gets.
@@ -108,24 +118,24 @@ impl Tensor {
         shape: Vec<usize>,
         mut f: impl FnMut(usize) -> Result<Value, E>,
     ) -> Result<Tensor, E> {
-        let n: usize = shape.iter().product();
+        let n = shape_size(&shape).unwrap_or_else(|_| crate::error::out_of_memory(usize::MAX));
         let data = match kind {
             ElemKind::Int => {
-                let mut v = Vec::with_capacity(n);
+                let mut v = crate::error::alloc_vec(n);
                 for i in 0..n {
                     v.push(AtomicI64::new(f(i)?.as_int()));
                 }
                 TensorData::Int(v.into_boxed_slice())
             }
             ElemKind::Float => {
-                let mut v = Vec::with_capacity(n);
+                let mut v = crate::error::alloc_vec(n);
                 for i in 0..n {
                     v.push(AtomicU64::new(f(i)?.as_float().to_bits()));
                 }
                 TensorData::Float(v.into_boxed_slice())
             }
             ElemKind::Boxed => {
-                let mut v = Vec::with_capacity(n);
+                let mut v = crate::error::alloc_vec(n);
                 for i in 0..n {
                     v.push(Mutex::new(f(i)?));
                 }
@@ -236,7 +246,7 @@ impl Tensor {
 
     /// The elements of this view in row-major order.
     pub fn values(&self) -> Vec<Value> {
-        (0..self.size()).map(|i| self.data.get(self.offset + i)).collect()
+        crate::error::alloc_collect((0..self.size()).map(|i| self.data.get(self.offset + i)))
     }
 
     /// `tensorSubExn t ofs len`: rows `ofs..ofs+len` of dimension 0.
@@ -285,7 +295,7 @@ impl Tensor {
     }
 
     pub fn reshape(&self, shape: Vec<usize>) -> Result<Tensor, String> {
-        let n: usize = shape.iter().product();
+        let n = shape_size(&shape)?;
         if n != self.size() {
             return Err(format!("Invalid reshape: a tensor of {} elements cannot have shape {:?}", self.size(), shape));
         }

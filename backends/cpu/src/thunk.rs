@@ -8,17 +8,66 @@ use crate::error::Res;
 use crate::eval::{Args, Flow, Frame, Machine};
 use crate::scalar::{compare, operand, Compiled, Operand};
 use crate::value::{ConValue, Record, Seq, Value};
+use rustc_hash::FxHashSet;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 pub fn step(s: Step) -> StepThunk {
     match s {
-        Step::Define { global, slots, code } => StepThunk::Define { global, slots, code: thunk(code) },
+        Step::Define { global, slots, code } => {
+            let reads = reads_of(&[&code]);
+            StepThunk::Define { global, slots, code: with_frame_reads(reads, || thunk(code)) }
+        }
         Step::Utest { slots, utest } => {
             let span = utest.span;
-            StepThunk::Utest { slots, span, utest: utest_thunk(*utest, None) }
+            let mut parts = vec![&utest.test, &utest.expected];
+            parts.extend(utest.using.as_ref().map(|(c, _)| c));
+            parts.extend(utest.on_fail.as_ref());
+            let reads = reads_of(&parts);
+            StepThunk::Utest { slots, span, utest: with_frame_reads(reads, || utest_thunk(*utest, None)) }
         }
-        Step::Main { slots, code } => StepThunk::Main { slots, code: thunk(code) },
+        Step::Main { slots, code } => {
+            let reads = reads_of(&[&code]);
+            StepThunk::Main { slots, code: with_frame_reads(reads, || thunk(code)) }
+        }
     }
+}
+
+fn reads_of(codes: &[&Code]) -> FxHashSet<u32> {
+    let mut reads = FxHashSet::default();
+    codes.iter().for_each(|c| c.collect_reads(&mut reads));
+    reads
+}
+
+/// Compiles a function body (code in tail position, with a frame of its
+/// own).
+pub fn function_body(code: Code) -> TailThunk {
+    let reads = reads_of(&[&code]);
+    with_frame_reads(reads, || tail(code))
+}
+
+thread_local! {
+    /// The slots read anywhere in the frame being compiled, if known.
+    /// Slots are unique per variable within a frame, so a slot read
+    /// anywhere is read in the body of the `let` that binds it; one walk
+    /// of the frame's code answers for every `let` (see `LetValue::bind`).
+    static FRAME_READS: RefCell<Option<FxHashSet<u32>>> = const { RefCell::new(None) };
+}
+
+fn with_frame_reads<T>(reads: FxHashSet<u32>, compile: impl FnOnce() -> T) -> T {
+    let outer = FRAME_READS.with(|r| r.replace(Some(reads)));
+    let result = compile();
+    FRAME_READS.with(|r| *r.borrow_mut() = outer);
+    result
+}
+
+/// Whether the frame's code reads `slot`; `body`, the code in the scope of
+/// the variable, is walked only when the frame's reads are not known.
+fn frame_reads(slot: u32, body: &Code) -> bool {
+    FRAME_READS.with(|r| match &*r.borrow() {
+        Some(reads) => reads.contains(&slot),
+        None => body.reads_slot(slot),
+    })
 }
 
 /// Runs compiled code, moving its value out of the returned result as two
@@ -290,7 +339,7 @@ enum LetValue {
 impl LetValue {
     /// The value of `let slot = c in body`.
     fn bind(slot: u32, c: Code, body: &Code) -> LetValue {
-        if body.reads_slot(slot) {
+        if frame_reads(slot, body) {
             return LetValue::new(c);
         }
         match c {
@@ -657,7 +706,7 @@ pub fn thunk(code: Code) -> Thunk {
             let updates: Vec<(pmx_ast::SmolStr, Thunk)> =
                 updates.into_vec().into_iter().map(|(l, c)| (l, thunk(c))).collect();
             Box::new(move |m, fr| {
-                let Value::Record(r) = record(m, fr)? else { unreachable!("type checking: a record") };
+                let Value::Record(r) = record(m, fr)? else { crate::error::type_confusion("a record") };
                 let mut values = r.values.to_vec();
                 for (label, t) in &updates {
                     let v = t(m, fr)?;
@@ -671,8 +720,8 @@ pub fn thunk(code: Code) -> Thunk {
         Code::Proj(record, label) => {
             let record = thunk(*record);
             Box::new(move |m, fr| {
-                let Value::Record(r) = record(m, fr)? else { unreachable!("type checking: a record") };
-                Ok(r.get(&label).cloned().expect("type checking: the field exists"))
+                let Value::Record(r) = record(m, fr)? else { crate::error::type_confusion("a record") };
+                Ok(r.get(&label).cloned().unwrap_or_else(|| crate::error::type_confusion("a record with this field")))
             })
         }
         Code::ConApp(tag, name, arg) => {

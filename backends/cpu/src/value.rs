@@ -8,6 +8,7 @@
 
 use crate::buffer::View;
 use crate::code::LamCode;
+use crate::error::alloc_collect;
 use crate::tensor::Tensor;
 use pmx_ast::{compare_labels, Builtin, NameId, SmolStr};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -164,42 +165,42 @@ impl Value {
     pub fn as_int(&self) -> i64 {
         match self {
             Value::Int(i) => *i,
-            _ => unreachable!("type checking guarantees an Int"),
+            _ => crate::error::type_confusion("an Int"),
         }
     }
 
     pub fn as_float(&self) -> f64 {
         match self {
             Value::Float(f) => *f,
-            _ => unreachable!("type checking guarantees a Float"),
+            _ => crate::error::type_confusion("a Float"),
         }
     }
 
     pub fn as_bool(&self) -> bool {
         match self {
             Value::Bool(b) => *b,
-            _ => unreachable!("type checking guarantees a Bool"),
+            _ => crate::error::type_confusion("a Bool"),
         }
     }
 
     pub fn as_char(&self) -> char {
         match self {
             Value::Char(c) => *c,
-            _ => unreachable!("type checking guarantees a Char"),
+            _ => crate::error::type_confusion("a Char"),
         }
     }
 
     pub fn as_seq(&self) -> &Seq {
         match self {
             Value::Seq(s) => s,
-            _ => unreachable!("type checking guarantees a sequence"),
+            _ => crate::error::type_confusion("a sequence"),
         }
     }
 
     pub fn as_tensor(&self) -> &Arc<Tensor> {
         match self {
             Value::Tensor(t) => t,
-            _ => unreachable!("type checking guarantees a tensor"),
+            _ => crate::error::type_confusion("a tensor"),
         }
     }
 
@@ -291,7 +292,7 @@ impl SeqBuilder {
 
     fn first(&mut self, v: Value) {
         fn one<T>(n: usize, x: T) -> Vec<T> {
-            let mut xs = Vec::with_capacity(n.max(1));
+            let mut xs = crate::error::alloc_vec(n.max(1));
             xs.push(x);
             xs
         }
@@ -366,10 +367,10 @@ impl Seq {
 
     pub fn from_values(values: Vec<Value>) -> Seq {
         match values.first() {
-            Some(Value::Int(_)) => Seq::Int(View::from_vec(values.iter().map(Value::as_int).collect())),
-            Some(Value::Float(_)) => Seq::Float(View::from_vec(values.iter().map(Value::as_float).collect())),
-            Some(Value::Char(_)) => Seq::Char(View::from_vec(values.iter().map(Value::as_char).collect())),
-            Some(Value::Bool(_)) => Seq::Bool(View::from_vec(values.iter().map(Value::as_bool).collect())),
+            Some(Value::Int(_)) => Seq::Int(View::from_vec(alloc_collect(values.iter().map(Value::as_int)))),
+            Some(Value::Float(_)) => Seq::Float(View::from_vec(alloc_collect(values.iter().map(Value::as_float)))),
+            Some(Value::Char(_)) => Seq::Char(View::from_vec(alloc_collect(values.iter().map(Value::as_char)))),
+            Some(Value::Bool(_)) => Seq::Bool(View::from_vec(alloc_collect(values.iter().map(Value::as_bool)))),
             _ => Seq::Boxed(View::from_vec(values)),
         }
     }
@@ -405,7 +406,7 @@ impl Seq {
     }
 
     pub fn to_values(&self) -> Vec<Value> {
-        (0..self.len()).map(|i| self.get(i)).collect()
+        alloc_collect((0..self.len()).map(|i| self.get(i)))
     }
 
     pub fn to_string_lossy(&self) -> String {
@@ -530,7 +531,7 @@ impl Seq {
     }
 
     pub fn reverse(&self) -> Seq {
-        map_view!(self, v => { let mut items = v.as_slice().to_vec(); items.reverse(); View::from_vec(items).with_list(v.is_list()) })
+        map_view!(self, v => { let mut items = alloc_collect(v.as_slice().iter().cloned()); items.reverse(); View::from_vec(items).with_list(v.is_list()) })
     }
 
     /// The integers of an `[Int]` (tensor shapes and indices).

@@ -38,6 +38,9 @@ impl Backend {
 pub enum Class {
     /// No parallel keyword.
     Any,
+    /// Nested in another accelerate expression (an error): not classified
+    /// on its own, since it is not compiled on its own.
+    Nested,
     One(Backend),
     Invalid,
 }
@@ -63,6 +66,12 @@ impl<'a> Graph<'a> {
             .map(|b| (b.name.id, (b, free_vars(&b.value).into_iter().map(|f| f.id).collect())))
             .collect();
         Graph { values }
+    }
+
+    /// The bindings and other names the binding `id` uses (none when `id`
+    /// is not a top-level binding of the program).
+    pub fn deps(&self, id: NameId) -> &[NameId] {
+        self.values.get(&id).map_or(&[], |(_, deps)| deps.as_slice())
     }
 
     /// The bindings reachable from `id` (itself first), each once.

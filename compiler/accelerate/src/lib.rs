@@ -152,52 +152,58 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
     let ids: FxHashSet<NameId> = bindings.iter().map(|b| b.id).collect();
     let (_, extracted) = extract::extract(&ids, &lifted);
     let graph = classify::Graph::new(&extracted);
-    let mut diagnostics = nested::check(&graph, &bindings);
     let nested_ids: FxHashSet<NameId> = nested::nested_ids(&graph, &bindings);
+    let mut diagnostics = nested::check(&graph, &bindings, &nested_ids);
     let order = extract::bindings(&extracted);
     let writes = writes::analyze(&extracted);
     let mut copies = copy::analyze(&lifted, &bindings, &writes);
     let mut accelerates = Vec::new();
     for b in &bindings {
+        if nested_ids.contains(&b.id) {
+            // An error already; classifying it and listing its functions
+            // would walk everything below it again, once per nesting level.
+            let passing = copies.remove(&b.id).unwrap_or_default();
+            let boundary = describe(&extracted, b, Class::Nested, &passing, &writes);
+            accelerates.push(Accelerate { boundary, class: Class::Nested, reasons: Vec::new(), functions: Vec::new() });
+            continue;
+        }
         let (class, reasons) = graph.classify(b.id);
         let reachable: FxHashSet<NameId> = graph.reachable(b.id).into_iter().collect();
         let functions =
             order.iter().filter(|(id, _)| *id != b.id && reachable.contains(id)).map(|(_, n)| n.clone()).collect();
-        if !nested_ids.contains(&b.id) {
-            match &class {
-                Class::Any => diagnostics.push(
-                    Diagnostic::error(
-                        Code::AccelerateNoKeyword,
-                        b.span,
-                        "The accelerate expression does not use any parallel keywords. This is not allowed.",
-                    )
-                    .with_label("no parallel keyword is used here or in the functions it calls")
-                    .with_note(
-                        "use `map`, `map2`, `reduce` or `flatten` (Futhark backend), or `loop` (CUDA backend); \
+        match &class {
+            Class::Any => diagnostics.push(
+                Diagnostic::error(
+                    Code::AccelerateNoKeyword,
+                    b.span,
+                    "The accelerate expression does not use any parallel keywords. This is not allowed.",
+                )
+                .with_label("no parallel keyword is used here or in the functions it calls")
+                .with_note(
+                    "use `map`, `map2`, `reduce` or `flatten` (Futhark backend), or `loop` (CUDA backend); \
                          without one, remove `accelerate`",
-                    ),
                 ),
-                Class::Invalid => {
-                    let mut d = Diagnostic::error(
-                        Code::AccelerateMixedBackends,
-                        b.span,
-                        "Accelerate expression uses parallel keywords of multiple backends",
-                    )
-                    .with_label("this accelerate expression");
-                    for r in &reasons {
-                        d = d.with_secondary(
-                            r.keyword_span,
-                            format!("`{}` needs the {} backend", r.keyword, r.backend.name()),
-                        );
-                    }
-                    diagnostics.push(d.with_note(
-                        "an accelerate expression is compiled by one backend: use only Futhark keywords \
+            ),
+            Class::Invalid => {
+                let mut d = Diagnostic::error(
+                    Code::AccelerateMixedBackends,
+                    b.span,
+                    "Accelerate expression uses parallel keywords of multiple backends",
+                )
+                .with_label("this accelerate expression");
+                for r in &reasons {
+                    d = d.with_secondary(
+                        r.keyword_span,
+                        format!("`{}` needs the {} backend", r.keyword, r.backend.name()),
+                    );
+                }
+                diagnostics.push(d.with_note(
+                    "an accelerate expression is compiled by one backend: use only Futhark keywords \
                          (`map`, `map2`, `reduce`, `flatten`) or only CUDA ones (`loop`, `seqLoop`, \
                          `seqLoopAcc`, `printFloat`), or split it in two",
-                    ));
-                }
-                Class::One(_) => {}
+                ));
             }
+            Class::One(_) | Class::Nested => {}
         }
         let passing = copies.remove(&b.id).unwrap_or_default();
         let boundary = describe(&extracted, b, class.clone(), &passing, &writes);

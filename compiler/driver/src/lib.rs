@@ -17,10 +17,14 @@
 //! so queries never form a cycle. The front end recurses as deep as the
 //! program nests, so run it with [`with_stack`].
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
 mod db;
 mod includes;
 mod prefetch;
 mod queries;
+mod stdlib_hint;
 
 pub use db::{normalize, Database, Db, Disk, SourceFile};
 pub use includes::{file_includes, IncludeTarget};
@@ -33,16 +37,51 @@ pub use queries::{
 /// The stack the front end needs for the deepest program it accepts.
 pub const STACK_SIZE: usize = 1 << 30;
 
+/// The smallest stack [`with_stack`] starts a thread with; below it, the
+/// calling thread's own stack is used.
+const MIN_STACK: usize = 8 << 20;
+
+/// The stack of the threads the front end starts: [`STACK_SIZE`], or what
+/// [`with_stack`] could get when the system refused that (a memory limit
+/// such as `ulimit -v` counts reserved stacks).
+pub fn stack_size() -> usize {
+    STACK_IN_USE.load(Ordering::Relaxed)
+}
+
+static STACK_IN_USE: AtomicUsize = AtomicUsize::new(STACK_SIZE);
+
 /// Runs `f` on a thread with a stack of [`STACK_SIZE`] bytes (reserved,
-/// not committed: only the pages a deep program touches are used).
+/// not committed: only the pages a deep program touches are used). When
+/// the system refuses a stack that large, smaller ones are tried, and last
+/// the calling thread's own; the syntax pass's depth limit is lowered to
+/// what the stack holds, so that deeper programs are reported, not
+/// overflowing.
 pub fn with_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    std::thread::scope(|s| {
-        std::thread::Builder::new()
-            .name("pmx-compiler".into())
-            .stack_size(STACK_SIZE)
-            .spawn_scoped(s, f)
-            .expect("cannot start the compiler thread")
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    })
+    // The job stays here until a thread starts and takes it: a thread that
+    // cannot start drops only its closure, which borrows the job.
+    let job = Mutex::new(Some(f));
+    let take = || job.lock().unwrap_or_else(|e| e.into_inner()).take().expect("the job runs once");
+    let mut size = STACK_SIZE;
+    while size >= MIN_STACK {
+        use_stack_size(size);
+        let ran = std::thread::scope(|s| {
+            let handle =
+                std::thread::Builder::new().name("pmx-compiler".into()).stack_size(size).spawn_scoped(s, || take()());
+            handle.ok().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        });
+        if let Some(result) = ran {
+            return result;
+        }
+        size /= 4;
+    }
+    // No thread at all: this one, with the limit for what is left of it.
+    use_stack_size(stacker::remaining_stack().unwrap_or(MIN_STACK).saturating_sub(MIN_STACK / 8));
+    take()()
+}
+
+/// Records the stack the front end runs with and lowers the depth limit
+/// to match.
+fn use_stack_size(bytes: usize) {
+    STACK_IN_USE.store(bytes, Ordering::Relaxed);
+    pmx_syntax::set_stack_size(bytes);
 }

@@ -29,7 +29,7 @@ pub fn prefetch(db: &Database, root: SourceFile) {
                     let db = db.clone();
                     std::thread::Builder::new()
                         .name("pmx-prefetch".into())
-                        .stack_size(crate::STACK_SIZE)
+                        .stack_size(crate::stack_size())
                         .spawn_scoped(s, move || includes_of(&db, group))
                 })
                 .collect();

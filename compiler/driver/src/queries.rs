@@ -128,6 +128,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     all.extend(file_includes(db, file).diagnostics.iter().cloned());
     all.extend(acyclic_includes(db, file).1.iter().cloned());
     all.extend(check_file(db, file).diagnostics.iter().cloned());
+    crate::stdlib_hint::add_include_hints(db.stdlib_dirs(), &mut all);
     pmx_diagnostics::sort_and_dedup(&mut all);
     all
 }

@@ -10,7 +10,9 @@ impl Resolver<'_> {
     pub(crate) fn item(&mut self, item: &mut Item) {
         match item {
             Item::Let(b) => {
+                self.defining.push((b.name.text.clone(), true));
                 self.binding_value(b);
+                self.defining.pop();
                 self.bind(Ns::Value, &mut b.name, NameKind::Value, true);
             }
             Item::RecLets(bindings, _) => {
@@ -149,7 +151,9 @@ impl Resolver<'_> {
                 self.close(mark);
             }
             ExprKind::Let(b, body) => {
+                self.defining.push((b.name.text.clone(), false));
                 self.binding_value(b);
+                self.defining.pop();
                 let mark = self.mark();
                 self.bind(Ns::Value, &mut b.name, NameKind::Value, false);
                 self.expr(body);

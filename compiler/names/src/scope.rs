@@ -35,6 +35,10 @@ pub struct Resolver<'a> {
     pub(crate) implicit_tyvars: bool,
     /// The work spent looking for similar names (see [`Resolver::similar`]).
     hint_work: usize,
+    /// The names of the non-recursive `let`s whose values are being
+    /// resolved, innermost last, and whether each is a declaration: a use
+    /// of one of them is a function calling itself without `recursive`.
+    pub(crate) defining: Vec<(SmolStr, bool)>,
 }
 
 /// The work spent looking for similar names in one file, at most: one unit
@@ -56,6 +60,7 @@ impl<'a> Resolver<'a> {
             undo: Vec::new(),
             implicit_tyvars: false,
             hint_work: 0,
+            defining: Vec::new(),
         }
     }
 
@@ -175,6 +180,18 @@ impl<'a> Resolver<'a> {
             // Bound from here on, so that later uses are not reported again.
             self.bind(Ns::TyVar, name, NameKind::TypeVar, false);
             return;
+        } else if let Some(&(_, declaration)) =
+            self.defining.iter().rev().take(64).find(|(n, _)| ns == Ns::Value && *n == name.text)
+        {
+            let form = if declaration {
+                format!("`recursive let {} = ... end`", name.text)
+            } else {
+                format!("`recursive let {} = ... in ...`", name.text)
+            };
+            d = d.with_note(format!(
+                "`{}` is being defined here, and a `let` does not see its own name: to call itself, write {form}",
+                name.text
+            ));
         } else if let Some(near) = self.similar(ns, &name.text) {
             d = d.with_note(format!("a {what} with a similar name exists: `{near}`"));
         }

@@ -84,8 +84,30 @@ fn describe_kind(kind: &str) -> String {
     }
 }
 
+/// The message of the error at a `let` without `in`.
+const MISSING_IN: &str = "syntax error: this `let` has no `in`";
+
 fn report_error_node(lower: &mut Lower, node: Node) {
     let span = lower.span(node);
+    // A missing `in` is the most common cause, and tree-sitter reports it
+    // far from where it is (see `missing_in.rs`). The first few errors
+    // only: each looks at the whole file.
+    if lower.diags.len() < 8 {
+        if let Some(at) = crate::missing_in::unmatched_let(lower.text, node.start_byte()) {
+            let at = at as u32;
+            if !lower.diags.iter().any(|d| d.message == MISSING_IN && d.primary.span.start == at) {
+                lower.diags.push(
+                    Diagnostic::error(Code::SyntaxError, Span::new(span.file, at, at + 3), MISSING_IN)
+                        .with_label("this `let` needs an `in` before the expression that uses it")
+                        .with_note(
+                            "inside an expression, write `let x = e in body`; only declarations before `mexpr` \
+                             go without `in`",
+                        ),
+                );
+            }
+            return;
+        }
+    }
     // Name the first token that could not be placed.
     let mut first = node;
     while let Some(c) = first.child(0) {

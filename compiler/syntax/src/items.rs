@@ -10,7 +10,20 @@ impl Lower<'_> {
     /// previous version; records in `self.tops` where each one went.
     pub(crate) fn module(&mut self, root: Node, reuse: Option<&Reuse>) -> Module {
         let mut module = Module::default();
-        for child in self.children(root) {
+        let mut cursor = root.walk();
+        // tree-sitter marks a top-level ERROR node as extra (like a
+        // comment), so it is kept here by name.
+        let children: Vec<Node> = root.named_children(&mut cursor).filter(|c| c.is_error() || !c.is_extra()).collect();
+        for child in children {
+            if child.is_error() {
+                // A declaration that did not parse still defines its name,
+                // so that its uses are not reported as unbound too (the
+                // syntax error is the one error).
+                if let Some(item) = self.placeholder(child) {
+                    module.items.push(item);
+                }
+                continue;
+            }
             if reuse.is_some_and(|r| r.take(child, &mut module, &mut self.tops)) {
                 continue;
             }
@@ -47,6 +60,32 @@ impl Lower<'_> {
             self.tops.push(Top { start: child.start_byte(), end: child.end_byte(), kind: child.kind_id(), part });
         }
         module
+    }
+
+    /// `let NAME` at the start of a line, at the start of a top-level
+    /// ERROR node: a binding of `NAME` to an error (whose type, `Unknown`,
+    /// unifies with everything).
+    fn placeholder(&mut self, n: Node) -> Option<Item> {
+        if n.start_position().column != 0 {
+            return None;
+        }
+        let text = self.text(n);
+        let rest = text.strip_prefix("let")?;
+        let name_at = rest.len() - rest.trim_start().len();
+        if name_at == 0 {
+            return None;
+        }
+        let rest = &rest[name_at..];
+        let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '\'')).unwrap_or(rest.len());
+        let name = &rest[..len];
+        if !name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') || name == "_" {
+            return None;
+        }
+        let span = self.span(n);
+        let start = span.start + 3 + name_at as u32;
+        let name = Name::unresolved(name, Span::new(span.file, start, start + len as u32));
+        let value = Expr::new(ExprKind::Error, span);
+        Some(Item::Let(Binding { name, annotation: None, value, scheme: Ty::unknown(), span }))
     }
 
     fn item(&mut self, n: Node) -> Option<Item> {

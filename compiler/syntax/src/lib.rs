@@ -16,14 +16,17 @@
 //! Invariants: [`parse`] never fails and never panics; every part of the
 //! tree that did not parse becomes an `Error` node (expression, pattern or
 //! type) for which exactly the syntax error was reported. Names are
-//! unresolved. Recursion depth is bounded by [`MAX_DEPTH`]; deeper input is
-//! reported, not lowered. Callers must run [`parse`] on a thread whose stack
-//! holds [`MAX_DEPTH`] nested frames (the driver uses a large stack).
+//! unresolved. Recursion depth is bounded by [`max_depth`] ([`MAX_DEPTH`],
+//! lowered when the driver gets a smaller stack); deeper input is reported,
+//! not lowered. Callers must run [`parse`] on a thread whose stack holds
+//! that many nested frames ([`STACK_PER_LEVEL`] bytes each; the driver uses
+//! a large stack).
 
 mod errors;
 mod expr;
 mod items;
 pub mod lexical;
+mod missing_in;
 mod parallel;
 mod pat;
 mod reparse;
@@ -37,6 +40,7 @@ use pmx_ast::{FileId, Module, Name, Span};
 use pmx_diagnostics::Diagnostic;
 use rustc_hash::FxHashMap;
 use std::num::NonZeroU16;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::LazyLock;
 use tree_sitter::{Language, Node, Parser, Tree};
 
@@ -68,8 +72,28 @@ pub(crate) fn kind(n: Node) -> &'static str {
     KINDS.get(n.kind_id() as usize).copied().unwrap_or("")
 }
 
-/// The deepest syntax tree that is lowered.
+/// The deepest syntax tree that is lowered with the driver's full stack.
 pub const MAX_DEPTH: usize = 250_000;
+
+/// The stack the passes need per level of nesting (at most): the driver's
+/// 1 GiB stack holds [`MAX_DEPTH`] levels.
+pub const STACK_PER_LEVEL: usize = (1 << 30) / MAX_DEPTH;
+
+/// The deepest syntax tree lowered now: [`MAX_DEPTH`], or less when the
+/// driver could only get a smaller stack (see [`set_stack_size`]).
+static DEPTH_LIMIT: AtomicUsize = AtomicUsize::new(MAX_DEPTH);
+
+/// The deepest syntax tree that is lowered, for the stack in use.
+pub fn max_depth() -> usize {
+    DEPTH_LIMIT.load(Ordering::Relaxed)
+}
+
+/// Sets the depth limit to what a stack of `bytes` holds (never more than
+/// [`MAX_DEPTH`]): deeper programs are then reported instead of
+/// overflowing it.
+pub fn set_stack_size(bytes: usize) {
+    DEPTH_LIMIT.store((bytes / STACK_PER_LEVEL).clamp(1, MAX_DEPTH), Ordering::Relaxed);
+}
 
 /// The result of parsing one file.
 #[derive(Clone, Debug, PartialEq)]
@@ -145,12 +169,13 @@ pub(crate) struct Lower<'t> {
 
 impl<'t> Lower<'t> {
     /// Enters `levels` more levels of nesting; false (after reporting it
-    /// once) when that goes past [`MAX_DEPTH`]. Counting here, where the
+    /// once) when that goes past [`max_depth`]. Counting here, where the
     /// recursion happens, bounds every later pass too, since no tree is
     /// deeper than the one lowered.
     fn enter(&mut self, levels: usize, n: Node) -> bool {
         self.depth += levels;
-        if self.depth <= MAX_DEPTH {
+        let limit = max_depth();
+        if self.depth <= limit {
             return true;
         }
         self.depth -= levels;
@@ -162,7 +187,7 @@ impl<'t> Lower<'t> {
                 Diagnostic::error(
                     pmx_diagnostics::Code::TooDeep,
                     Span::new(self.file, start, end),
-                    format!("the program is nested more than {MAX_DEPTH} levels deep, the most pmx handles"),
+                    format!("the program is nested more than {limit} levels deep, the most pmx handles"),
                 )
                 .with_label("nesting exceeds the limit here")
                 .with_note("split deeply nested expressions into separate bindings"),

@@ -20,8 +20,10 @@ use tree_sitter::Range;
 const MIN_PART_BYTES: usize = 64 * 1024;
 
 /// The stack of each part's thread: lowering recurses as deep as the
-/// program nests, up to [`crate::MAX_DEPTH`] levels (reserved, not used).
-const PART_STACK: usize = 1 << 30;
+/// program nests, up to [`crate::max_depth`] levels (reserved, not used).
+fn part_stack() -> usize {
+    crate::max_depth() * crate::STACK_PER_LEVEL
+}
 
 /// The file parsed in parts, or `None` if it is too small to cut, cannot
 /// be cut, or a part had a diagnostic.
@@ -38,7 +40,7 @@ pub fn parse_in_parts(text: &str, file: FileId) -> Option<Parsed> {
             .map(|&(start, end)| {
                 std::thread::Builder::new()
                     .name("pmx-parse-part".into())
-                    .stack_size(PART_STACK)
+                    .stack_size(part_stack())
                     .spawn_scoped(s, move || parse_part(text, file, start, end))
             })
             .collect();

@@ -15,11 +15,44 @@ enum Meta {
         level: u32,
         fields: Vec<(SmolStr, Ty)>,
     },
-    /// Bound to a type. The flag is true when that type is known to contain
-    /// no unbound variable: it can then never change, and the occurs check
-    /// skips it. Without this, binding each level of a deeply nested value
-    /// (`[[[..]]]`) walked every level below it again: quadratic time.
-    Link(Ty, bool),
+    /// Bound to a type, with the unbound variables that type reached when
+    /// the occurs check last walked it (`None`: not known, or too many to
+    /// remember). A bound type changes only through the variables it
+    /// reaches being bound in turn, so the occurs check and the level
+    /// adjustment need only look at those (and follow the ones bound since)
+    /// instead of walking the whole type again. Without this, binding each
+    /// level of a deeply nested value (`[[[..]]]`, or `lam x. [[[x]]]`,
+    /// where the innermost variable stays unbound) walked every level below
+    /// it again: quadratic time. An empty list: a ground type.
+    Link(Ty, Option<Box<[u32]>>),
+}
+
+/// The unbound variables a walk of the occurs check has found so far, or
+/// `None` once they are too many to remember (see [`Meta::Link`]).
+type Found = Option<Vec<u32>>;
+
+/// The most unbound variables remembered for a bound one: a few are
+/// what deep types usually reach, and more would make each check slow.
+const REMEMBERED: usize = 16;
+
+fn note(found: &mut Found, v: u32) {
+    if let Some(vs) = found {
+        if vs.contains(&v) {
+            return;
+        }
+        if vs.len() == REMEMBERED {
+            *found = None;
+        } else {
+            vs.push(v);
+        }
+    }
+}
+
+fn merge(found: &mut Found, other: &Found) {
+    match other {
+        None => *found = None,
+        Some(vs) => vs.iter().for_each(|v| note(found, *v)),
+    }
 }
 
 /// Why two types did not unify.
@@ -90,10 +123,11 @@ impl Unifier {
     pub fn shallow(&mut self, t: &Ty) -> Ty {
         let TyKind::Meta(id) = t.kind() else { return t.clone() };
         match &self.metas[*id as usize] {
-            Meta::Link(next, ground) => {
-                let (next, ground) = (next.clone(), *ground);
+            Meta::Link(next, reached) => {
+                // The end of the chain reaches what its start reaches.
+                let (next, reached) = (next.clone(), reached.clone());
                 let end = self.shallow(&next);
-                self.metas[*id as usize] = Meta::Link(end.clone(), ground);
+                self.metas[*id as usize] = Meta::Link(end.clone(), reached);
                 end
             }
             Meta::Unbound { .. } => t.clone(),
@@ -147,8 +181,10 @@ impl Unifier {
         // Zonk results remembered after `freeze` would go stale.
         self.memo = None;
         let level = self.level_of(x);
-        let ground = self.occurs_adjust(x, level, t)?;
-        let fields = match std::mem::replace(&mut self.metas[x as usize], Meta::Link(t.clone(), ground)) {
+        let mut found: Found = Some(Vec::new());
+        self.occurs_adjust(x, level, t, &mut found)?;
+        let reached = found.map(Vec::into_boxed_slice);
+        let fields = match std::mem::replace(&mut self.metas[x as usize], Meta::Link(t.clone(), reached)) {
             Meta::Unbound { fields, .. } => fields,
             Meta::Link(..) => unreachable!("bind on a bound variable"),
         };
@@ -203,60 +239,90 @@ impl Unifier {
     }
 
     /// Fails when `x` occurs in `t`; lowers the level of every variable in
-    /// `t` to at most `level`. Returns whether `t` contains no unbound
-    /// variable (bound variables found so are marked, and not walked again).
-    fn occurs_adjust(&mut self, x: u32, level: u32, t: &Ty) -> Result<bool, Mismatch> {
+    /// `t` to at most `level`. Adds the unbound variables `t` reaches to
+    /// `found` (not those only in their record constraints, which can
+    /// grow and are walked each time).
+    fn occurs_adjust(&mut self, x: u32, level: u32, t: &Ty, found: &mut Found) -> Result<(), Mismatch> {
         match t.kind() {
             TyKind::Meta(y) => {
                 let y = *y;
-                match &mut self.metas[y as usize] {
-                    Meta::Link(_, true) => Ok(true),
-                    Meta::Link(next, false) => {
-                        let next = next.clone();
-                        let ground = self.occurs_adjust(x, level, &next)?;
-                        if ground {
-                            self.metas[y as usize] = Meta::Link(next, true);
+                match &self.metas[y as usize] {
+                    Meta::Link(next, Some(reached)) => {
+                        let (next, reached) = (next.clone(), reached.clone());
+                        let mut now: Found = Some(Vec::new());
+                        let mut changed = false;
+                        for &v in reached.iter() {
+                            if matches!(self.metas[v as usize], Meta::Unbound { .. }) {
+                                self.occurs_unbound(x, level, v)?;
+                                note(&mut now, v);
+                            } else {
+                                // Bound since: what it reaches now.
+                                changed = true;
+                                self.occurs_adjust(x, level, &Ty::new(TyKind::Meta(v)), &mut now)?;
+                            }
                         }
-                        Ok(ground)
+                        if changed {
+                            self.metas[y as usize] = Meta::Link(next, now.clone().map(Vec::into_boxed_slice));
+                        }
+                        merge(found, &now);
                     }
-                    Meta::Unbound { level: l, fields } => {
-                        if y == x {
-                            return Err(Mismatch::Occurs);
-                        }
-                        *l = (*l).min(level);
-                        let fields = fields.clone();
-                        for (_, f) in fields {
-                            self.occurs_adjust(x, level, &f)?;
-                        }
-                        Ok(false)
+                    Meta::Link(next, None) => {
+                        let next = next.clone();
+                        let mut now: Found = Some(Vec::new());
+                        self.occurs_adjust(x, level, &next, &mut now)?;
+                        self.metas[y as usize] = Meta::Link(next, now.clone().map(Vec::into_boxed_slice));
+                        merge(found, &now);
+                    }
+                    Meta::Unbound { .. } => {
+                        self.occurs_unbound(x, level, y)?;
+                        note(found, y);
                     }
                 }
+                Ok(())
             }
-            TyKind::Seq(e) | TyKind::Tensor(e) => self.occurs_adjust(x, level, e),
+            TyKind::Seq(e) | TyKind::Tensor(e) => self.occurs_adjust(x, level, e, found),
             TyKind::Arrow(a, b) => {
-                let ga = self.occurs_adjust(x, level, a)?;
-                let gb = self.occurs_adjust(x, level, b)?;
-                Ok(ga && gb)
+                self.occurs_adjust(x, level, a, found)?;
+                self.occurs_adjust(x, level, b, found)
             }
             TyKind::Record(fields) => {
-                let mut ground = true;
                 for (_, f) in fields {
-                    ground &= self.occurs_adjust(x, level, f)?;
+                    self.occurs_adjust(x, level, f, found)?;
                 }
-                Ok(ground)
+                Ok(())
             }
             TyKind::Con(_, _, args) => {
-                let mut ground = true;
                 for a in args {
-                    ground &= self.occurs_adjust(x, level, a)?;
+                    self.occurs_adjust(x, level, a, found)?;
                 }
-                Ok(ground)
+                Ok(())
             }
-            // The record constraints of a quantifier are not walked, so its
-            // type is never taken to be ground.
-            TyKind::All(_, _, body) => self.occurs_adjust(x, level, body).map(|_| false),
-            TyKind::Unknown | TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char | TyKind::Var(_) => Ok(true),
+            // The record constraints of a quantifier are not walked, so what
+            // its type reaches is never taken to be known.
+            TyKind::All(_, _, body) => {
+                self.occurs_adjust(x, level, body, &mut None)?;
+                *found = None;
+                Ok(())
+            }
+            TyKind::Unknown | TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char | TyKind::Var(_) => Ok(()),
         }
+    }
+
+    /// [`Unifier::occurs_adjust`] on the unbound variable `y`: fails when it
+    /// is `x`, lowers its level, and walks its record constraints.
+    fn occurs_unbound(&mut self, x: u32, level: u32, y: u32) -> Result<(), Mismatch> {
+        if y == x {
+            return Err(Mismatch::Occurs);
+        }
+        let Meta::Unbound { level: l, fields } = &mut self.metas[y as usize] else {
+            unreachable!("called on an unbound variable")
+        };
+        *l = (*l).min(level);
+        let fields = fields.clone();
+        for (_, f) in fields {
+            self.occurs_adjust(x, level, &f, &mut None)?;
+        }
+        Ok(())
     }
 
     /// Declares inference over: no variable is bound from here on, so what
@@ -381,7 +447,7 @@ impl Unifier {
         for (i, id) in found.iter().enumerate() {
             let var = self.fresh_var(&var_name(i));
             let fields = self.required_fields(*id);
-            self.metas[*id as usize] = Meta::Link(Ty::new(TyKind::Var(var.clone())), true);
+            self.metas[*id as usize] = Meta::Link(Ty::new(TyKind::Var(var.clone())), Some(Box::new([])));
             vars.push((var, fields));
         }
         let vars: Vec<(TyVar, Vec<(SmolStr, Ty)>)> =

@@ -3,7 +3,7 @@
 //! run-time error at the call's span; nothing panics.
 
 mod order;
-mod parallel;
+pub(crate) mod parallel;
 pub(crate) mod seq;
 mod system;
 mod tensor;
@@ -14,8 +14,16 @@ use crate::value::{ExternFn, Value};
 use pmx_ast::{Builtin, Span};
 use std::sync::Arc;
 
-/// Calls a built-in with exactly its number of arguments.
+/// Calls a built-in with exactly its number of arguments. Unwinding out of
+/// it (memory the system refuses, a bug) becomes an error at the call.
 pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call_unguarded(m, b, args, span))) {
+        Ok(r) => r,
+        Err(payload) => Err(crate::error::from_panic(payload, span, m.shared.coerced())),
+    }
+}
+
+fn call_unguarded(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
     use Builtin::*;
     let a = &args;
     Ok(match b {
@@ -31,9 +39,15 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
             Value::Int(if b == Divi { x.wrapping_div(y) } else { x.wrapping_rem(y) })
         }
         Negi => Value::Int(a[0].as_int().wrapping_neg()),
-        Slli => Value::Int(a[0].as_int().wrapping_shl(a[1].as_int() as u32)),
-        Srli => Value::Int(((a[0].as_int() as u64).wrapping_shr(a[1].as_int() as u32)) as i64),
-        Srai => Value::Int(a[0].as_int().wrapping_shr(a[1].as_int() as u32)),
+        // A count of 64 or more, or a negative one, shifts every bit out
+        // (OCaml leaves it unspecified; x86-64 would take it modulo 64 and
+        // make `slli 1 64` 1). See README, "Differences from Miking".
+        Slli => Value::Int(shift_count(a[1].as_int()).map_or(0, |n| a[0].as_int() << n)),
+        Srli => Value::Int(shift_count(a[1].as_int()).map_or(0, |n| ((a[0].as_int() as u64) >> n) as i64)),
+        Srai => {
+            let x = a[0].as_int();
+            Value::Int(x >> shift_count(a[1].as_int()).unwrap_or(63))
+        }
         Eqi => Value::Bool(a[0].as_int() == a[1].as_int()),
         Neqi => Value::Bool(a[0].as_int() != a[1].as_int()),
         Lti => Value::Bool(a[0].as_int() < a[1].as_int()),
@@ -76,20 +90,23 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
         Ref => Value::Ref(Arc::new(std::sync::Mutex::new(a[0].clone()))),
         Deref => match &a[0] {
             Value::Ref(r) => r.lock().unwrap_or_else(|e| e.into_inner()).clone(),
-            _ => unreachable!("type checking: a reference"),
+            _ => crate::error::type_confusion("a reference"),
         },
         Modref => match &a[0] {
             Value::Ref(r) => {
                 *r.lock().unwrap_or_else(|e| e.into_inner()) = a[1].clone();
                 Value::unit()
             }
-            _ => unreachable!("type checking: a reference"),
+            _ => crate::error::type_confusion("a reference"),
         },
         ConstructorTag => match &a[0] {
             Value::Con(c) => Value::Int(c.tag.index as i64),
             _ => Value::Int(0),
         },
-        UnsafeCoerce => a[0].clone(),
+        UnsafeCoerce => {
+            m.shared.coerced.store(true, std::sync::atomic::Ordering::Relaxed);
+            a[0].clone()
+        }
         PrintFloat => {
             crate::io::out(&crate::show::float2string(a[0].as_float()));
             Value::unit()
@@ -121,6 +138,11 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
         | WriteFile | FileExists | DeleteFile | Argv | Command | Exit | Error | RandIntU | RandSetSeed | WallTimeMs
         | SleepMs | Eqsym | Gensym | Sym2hash => return system::call(m, b, args, span),
     })
+}
+
+/// A shift count below 64, the ones that keep some bits.
+fn shift_count(n: i64) -> Option<u32> {
+    u32::try_from(n).ok().filter(|&n| n < 64)
 }
 
 /// OCaml's `float_of_string` on the forms MExpr programs use.

@@ -9,47 +9,84 @@ use crate::eval::Machine;
 use crate::value::{Seq, Value};
 use pmx_ast::Span;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-/// Threads for parallel keywords, with stacks as large as deep user
-/// recursion inside them may need.
-pub(crate) fn pool() -> &'static rayon::ThreadPool {
-    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+/// The stack each parallel thread gets: that of the thread running the
+/// program (set by [`crate::run`]), so that recursion inside `loop` goes
+/// as deep as outside it (and as in debug mode, which runs sequentially).
+static WORKER_STACK: AtomicUsize = AtomicUsize::new(256 << 20);
+
+/// The smallest stack worth starting parallel threads with; below it the
+/// keywords run sequentially on the program's own (larger) stack.
+const MIN_WORKER_STACK: usize = 8 << 20;
+
+/// Sets the parallel threads' stack to the current thread's, measured from
+/// here; call it near the top of the thread that runs the program, before
+/// the first parallel keyword.
+pub(crate) fn use_this_stack_for_workers() {
+    if let Some(left) = stacker::remaining_stack() {
+        WORKER_STACK.store(left.max(MIN_WORKER_STACK), Ordering::Relaxed);
+    }
+}
+
+/// Threads for parallel keywords. Each thread's stack is reserved, not
+/// committed, but a memory limit (`ulimit -v`) can refuse the reservation:
+/// then smaller stacks are tried, and without any pool the keywords run
+/// sequentially. Recursion limits follow each thread's actual stack.
+pub(crate) fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .stack_size(256 << 20)
-            .thread_name(|i| format!("pmx-parallel-{i}"))
-            .build()
-            .expect("cannot start the parallel thread pool")
+        let mut size = WORKER_STACK.load(Ordering::Relaxed);
+        loop {
+            let built =
+                rayon::ThreadPoolBuilder::new().stack_size(size).thread_name(|i| format!("pmx-parallel-{i}")).build();
+            match built {
+                Ok(pool) => return Some(pool),
+                Err(_) if size / 4 >= MIN_WORKER_STACK => size /= 4,
+                Err(_) => return None,
+            }
+        }
     })
+    .as_ref()
+}
+
+fn threads() -> usize {
+    pool().map_or(1, |p| p.current_num_threads())
 }
 
 fn parallel(m: &Machine, n: usize) -> bool {
-    m.accelerated && !m.shared.options.debug && n >= 2 && pool().current_num_threads() > 1
+    m.accelerated && !m.shared.options.debug && n >= 2 && threads() > 1
 }
 
 /// Index ranges, a few per thread.
 fn chunks(n: usize) -> Vec<(usize, usize)> {
-    let parts = (pool().current_num_threads() * 4).min(n).max(1);
+    let parts = (threads() * 4).min(n).max(1);
     let size = n.div_ceil(parts);
     (0..n).step_by(size).map(|s| (s, (s + size).min(n))).collect()
 }
 
 /// Runs `body` on each chunk (in parallel), collecting results in order.
+/// Unwinding inside a chunk (memory refused, a bug) becomes that chunk's
+/// error, located on the worker's own thread (`span`: the keyword's call,
+/// when nothing more precise is known).
 fn per_chunk<T: Send>(
     m: &Machine,
     n: usize,
+    span: Span,
     body: impl Fn(&mut Machine, usize, usize) -> Res<T> + Sync,
 ) -> Res<Vec<T>> {
     let ranges = chunks(n);
     let (shared, accelerated) = (m.shared.clone(), m.accelerated);
-    let results: Vec<Res<T>> = pool().install(|| {
+    let pool = pool().expect("`parallel` checked that there is a pool");
+    let results: Vec<Res<T>> = pool.install(|| {
         ranges
             .par_iter()
             .map(|&(lo, hi)| {
                 let mut worker = Machine::new(shared.clone());
                 worker.accelerated = accelerated;
-                body(&mut worker, lo, hi)
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&mut worker, lo, hi)))
+                    .unwrap_or_else(|payload| Err(crate::error::from_panic(payload, span, shared.coerced())))
             })
             .collect()
     });
@@ -65,7 +102,8 @@ pub fn map(m: &mut Machine, f: &Value, s: &Seq, span: Span) -> Res<Seq> {
         }
         return Ok(out.finish());
     }
-    let parts = per_chunk(m, n, |w, lo, hi| (lo..hi).map(|i| w.call1(f, s.get(i), span)).collect::<Res<Vec<Value>>>())?;
+    let parts =
+        per_chunk(m, n, span, |w, lo, hi| (lo..hi).map(|i| w.call1(f, s.get(i), span)).collect::<Res<Vec<Value>>>())?;
     let mut out = Seq::builder(n);
     for v in parts.into_iter().flatten() {
         out.push(v);
@@ -76,13 +114,13 @@ pub fn map(m: &mut Machine, f: &Value, s: &Seq, span: Span) -> Res<Seq> {
 pub fn map2(m: &mut Machine, f: &Value, a: &Seq, b: &Seq, span: Span) -> Res<Vec<Value>> {
     let n = a.len();
     if !parallel(m, n) {
-        let mut out = Vec::with_capacity(n);
+        let mut out = crate::error::alloc_vec(n);
         for i in 0..n {
             out.push(m.call2(f, a.get(i), b.get(i), span)?);
         }
         return Ok(out);
     }
-    let parts = per_chunk(m, n, |w, lo, hi| {
+    let parts = per_chunk(m, n, span, |w, lo, hi| {
         (lo..hi).map(|i| w.call2(f, a.get(i), b.get(i), span)).collect::<Res<Vec<Value>>>()
     })?;
     Ok(parts.into_iter().flatten().collect())
@@ -109,7 +147,7 @@ pub fn reduce(m: &mut Machine, f: &Value, ne: &Value, s: &Seq, span: Span) -> Re
     if !parallel(m, n) {
         return fold(m, 0, n);
     }
-    let parts = per_chunk(m, n, fold)?;
+    let parts = per_chunk(m, n, span, fold)?;
     let mut acc = ne.clone();
     for p in parts {
         acc = m.call2(f, acc, p, span)?;
@@ -131,5 +169,5 @@ pub fn par_loop(m: &mut Machine, n: i64, f: &Value, span: Span) -> Res<()> {
     if !parallel(m, n) {
         return body(m, 0, n);
     }
-    per_chunk(m, n, body).map(|_| ())
+    per_chunk(m, n, span, body).map(|_| ())
 }

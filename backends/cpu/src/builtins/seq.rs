@@ -27,7 +27,7 @@ fn seq_value(s: Seq) -> Value {
 fn take_seq(v: Value) -> Seq {
     match v {
         Value::Seq(s) => Arc::try_unwrap(s).unwrap_or_else(|s| (*s).clone()),
-        _ => unreachable!("type checking: a sequence"),
+        _ => crate::error::type_confusion("a sequence"),
     }
 }
 
@@ -114,7 +114,7 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
         }
         Mapi => {
             let (f, s) = (args[0].clone(), args[1].as_seq());
-            let mut out = Vec::with_capacity(s.len());
+            let mut out = crate::error::alloc_vec(s.len());
             for i in 0..s.len() {
                 out.push(m.call2(&f, Value::Int(i as i64), s.get(i), span)?);
             }

@@ -121,11 +121,11 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
         Gensym => Value::Symbol(SYMBOLS.fetch_add(1, Ordering::Relaxed)),
         Eqsym => match (&args[0], &args[1]) {
             (Value::Symbol(a), Value::Symbol(b)) => Value::Bool(a == b),
-            _ => unreachable!("type checking: symbols"),
+            _ => crate::error::type_confusion("two symbols"),
         },
         Sym2hash => match &args[0] {
             Value::Symbol(a) => Value::Int(*a as i64),
-            _ => unreachable!("type checking: a symbol"),
+            _ => crate::error::type_confusion("a symbol"),
         },
         _ => unreachable!("not a system built-in: {b:?}"),
     })

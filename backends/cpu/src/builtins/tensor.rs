@@ -8,12 +8,17 @@ use pmx_ast::{Builtin, Span};
 use smallvec::smallvec;
 use std::sync::Arc;
 
+/// A shape given by the program: no negative dimension, and a number of
+/// elements that a machine word can count.
 fn shape(m: &Machine, v: &Value, span: Span) -> Res<Vec<usize>> {
-    v.as_seq()
+    let dims = v
+        .as_seq()
         .ints()
         .into_iter()
         .map(|d| usize::try_from(d).map_err(|_| m.fail(format!("a tensor dimension cannot be negative ({d})"), span)))
-        .collect()
+        .collect::<Res<Vec<usize>>>()?;
+    crate::tensor::shape_size(&dims).map_err(|e| m.fail(e, span))?;
+    Ok(dims)
 }
 
 /// The index of element `lin` (row-major) of a tensor of this shape.
@@ -78,7 +83,7 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
             let dims = shape(m, &args[0], span)?;
             let f = args[1].clone();
             let n: usize = dims.iter().product();
-            let mut values = Vec::with_capacity(n);
+            let mut values = crate::error::alloc_vec(n);
             for lin in 0..n {
                 values.push(m.call1(&f, index_of(lin, &dims), span)?);
             }
