@@ -62,9 +62,15 @@ pub fn compile_program(modules: &[&Module]) -> Program {
         cells: FxHashSet::default(),
     };
     let mut steps = Vec::new();
-    for module in modules {
-        for item in &module.items {
-            c.item(item, &mut steps);
+    // Definitions nothing reaches are left out, as Miking does: they may
+    // be an unused `let x = never`, or hold a type error reported as a
+    // warning.
+    let live = pmx_ast::reach::Liveness::of(modules);
+    for (mi, module) in modules.iter().enumerate() {
+        for (ii, item) in module.items.iter().enumerate() {
+            if !live.is_dead(mi, ii) {
+                c.item(item, &mut steps);
+            }
         }
     }
     if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {

@@ -16,6 +16,7 @@ mod builtin;
 mod expr;
 mod name;
 pub mod print;
+pub mod reach;
 pub mod shift;
 mod ty;
 mod typeexpr;

@@ -106,8 +106,11 @@ impl Resolver<'_> {
                 self.pat(b, bound, reuse);
             }
             PatKind::Or(a, b) => {
+                // In `A | B | C`, parsed as `A | (B | C)`, the inner `|` is
+                // resolved with the outer left side's names to reuse, so
+                // that all three alternatives bind the same identities.
                 let mut left = Bound::new();
-                self.pat(a, &mut left, None);
+                self.pat(a, &mut left, reuse);
                 let mut right = Bound::new();
                 self.pat(b, &mut right, Some(&left));
                 for (text, _, span) in &left.list {
@@ -132,7 +135,6 @@ impl Resolver<'_> {
                         bound.push(entry);
                     }
                 }
-                let _ = reuse;
             }
             PatKind::Not(inner) => {
                 // Names under `!` match nothing and must not be visible.

@@ -21,9 +21,6 @@ pub(crate) struct Checker<'a> {
     /// While converting a `con` or `external` type: its implicitly
     /// quantified variables.
     pub implicit: Option<Vec<TyVar>>,
-    /// Projections and record patterns on values of unknown type: checked
-    /// at the end of each declaration for a record type that was never found.
-    pub record_uses: Vec<(Ty, Span)>,
     pub diags: Vec<Diagnostic>,
     exports: TypeExports,
 }
@@ -40,7 +37,6 @@ impl<'a> Checker<'a> {
             tycons: FxHashMap::default(),
             tyvars: FxHashMap::default(),
             implicit: None,
-            record_uses: Vec::new(),
             diags: Vec::new(),
             exports: TypeExports::default(),
         }
@@ -98,9 +94,9 @@ impl<'a> Checker<'a> {
             self.infer(main);
         }
         // Later declarations can determine what earlier ones left open (a
-        // reference created empty and filled later), so types are written
-        // back only once the whole file is checked.
-        self.finish_records();
+        // reference created empty and filled later, a projection's record
+        // type), so types are written back only once the whole file is
+        // checked.
         self.u.freeze();
         for item in &mut module.items {
             self.finalize_item(item);
@@ -154,29 +150,6 @@ impl<'a> Checker<'a> {
             if let Some(t) = self.vars.get(&id).cloned() {
                 let t = forget_metas(&self.u.zonk(&t));
                 self.exports.values.insert(id, t);
-            }
-        }
-    }
-
-    /// Reports the record types that projections or record patterns needed
-    /// but that nothing determined.
-    fn finish_records(&mut self) {
-        let uses = std::mem::take(&mut self.record_uses);
-        let mut reported = Vec::new();
-        for (t, span) in uses {
-            let mut open = Vec::new();
-            self.u.unresolved_records(&t, &mut open);
-            for id in open {
-                if reported.contains(&id) {
-                    continue;
-                }
-                reported.push(id);
-                let fields: Vec<String> = self.u.required_fields(id).iter().map(|(l, _)| format!("`{l}`")).collect();
-                self.diags.push(
-                    Diagnostic::error(Code::AnnotationNeeded, span, "the record type here could not be inferred")
-                        .with_label(format!("a record with field {} is expected here", fields.join(", ")))
-                        .with_note("add a type annotation, e.g. `lam r : {x : Int}. r.x`"),
-                );
             }
         }
     }

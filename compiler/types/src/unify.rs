@@ -461,23 +461,6 @@ impl Unifier {
         }
         substitute(t, &subst)
     }
-
-    /// The unbound variables left in `t` that carry record constraints.
-    pub fn unresolved_records(&mut self, t: &Ty, out: &mut Vec<u32>) {
-        let t = self.shallow(t);
-        match t.kind() {
-            TyKind::Meta(id) if !self.required_fields(*id).is_empty() && !out.contains(id) => out.push(*id),
-            TyKind::Seq(e) | TyKind::Tensor(e) => self.unresolved_records(e, out),
-            TyKind::Arrow(a, b) => {
-                self.unresolved_records(a, out);
-                self.unresolved_records(b, out);
-            }
-            TyKind::Record(fields) => fields.iter().for_each(|(_, f)| self.unresolved_records(f, out)),
-            TyKind::Con(_, _, args) => args.iter().for_each(|a| self.unresolved_records(a, out)),
-            TyKind::All(_, _, body) => self.unresolved_records(body, out),
-            _ => {}
-        }
-    }
 }
 
 /// The ids of the type variables in `t`, in order of appearance (and as a
