@@ -396,7 +396,7 @@ impl Machine {
                         return Ok(Value::Partial(Arc::new(Partial { func: f, args: args.to_vec() })));
                     }
                     let rest: Args = args.drain(e.arity..).collect();
-                    let v = run(&args);
+                    let v = run(self, &args, span)?;
                     if rest.is_empty() {
                         return Ok(v);
                     }

@@ -14,6 +14,7 @@
 
 mod builtin;
 mod expr;
+pub mod externals;
 mod name;
 pub mod print;
 pub mod reach;

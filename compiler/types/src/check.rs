@@ -238,6 +238,23 @@ impl<'a> Checker<'a> {
     }
 
     pub fn external_decl(&mut self, d: &mut ExternalDecl) {
+        // An external pmx does not provide is reported here, not when the
+        // program first calls it (a warning where nothing uses it: see
+        // `pmx_ast::reach`).
+        if !pmx_ast::externals::is_supported(&d.name.text) {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::UnsupportedExternal,
+                    d.name.span,
+                    format!("pmx does not implement the external `{}`", d.name.text),
+                )
+                .with_label(format!("Miking binds this to {}", pmx_ast::externals::foreign_library(&d.name.text)))
+                .with_note(
+                    "pmx implements the externals of Miking's ext/math-ext.mc, ext/file-ext.mc, ext/array-ext.mc, \
+                     ext/matrix-ext.mc, ext/dist-ext.mc, the clocks of ext/rtppl-ext.mc and multicore/",
+                ),
+            );
+        }
         let scheme = self.implicit_scheme(&d.annotation);
         d.scheme = scheme.clone();
         self.vars.insert(d.name.id, scheme);
