@@ -166,7 +166,10 @@ impl<'a> Checker<'a> {
         let scheme = match ann {
             Some(ann) if matches!(ann.kind(), TyKind::All(..)) => self.u.zonk(&ann),
             _ if is_value(&b.value) => self.u.generalize(&t, self.level),
-            _ => self.u.zonk(&t),
+            _ => {
+                self.u.lower_levels(&t, self.level);
+                self.u.zonk(&t)
+            }
         };
         b.scheme = scheme.clone();
         scheme
@@ -198,7 +201,12 @@ impl<'a> Checker<'a> {
         self.level -= 1;
         // Members are generalised together (value restriction per group).
         let all_values = bindings.iter().all(|b| is_value(&b.value));
-        let general = if all_values { self.u.generalize_group(&monos, self.level) } else { monos.clone() };
+        let general = if all_values {
+            self.u.generalize_group(&monos, self.level)
+        } else {
+            monos.iter().for_each(|t| self.u.lower_levels(t, self.level));
+            monos.clone()
+        };
         for ((b, t), ann) in bindings.iter_mut().zip(general).zip(anns) {
             let scheme = match ann {
                 Some(ann) if matches!(ann.kind(), TyKind::All(..)) => self.u.zonk(&ann),

@@ -356,6 +356,15 @@ impl Unifier {
         }
     }
 
+    /// Lowers the level of every unbound variable of `t` to at most
+    /// `level`: a binding that is not generalised leaves its variables to
+    /// the enclosing level, so that a later generalisation there (of a
+    /// function that uses the binding) does not quantify them.
+    pub fn lower_levels(&mut self, t: &Ty, level: u32) {
+        // No variable has the id `u32::MAX`, so the occurs check never fails.
+        let _ = self.occurs_adjust(u32::MAX, level, t);
+    }
+
     /// Generalises the unbound variables of `t` whose level is above
     /// `level`: each becomes a quantified variable.
     pub fn generalize(&mut self, t: &Ty, level: u32) -> Ty {

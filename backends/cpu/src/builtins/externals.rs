@@ -168,7 +168,7 @@ pub fn function(name: &str) -> Option<(usize, ExternCode)> {
         "externalBetaLogPdf" => (3, |_, a, _| {
             let (x, al, be) = (a[0].as_float(), a[1].as_float(), a[2].as_float());
             Ok(Value::Float(
-                (al - 1.0) * x.ln() + (be - 1.0) * (1.0 - x).ln() - (log_gamma(al) + log_gamma(be) - log_gamma(al + be)),
+                xlogy(al - 1.0, x) + xlogy(be - 1.0, 1.0 - x) - (log_gamma(al) + log_gamma(be) - log_gamma(al + be)),
             ))
         }),
         "externalBetaSample" => (2, |_, a, _| {
@@ -188,7 +188,7 @@ pub fn function(name: &str) -> Option<(usize, ExternCode)> {
             let n: i64 = ns.iter().sum();
             let mut lp = log_gamma(n as f64 + 1.0);
             for (k, p) in ns.iter().zip(&ps) {
-                lp += *k as f64 * p.ln() - log_gamma(*k as f64 + 1.0);
+                lp += xlogy(*k as f64, *p) - log_gamma(*k as f64 + 1.0);
             }
             Ok(Value::Float(lp))
         }),
@@ -211,7 +211,7 @@ pub fn function(name: &str) -> Option<(usize, ExternCode)> {
             let sum: f64 = alpha.iter().sum();
             let mut lp = log_gamma(sum);
             for (x, al) in xs.iter().zip(&alpha) {
-                lp += (al - 1.0) * x.ln() - log_gamma(*al);
+                lp += xlogy(al - 1.0, *x) - log_gamma(*al);
             }
             Ok(Value::Float(lp))
         }),
@@ -379,8 +379,18 @@ fn log_choose(n: i64, k: i64) -> f64 {
     log_gamma(n as f64 + 1.0) - log_gamma(k as f64 + 1.0) - log_gamma((n - k) as f64 + 1.0)
 }
 
+/// `c * ln x`, taken as 0 when `c` is 0 (so that a density with exponent
+/// 0 is finite at x = 0, as Owl's are).
+fn xlogy(c: f64, x: f64) -> f64 {
+    if c == 0.0 {
+        0.0
+    } else {
+        c * x.ln()
+    }
+}
+
 fn gamma_log_pdf(x: f64, shape: f64, scale: f64) -> f64 {
-    (shape - 1.0) * x.ln() - x / scale - log_gamma(shape) - shape * scale.ln()
+    xlogy(shape - 1.0, x) - x / scale - log_gamma(shape) - shape * scale.ln()
 }
 
 fn binomial_log_pmf(k: i64, p: f64, n: i64) -> f64 {
@@ -389,8 +399,7 @@ fn binomial_log_pmf(k: i64, p: f64, n: i64) -> f64 {
     }
     let (kf, nf) = (k as f64, n as f64);
     // 0 * ln 0 is 0 here: p = 0 or 1 gives certain outcomes.
-    let term = |c: f64, q: f64| if c == 0.0 { 0.0 } else { c * q.ln() };
-    log_choose(n, k) + term(kf, p) + term(nf - kf, 1.0 - p)
+    log_choose(n, k) + xlogy(kf, p) + xlogy(nf - kf, 1.0 - p)
 }
 
 /// Uniform on [0, 1), from the program's generator.
