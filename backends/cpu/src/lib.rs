@@ -107,7 +107,13 @@ pub fn run(modules: &[&Module], options: Options) -> Outcome {
     let mut machine = Machine::new(shared.clone());
     let mut outcome = Outcome { exit_code: 0, error: None, passed: 0, failed: 0 };
     for step in &shared.program.steps {
-        if let Err(e) = machine.run_step(step) {
+        // A well-typed program never makes the evaluator meet a value of an
+        // unexpected type (its accessors panic then); `unsafeCoerce` or a
+        // bug in pmx can. Such a panic becomes an error at the top-level
+        // declaration being evaluated, with a request to report it.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| machine.run_step(step)))
+            .unwrap_or_else(|_| Err(Box::new(internal_error(modules, &shared.program, step))));
+        if let Err(e) = result {
             match e.exit {
                 Some(code) => outcome.exit_code = code,
                 None => {
@@ -123,4 +129,41 @@ pub fn run(modules: &[&Module], options: Options) -> Outcome {
     outcome.passed = tally.passed;
     outcome.failed = tally.failed;
     outcome
+}
+
+/// The error for a panic of the evaluator while it ran `step`: located at
+/// that top-level declaration (the last one of that name: steps keep only
+/// names), or at the `mexpr` body.
+fn internal_error(modules: &[&Module], program: &code::Program, step: &code::StepThunk) -> RuntimeError {
+    let main_span = || {
+        let last = modules.last();
+        let main = last.and_then(|m| m.main.as_ref()).map(|e| e.span);
+        main.or_else(|| last.and_then(|m| m.items.last()).map(|i| i.span()))
+            .unwrap_or(pmx_ast::Span::new(pmx_ast::FileId::BUILTIN, 0, 0))
+    };
+    let span = match step {
+        code::StepThunk::Utest { span, .. } => *span,
+        code::StepThunk::Main { .. } => main_span(),
+        code::StepThunk::Define { global, .. } => {
+            let name = program.global_names.get(*global as usize);
+            let mut items = modules.iter().rev().flat_map(|m| m.items.iter().rev());
+            let bound = |item: &pmx_ast::Item| match item {
+                pmx_ast::Item::Let(b) => Some(&b.name.text) == name,
+                pmx_ast::Item::RecLets(bs, _) => bs.iter().any(|b| Some(&b.name.text) == name),
+                pmx_ast::Item::External(d) => Some(&d.name.text) == name,
+                _ => false,
+            };
+            items.find(|i| bound(i)).map(|i| i.span()).unwrap_or_else(main_span)
+        }
+    };
+    RuntimeError {
+        message: "internal error: the evaluator met a value of an unexpected type while evaluating this \
+                  declaration. Unless the program uses `unsafeCoerce`, this is a bug in pmx: please report it \
+                  with the program"
+            .into(),
+        span,
+        trace: Vec::new(),
+        omitted: 0,
+        exit: None,
+    }
 }

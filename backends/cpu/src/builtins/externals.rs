@@ -61,8 +61,14 @@ pub fn function(name: &str) -> Option<(usize, ExternCode)> {
         "writeString" => (2, |m, a, span| {
             let text = a[1].as_string();
             with_channel(m, &a[0], span, |c| match c {
-                Channel::Stdout => Ok(crate::io::out(&text)),
-                Channel::Stderr => Ok(crate::io::err(&text)),
+                Channel::Stdout => {
+                    crate::io::out(&text);
+                    Ok(())
+                }
+                Channel::Stderr => {
+                    crate::io::err(&text);
+                    Ok(())
+                }
                 Channel::Write(w) => w.write_all(text.as_bytes()).map_err(|e| e.to_string()),
                 _ => Err("writeString: not a write channel".into()),
             })?;
@@ -70,7 +76,10 @@ pub fn function(name: &str) -> Option<(usize, ExternCode)> {
         }),
         "writeFlush" => (1, |m, a, span| {
             with_channel(m, &a[0], span, |c| match c {
-                Channel::Stdout | Channel::Stderr => Ok(crate::io::flush()),
+                Channel::Stdout | Channel::Stderr => {
+                    crate::io::flush();
+                    Ok(())
+                }
                 Channel::Write(w) => w.flush().map_err(|e| e.to_string()),
                 _ => Err("writeFlush: not a write channel".into()),
             })?;
