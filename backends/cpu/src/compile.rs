@@ -384,7 +384,9 @@ impl Compiler {
             PatKind::Bool(b) => Pat::Bool(*b),
             PatKind::Con(con, arg) => Pat::Con(con.id, Box::new(self.pat(arg))),
             PatKind::Record(fields) => match record_positions(&p.ty, fields.iter().map(|(l, _)| l.text.as_str())) {
-                Some(at) => Pat::RecordAt(at.into_iter().zip(fields.iter()).map(|(i, (_, f))| (i, self.pat(f))).collect()),
+                Some(at) => {
+                    Pat::RecordAt(at.into_iter().zip(fields.iter()).map(|(i, (_, f))| (i, self.pat(f))).collect())
+                }
                 None => Pat::Record(fields.iter().map(|(l, f)| (l.text.clone(), self.pat(f))).collect()),
             },
             PatKind::Seq(items) => Pat::Seq(items.iter().map(|i| self.pat(i)).collect()),

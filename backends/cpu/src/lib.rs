@@ -138,8 +138,11 @@ fn internal_error(modules: &[&Module], program: &code::Program, step: &code::Ste
     let main_span = || {
         let last = modules.last();
         let main = last.and_then(|m| m.main.as_ref()).map(|e| e.span);
-        main.or_else(|| last.and_then(|m| m.items.last()).map(|i| i.span()))
-            .unwrap_or(pmx_ast::Span::new(pmx_ast::FileId::BUILTIN, 0, 0))
+        main.or_else(|| last.and_then(|m| m.items.last()).map(|i| i.span())).unwrap_or(pmx_ast::Span::new(
+            pmx_ast::FileId::BUILTIN,
+            0,
+            0,
+        ))
     };
     let span = match step {
         code::StepThunk::Utest { span, .. } => *span,

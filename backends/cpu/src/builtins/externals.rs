@@ -43,9 +43,7 @@ pub fn function(name: &str) -> Option<(usize, ExternCode)> {
             let _ = std::fs::remove_file(a[0].as_string());
             Ok(Value::unit())
         }),
-        "fileSize" => {
-            (1, |_, a, _| Ok(Value::Int(std::fs::metadata(a[0].as_string()).map_or(0, |m| m.len() as i64))))
-        }
+        "fileSize" => (1, |_, a, _| Ok(Value::Int(std::fs::metadata(a[0].as_string()).map_or(0, |m| m.len() as i64)))),
         "writeOpen" => (1, |_, a, _| {
             Ok(match std::fs::File::create(a[0].as_string()) {
                 Ok(f) => opened(Channel::Write(std::io::BufWriter::new(f))),
@@ -86,7 +84,11 @@ pub fn function(name: &str) -> Option<(usize, ExternCode)> {
             Ok(Value::unit())
         }),
         "writeClose" | "readClose" => (1, |m, a, span| {
-            let Some(c) = CHANNELS.lock().unwrap_or_else(|e| e.into_inner()).get_mut(a[0].as_int() as usize).and_then(Option::take)
+            let Some(c) = CHANNELS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_mut(a[0].as_int() as usize)
+                .and_then(Option::take)
             else {
                 return Err(m.fail("the channel is closed", span));
             };
@@ -131,7 +133,9 @@ pub fn function(name: &str) -> Option<(usize, ExternCode)> {
             Ok(Value::Tensor(Arc::new(t.unwrap_or_else(|()| unreachable!("no element fails")))))
         }),
         "arrayLength" | "cArray1Dim" => (1, |_, a, _| Ok(Value::Int(a[0].as_tensor().size() as i64))),
-        "arrayGet" | "cArray1Get" => (2, |m, a, span| a[0].as_tensor().linear_get(a[1].as_int()).map_err(|e| m.fail(e, span))),
+        "arrayGet" | "cArray1Get" => {
+            (2, |m, a, span| a[0].as_tensor().linear_get(a[1].as_int()).map_err(|e| m.fail(e, span)))
+        }
         "arraySet" | "cArray1Set" => (3, |m, a, span| {
             a[0].as_tensor().linear_set(a[1].as_int(), a[2].clone()).map_err(|e| m.fail(e, span))?;
             Ok(Value::unit())
@@ -164,7 +168,9 @@ pub fn function(name: &str) -> Option<(usize, ExternCode)> {
         "externalMatrixElemMul" => (2, |m, a, span| elementwise(m, a, span, |p, q| p * q)),
         "externalMatrixElemAdd" => (2, |m, a, span| elementwise(m, a, span, |p, q| p + q)),
         // ext/dist-ext.mc
-        "externalGammaLogPdf" => (3, |_, a, _| Ok(Value::Float(gamma_log_pdf(a[0].as_float(), a[1].as_float(), a[2].as_float())))),
+        "externalGammaLogPdf" => {
+            (3, |_, a, _| Ok(Value::Float(gamma_log_pdf(a[0].as_float(), a[1].as_float(), a[2].as_float()))))
+        }
         "externalGammaSample" => (2, |_, a, _| Ok(Value::Float(gamma_sample(a[0].as_float()) * a[1].as_float()))),
         "externalBinomialLogPmf" => (3, |_, a, _| {
             let (k, p, n) = (a[0].as_int(), a[1].as_float(), a[2].as_int());
