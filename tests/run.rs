@@ -75,7 +75,7 @@ fn programs_run_as_expected_when_checking_order() {
 fn standard_library_utests_pass() {
     let std = Path::new(env!("CARGO_MANIFEST_DIR")).join("std");
     let mut files = Vec::new();
-    for dir in [std.clone(), std.join("ext")] {
+    for dir in [std.clone(), std.join("ext"), std.join("multicore")] {
         for e in std::fs::read_dir(dir).expect("std readable") {
             let p = e.expect("dir entry").path();
             if p.extension().is_some_and(|x| x == "mc") {
@@ -87,6 +87,32 @@ fn standard_library_utests_pass() {
     for f in files {
         let out =
             Command::new(env!("CARGO_BIN_EXE_pmx")).args(["test", "--color=never"]).arg(&f).output().expect("pmx runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}:\n{stdout}\n{}", f.display(), String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains(" passed, 0 failed"), "{}: {stdout}", f.display());
+    }
+}
+
+/// The compatibility suite: programs in Miking's style that use every
+/// module of `std/` and every external pmx implements; each passes all its
+/// utests.
+#[test]
+fn compatibility_suite_passes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/compat readable")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "mc"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for f in files {
+        let out = Command::new(env!("CARGO_BIN_EXE_pmx"))
+            .args(["test", "--color=never"])
+            .arg(&f)
+            .current_dir(&dir)
+            .output()
+            .expect("pmx runs");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{}:\n{stdout}\n{}", f.display(), String::from_utf8_lossy(&out.stderr));
         assert!(stdout.contains(" passed, 0 failed"), "{}: {stdout}", f.display());

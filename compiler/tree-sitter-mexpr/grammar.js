@@ -469,7 +469,45 @@ module.exports = grammar({
 
     arrow_type: $ => seq(field('from', $._type_left), '->', field('to', $._type)),
 
-    forall_type: $ => seq('all', field('var', $.var_ident), '.', field('body', $._type)),
+    forall_type: $ => seq(
+      'all',
+      field('var', $.var_ident),
+      optional(seq('::', field('kind', $.data_kind))),
+      '.',
+      field('body', $._type),
+    ),
+
+    // Miking's kinds on type variables: `all a :: {Tree[> Leaf], T[< A B | C]}.`
+    // (constructors at least, at most and at least, exactly).
+    data_kind: $ => seq('{', optional(sepBy1(',', $.kind_entry)), '}'),
+
+    kind_entry: $ => seq(
+      field('type', $._type_name),
+      '[',
+      choice(
+        seq('>', optional(field('lower', $.con_list))),
+        seq('|', optional(field('exact', $.con_list))),
+        seq('<', optional(field('upper', $.con_list)),
+          optional(seq('|', optional(field('lower', $.con_list))))),
+      ),
+      ']',
+    ),
+
+    con_list: $ => repeat1($.con_ident),
+
+    // A constructor type restricted by a kinded variable or to some
+    // constructors: `Tree{a}`, `Tree{Leaf Node}`, `Tree{!Leaf}`. The brace
+    // follows the name directly, which tells it from a type application to
+    // a record type (`Tree {a : Int}`).
+    restricted_type: $ => seq(
+      field('constructor', $._type_name),
+      token.immediate('{'),
+      choice(
+        field('var', $.var_ident),
+        seq(optional(field('negated', '!')), field('constructors', $.con_list)),
+      ),
+      '}',
+    ),
 
     _type_left: $ => choice($.type_app, $._type_atom),
 
@@ -479,6 +517,7 @@ module.exports = grammar({
     ),
 
     _type_atom: $ => choice(
+      $.restricted_type,
       $.type_con,
       $.type_var,
       $.tensor_type,

@@ -105,6 +105,11 @@ pub enum Pat {
     Bool(bool),
     Con(NameId, Box<Pat>),
     Record(Box<[(SmolStr, Pat)]>),
+    /// A record pattern on a value of a known record type: each field by
+    /// its position among the record's labels (sorted as every record's
+    /// are), found at compile time instead of by comparing labels at each
+    /// match (which was most of the time of code that takes tuples apart).
+    RecordAt(Box<[(usize, Pat)]>),
     Seq(Box<[Pat]>),
     Edge(Box<[Pat]>, Option<u32>, Box<[Pat]>),
     And(Box<Pat>, Box<Pat>),

@@ -89,9 +89,15 @@ pub fn compile_program(modules: &[&Module], acc: Option<&Accelerated>) -> (Progr
             c.boundaries.push(site.boundary.clone());
         }
     }
-    for module in modules {
-        for item in &module.items {
-            c.item(item, &mut steps);
+    // Definitions nothing reaches are left out, as Miking does: they may
+    // be an unused `let x = never`, or hold a type error reported as a
+    // warning.
+    let live = pmx_ast::reach::Liveness::of(modules);
+    for (mi, module) in modules.iter().enumerate() {
+        for (ii, item) in module.items.iter().enumerate() {
+            if !live.is_dead(mi, ii) {
+                c.item(item, &mut steps);
+            }
         }
     }
     if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
@@ -403,7 +409,12 @@ impl Compiler {
             PatKind::Char(c) => Pat::Char(*c),
             PatKind::Bool(b) => Pat::Bool(*b),
             PatKind::Con(con, arg) => Pat::Con(con.id, Box::new(self.pat(arg))),
-            PatKind::Record(fields) => Pat::Record(fields.iter().map(|(l, f)| (l.text.clone(), self.pat(f))).collect()),
+            PatKind::Record(fields) => match record_positions(&p.ty, fields.iter().map(|(l, _)| l.text.as_str())) {
+                Some(at) => {
+                    Pat::RecordAt(at.into_iter().zip(fields.iter()).map(|(i, (_, f))| (i, self.pat(f))).collect())
+                }
+                None => Pat::Record(fields.iter().map(|(l, f)| (l.text.clone(), self.pat(f))).collect()),
+            },
             PatKind::Seq(items) => Pat::Seq(items.iter().map(|i| self.pat(i)).collect()),
             PatKind::Edge { prefix, middle, suffix } => Pat::Edge(
                 prefix.iter().map(|i| self.pat(i)).collect(),
@@ -415,4 +426,13 @@ impl Compiler {
             PatKind::Not(a) => Pat::Not(Box::new(self.pat(a))),
         }
     }
+}
+
+/// The positions of `labels` in a value of type `ty` when it is a known
+/// record type: records keep their labels sorted by `compare_labels`.
+fn record_positions<'a>(ty: &pmx_ast::Ty, labels: impl Iterator<Item = &'a str>) -> Option<Vec<usize>> {
+    let pmx_ast::TyKind::Record(fields) = ty.kind() else { return None };
+    let mut sorted: Vec<&str> = fields.iter().map(|(l, _)| l.as_str()).collect();
+    sorted.sort_by(|a, b| pmx_ast::compare_labels(a, b));
+    labels.map(|l| sorted.iter().position(|s| *s == l)).collect()
 }

@@ -144,6 +144,23 @@ impl Machine {
         }
     }
 
+    /// Writes a value into a stack slot as two words, dropping the old
+    /// one after: a pattern's binders are written right after the value is
+    /// cloned in two halves, and a 16-byte store of it stalled on reading
+    /// those halves back (most of the time of matching a tuple pattern).
+    #[inline(always)]
+    pub(crate) fn replace_slot(&mut self, i: usize, v: Value) {
+        let slot: *mut Value = &mut self.stack[i];
+        // Safety: `slot` is a valid, aligned value of the stack; the old
+        // value moves out before the new one moves in, and is dropped once.
+        let old = unsafe {
+            let old = Value::take_words(slot);
+            v.write_to(slot);
+            old
+        };
+        drop(old);
+    }
+
     /// Pushes a value moved as two words (see [`Value::write_to`]).
     #[inline(always)]
     pub(crate) fn push_word_wise(&mut self, v: Value) {
@@ -416,7 +433,7 @@ impl Machine {
                         return Ok(Value::Partial(Arc::new(Partial { func: f, args: args.to_vec() })));
                     }
                     let rest: Args = args.drain(e.arity..).collect();
-                    let v = run(&args);
+                    let v = run(self, &args, span)?;
                     if rest.is_empty() {
                         return Ok(v);
                     }
@@ -433,25 +450,28 @@ impl Machine {
         match p {
             Pat::Wild => true,
             Pat::Bind(slot) => {
-                self.stack[fr.bp + *slot as usize] = v.clone();
+                self.replace_slot(fr.bp + *slot as usize, v.clone());
                 true
             }
             Pat::Int(i) => matches!(v, Value::Int(x) if x == i),
             Pat::Char(c) => matches!(v, Value::Char(x) if x == c),
             Pat::Bool(b) => matches!(v, Value::Bool(x) if x == b),
+            // `v` is not borrowed from the stack that binders write (the
+            // caller holds it), so its parts are matched in place.
             Pat::Con(tag, arg) => match v {
-                Value::Con(c) if c.tag == *tag => {
-                    let a = c.arg.clone();
-                    self.matches(arg, &a, fr)
-                }
+                Value::Con(c) if c.tag == *tag => self.matches(arg, &c.arg, fr),
                 _ => false,
             },
             Pat::Record(fields) => match v {
                 Value::Record(r) => fields.iter().all(|(l, fp)| match r.get(l) {
-                    Some(fv) => {
-                        let fv = fv.clone();
-                        self.matches(fp, &fv, fr)
-                    }
+                    Some(fv) => self.matches(fp, fv, fr),
+                    None => false,
+                }),
+                _ => false,
+            },
+            Pat::RecordAt(fields) => match v {
+                Value::Record(r) => fields.iter().all(|(i, fp)| match r.values.get(*i) {
+                    Some(fv) => self.matches(fp, fv, fr),
                     None => false,
                 }),
                 _ => false,

@@ -732,7 +732,15 @@ pub fn thunk(code: Code) -> Thunk {
             })
         }
         Code::Never(span) => Box::new(move |m, _| {
-            Err(m.fail("Reached a never term, which should be impossible (no pattern matched)", span))
+            // The parser gives the `never` it writes for `match .. in` and
+            // `switch` the span of the whole construct; one written in the
+            // source spans its five letters, and no match failed there.
+            let message = if span.end - span.start == "never".len() as u32 {
+                "Reached a never term, which should be impossible"
+            } else {
+                "Reached a never term, which should be impossible (no pattern matched)"
+            };
+            Err(m.fail(message, span))
         }),
         Code::Utest(u, body) => utest_thunk(*u, Some(thunk(*body))),
         Code::Accelerate(a) => {

@@ -252,7 +252,7 @@ pub struct Closure {
 pub struct ExternFn {
     pub name: SmolStr,
     pub arity: usize,
-    pub run: Option<fn(&[Value]) -> Value>,
+    pub run: Option<crate::builtins::ExternCode>,
 }
 
 pub struct Partial {

@@ -14,8 +14,10 @@
 
 mod builtin;
 mod expr;
+pub mod externals;
 mod name;
 pub mod print;
+pub mod reach;
 pub mod shift;
 mod ty;
 mod typeexpr;

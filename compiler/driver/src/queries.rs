@@ -157,10 +157,51 @@ pub fn program_files(db: &dyn Db, root: SourceFile) -> Vec<SourceFile> {
     order
 }
 
-/// The front end's diagnostics of every file of a program.
+/// The front end's diagnostics of every file of a program. A type error in
+/// a definition that nothing reaches is a warning: Miking drops unused
+/// definitions before checking (`pmx_ast::reach`), so a library may hold
+/// one that does not type-check, and the program still runs (the CPU
+/// backend leaves such definitions out too).
 #[salsa::tracked(returns(ref))]
 pub fn front_end_diagnostics(db: &dyn Db, root: SourceFile) -> Vec<Diagnostic> {
-    program_files(db, root).iter().flat_map(|f| file_diagnostics(db, *f).iter().cloned()).collect()
+    let files = program_files(db, root);
+    let mut all: Vec<Diagnostic> = files.iter().flat_map(|f| file_diagnostics(db, *f).iter().cloned()).collect();
+    let is_type_error = |d: &Diagnostic| d.is_error() && d.code.as_str().starts_with("E03");
+    if !all.iter().any(is_type_error) {
+        return all;
+    }
+    let modules: Vec<&Module> = files.iter().map(|f| &check_file(db, *f).module).collect();
+    let live = pmx_ast::reach::Liveness::of(&modules);
+    let mut dead = Vec::new();
+    for (mi, module) in modules.iter().enumerate() {
+        for (ii, item) in module.items.iter().enumerate() {
+            if live.is_dead(mi, ii) {
+                dead.push((item.span(), item_name(item)));
+            }
+        }
+    }
+    for d in all.iter_mut().filter(|d| is_type_error(d)) {
+        let at = d.span();
+        let Some((_, name)) = dead.iter().find(|(s, _)| s.file == at.file && s.start <= at.start && at.end <= s.end)
+        else {
+            continue;
+        };
+        d.severity = pmx_diagnostics::Severity::Warning;
+        d.notes.push(format!(
+            "nothing uses `{name}`: like Miking, pmx leaves out unused definitions, so this does not stop the program"
+        ));
+    }
+    all
+}
+
+/// The name a top-level definition is known by, for messages.
+fn item_name(item: &pmx_ast::Item) -> String {
+    match item {
+        pmx_ast::Item::Let(b) => b.name.text.to_string(),
+        pmx_ast::Item::RecLets(bs, _) => bs.iter().map(|b| b.name.text.as_str()).collect::<Vec<_>>().join("`, `"),
+        pmx_ast::Item::External(d) => d.name.text.to_string(),
+        _ => String::new(),
+    }
 }
 
 /// The accelerate passes over a program whose front end found no error

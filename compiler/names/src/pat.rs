@@ -106,9 +106,9 @@ impl Resolver<'_> {
                 self.pat(b, bound, reuse);
             }
             PatKind::Or(a, b) => {
-                // A nested alternative (`p | q | r` is `p | (q | r)`) takes
-                // the identities of the alternatives outside it too, so
-                // that every alternative binds what the body refers to.
+                // In `A | B | C`, parsed as `A | (B | C)`, the inner `|` is
+                // resolved with the outer left side's names to reuse, so
+                // that all three alternatives bind the same identities.
                 let mut left = Bound::new();
                 self.pat(a, &mut left, reuse);
                 let mut right = Bound::new();

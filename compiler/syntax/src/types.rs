@@ -27,9 +27,17 @@ impl Lower<'_> {
             "arrow_type" => {
                 TypeExprKind::Arrow(Box::new(self.field_type(n, "from")), Box::new(self.field_type(n, "to")))
             }
+            // Miking's kinds (`all a :: {T[> K]}.`) and restrictions
+            // (`T{a}`) narrow a variant type to some of its constructors.
+            // pmx checks such types as the unrestricted ones: this accepts
+            // every program Miking accepts (README, Differences from Miking).
             "forall_type" => {
                 let var = self.binder(self.field(n, "var"), n);
                 TypeExprKind::All(var, Box::new(self.field_type(n, "body")))
+            }
+            "restricted_type" => {
+                let con = self.binder(self.field(n, "constructor"), n);
+                TypeExprKind::Con(con, Vec::new())
             }
             "type_app" => {
                 let con = self.binder(self.field(n, "constructor"), n);

@@ -21,9 +21,6 @@ pub(crate) struct Checker<'a> {
     /// While converting a `con` or `external` type: its implicitly
     /// quantified variables.
     pub implicit: Option<Vec<TyVar>>,
-    /// Projections and record patterns on values of unknown type: checked
-    /// at the end of each declaration for a record type that was never found.
-    pub record_uses: Vec<(Ty, Span)>,
     pub diags: Vec<Diagnostic>,
     exports: TypeExports,
 }
@@ -40,7 +37,6 @@ impl<'a> Checker<'a> {
             tycons: FxHashMap::default(),
             tyvars: FxHashMap::default(),
             implicit: None,
-            record_uses: Vec::new(),
             diags: Vec::new(),
             exports: TypeExports::default(),
         }
@@ -98,9 +94,9 @@ impl<'a> Checker<'a> {
             self.infer(main);
         }
         // Later declarations can determine what earlier ones left open (a
-        // reference created empty and filled later), so types are written
-        // back only once the whole file is checked.
-        self.finish_records();
+        // reference created empty and filled later, a projection's record
+        // type), so types are written back only once the whole file is
+        // checked.
         self.u.freeze();
         for item in &mut module.items {
             self.finalize_item(item);
@@ -158,29 +154,6 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Reports the record types that projections or record patterns needed
-    /// but that nothing determined.
-    fn finish_records(&mut self) {
-        let uses = std::mem::take(&mut self.record_uses);
-        let mut reported = Vec::new();
-        for (t, span) in uses {
-            let mut open = Vec::new();
-            self.u.unresolved_records(&t, &mut open);
-            for id in open {
-                if reported.contains(&id) {
-                    continue;
-                }
-                reported.push(id);
-                let fields: Vec<String> = self.u.required_fields(id).iter().map(|(l, _)| format!("`{l}`")).collect();
-                self.diags.push(
-                    Diagnostic::error(Code::AnnotationNeeded, span, "the record type here could not be inferred")
-                        .with_label(format!("a record with field {} is expected here", fields.join(", ")))
-                        .with_note("add a type annotation, e.g. `lam r : {x : Int}. r.x`"),
-                );
-            }
-        }
-    }
-
     pub fn binding(&mut self, b: &mut Binding) -> Ty {
         self.level += 1;
         let ann = b.annotation.as_ref().map(|a| self.convert_type(a));
@@ -193,7 +166,10 @@ impl<'a> Checker<'a> {
         let scheme = match ann {
             Some(ann) if matches!(ann.kind(), TyKind::All(..)) => self.u.zonk(&ann),
             _ if is_value(&b.value) => self.u.generalize(&t, self.level),
-            _ => self.u.zonk(&t),
+            _ => {
+                self.u.lower_levels(&t, self.level);
+                self.u.zonk(&t)
+            }
         };
         b.scheme = scheme.clone();
         scheme
@@ -225,7 +201,12 @@ impl<'a> Checker<'a> {
         self.level -= 1;
         // Members are generalised together (value restriction per group).
         let all_values = bindings.iter().all(|b| is_value(&b.value));
-        let general = if all_values { self.u.generalize_group(&monos, self.level) } else { monos.clone() };
+        let general = if all_values {
+            self.u.generalize_group(&monos, self.level)
+        } else {
+            monos.iter().for_each(|t| self.u.lower_levels(t, self.level));
+            monos.clone()
+        };
         for ((b, t), ann) in bindings.iter_mut().zip(general).zip(anns) {
             let scheme = match ann {
                 Some(ann) if matches!(ann.kind(), TyKind::All(..)) => self.u.zonk(&ann),
@@ -265,6 +246,23 @@ impl<'a> Checker<'a> {
     }
 
     pub fn external_decl(&mut self, d: &mut ExternalDecl) {
+        // An external pmx does not provide is reported here, not when the
+        // program first calls it (a warning where nothing uses it: see
+        // `pmx_ast::reach`).
+        if !pmx_ast::externals::is_supported(&d.name.text) {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::UnsupportedExternal,
+                    d.name.span,
+                    format!("pmx does not implement the external `{}`", d.name.text),
+                )
+                .with_label(format!("Miking binds this to {}", pmx_ast::externals::foreign_library(&d.name.text)))
+                .with_note(
+                    "pmx implements the externals of Miking's ext/math-ext.mc, ext/file-ext.mc, ext/array-ext.mc, \
+                     ext/matrix-ext.mc, ext/dist-ext.mc, the clocks of ext/rtppl-ext.mc and multicore/",
+                ),
+            );
+        }
         let scheme = self.implicit_scheme(&d.annotation);
         d.scheme = scheme.clone();
         self.vars.insert(d.name.id, scheme);

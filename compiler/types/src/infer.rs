@@ -19,7 +19,6 @@ impl Checker<'_> {
     /// function, its frame took 3.5 KB in a debug build and 250,000 nested
     /// applications overflowed the driver's 1 GiB stack).
     fn infer_kind(&mut self, e: &mut Expr) -> Ty {
-        let span = e.span;
         match &mut e.kind {
             ExprKind::Var(name) => self.value_type(name.id),
             ExprKind::Lit(lit) => lit_type(lit),
@@ -36,7 +35,7 @@ impl Checker<'_> {
             ExprKind::Seq(items) => self.infer_seq(items),
             ExprKind::Record(fields) => self.infer_record(fields),
             ExprKind::RecordUpdate(record, fields) => self.infer_record_update(record, fields),
-            ExprKind::Proj(record, label) => self.infer_proj(record, label, span),
+            ExprKind::Proj(record, label) => self.infer_proj(record, label),
             ExprKind::ConApp(con, arg) => self.infer_con_app(con, arg),
             ExprKind::Never => self.fresh(),
             ExprKind::Utest(u, body) => {
@@ -137,16 +136,16 @@ impl Checker<'_> {
         let tr = self.infer(record);
         for (label, value) in fields {
             let tv = self.infer(value);
-            if let Some(ft) = self.field(&tr, label, record.span) {
+            if let Some(ft) = self.field(&tr, label) {
                 self.unify_at(&ft, &tv, value.span);
             }
         }
         tr
     }
 
-    fn infer_proj(&mut self, record: &mut Expr, label: &Label, span: Span) -> Ty {
+    fn infer_proj(&mut self, record: &mut Expr, label: &Label) -> Ty {
         let tr = self.infer(record);
-        self.field(&tr, label, span).unwrap_or_else(Ty::unknown)
+        self.field(&tr, label).unwrap_or_else(Ty::unknown)
     }
 
     fn infer_con_app(&mut self, con: &Name, arg: &mut Expr) -> Ty {
@@ -195,16 +194,16 @@ impl Checker<'_> {
         );
     }
 
-    /// The type of field `label` of a record of type `t` (at `span`).
-    pub(crate) fn field(&mut self, t: &Ty, label: &Label, span: Span) -> Option<Ty> {
+    /// The type of field `label` of a record of type `t`.
+    pub(crate) fn field(&mut self, t: &Ty, label: &Label) -> Option<Ty> {
         let before = self.u.shallow(t);
+        // On a type not known yet this is a constraint ("a record with the
+        // field `label`") that later unifications solve; one that nothing
+        // ever solves is accepted, as Miking does: no value of an
+        // undetermined type can reach the projection at run time, and the
+        // CPU backend finds fields by name.
         match self.u.require_field(t, &label.text) {
-            Ok(ft) => {
-                if matches!(before.kind(), TyKind::Meta(_)) {
-                    self.record_uses.push((before, span));
-                }
-                Some(ft)
-            }
+            Ok(ft) => Some(ft),
             Err(m) => {
                 let shown = self.show(t);
                 let d = self.mismatch_diag(m, label.span, &format!("{{{} : _}}", label.text), &shown);

@@ -7,8 +7,9 @@
 //! record literal has a closed record type, while a projection or a record
 //! pattern on a value whose type is not yet known constrains that type to
 //! "a record with at least these fields"; such constraints are generalised
-//! with the variable, and one that is never resolved nor generalised is an
-//! error that asks for an annotation.
+//! with the variable, solved by whatever later in the file determines the
+//! type, and accepted when nothing does (as Miking does: no value of an
+//! undetermined type exists at run time, and fields are found by name).
 //!
 //! API: [`check_module`] types one file, given the type information of the
 //! files it includes through [`Imports`], and returns what it exports with

@@ -28,7 +28,7 @@ impl Checker<'_> {
             }
             PatKind::Record(fields) => {
                 for (label, fp) in fields {
-                    let ft = self.field(t, label, span).unwrap_or_else(Ty::unknown);
+                    let ft = self.field(t, label).unwrap_or_else(Ty::unknown);
                     self.check_pat(fp, &ft);
                 }
             }

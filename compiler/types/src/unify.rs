@@ -422,6 +422,15 @@ impl Unifier {
         }
     }
 
+    /// Lowers the level of every unbound variable of `t` to at most
+    /// `level`: a binding that is not generalised leaves its variables to
+    /// the enclosing level, so that a later generalisation there (of a
+    /// function that uses the binding) does not quantify them.
+    pub fn lower_levels(&mut self, t: &Ty, level: u32) {
+        // No variable has the id `u32::MAX`, so the occurs check never fails.
+        let _ = self.occurs_adjust(u32::MAX, level, t, &mut None);
+    }
+
     /// Generalises the unbound variables of `t` whose level is above
     /// `level`: each becomes a quantified variable.
     pub fn generalize(&mut self, t: &Ty, level: u32) -> Ty {
@@ -526,23 +535,6 @@ impl Unifier {
             }
         }
         substitute(t, &subst)
-    }
-
-    /// The unbound variables left in `t` that carry record constraints.
-    pub fn unresolved_records(&mut self, t: &Ty, out: &mut Vec<u32>) {
-        let t = self.shallow(t);
-        match t.kind() {
-            TyKind::Meta(id) if !self.required_fields(*id).is_empty() && !out.contains(id) => out.push(*id),
-            TyKind::Seq(e) | TyKind::Tensor(e) => self.unresolved_records(e, out),
-            TyKind::Arrow(a, b) => {
-                self.unresolved_records(a, out);
-                self.unresolved_records(b, out);
-            }
-            TyKind::Record(fields) => fields.iter().for_each(|(_, f)| self.unresolved_records(f, out)),
-            TyKind::Con(_, _, args) => args.iter().for_each(|a| self.unresolved_records(a, out)),
-            TyKind::All(_, _, body) => self.unresolved_records(body, out),
-            _ => {}
-        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! reference (and of Miking where it is silent). Every failure is a
 //! run-time error at the call's span; nothing panics.
 
+mod externals;
 mod order;
 pub(crate) mod parallel;
 pub(crate) mod seq;
@@ -154,22 +155,18 @@ fn parse_float(s: &str) -> Option<f64> {
     t.replace('_', "").parse::<f64>().ok()
 }
 
-/// The code of an external function pmx implements.
-type ExternCode = fn(&[Value]) -> Value;
+pub use externals::ExternCode;
 
-/// The value of an `external` declaration.
+/// The value of an `external` declaration: its value for a value-typed
+/// external (`stdin`), else a function (which fails when called if pmx
+/// does not implement it; `pmx check` reports those first).
 pub fn external(name: &str) -> Value {
-    let (arity, run): (usize, Option<ExternCode>) = match name {
-        "externalSin" => (1, Some(|a| Value::Float(a[0].as_float().sin()))),
-        "externalCos" => (1, Some(|a| Value::Float(a[0].as_float().cos()))),
-        "externalTan" => (1, Some(|a| Value::Float(a[0].as_float().tan()))),
-        "externalExp" => (1, Some(|a| Value::Float(a[0].as_float().exp()))),
-        "externalLog" => (1, Some(|a| Value::Float(a[0].as_float().ln()))),
-        "externalSqrt" => (1, Some(|a| Value::Float(a[0].as_float().sqrt()))),
-        "externalAtan" => (1, Some(|a| Value::Float(a[0].as_float().atan()))),
-        "externalAtan2" => (2, Some(|a| Value::Float(a[0].as_float().atan2(a[1].as_float())))),
-        "externalPow" => (2, Some(|a| Value::Float(a[0].as_float().powf(a[1].as_float())))),
-        _ => (0, None),
+    if let Some(v) = externals::value(name) {
+        return v;
+    }
+    let (arity, run) = match externals::function(name) {
+        Some((arity, code)) => (arity, Some(code)),
+        None => (0, None),
     };
     Value::External(Arc::new(ExternFn { name: name.into(), arity, run }))
 }

@@ -13,7 +13,9 @@ use std::sync::Mutex;
 static RNG: Mutex<Option<u64>> = Mutex::new(None);
 static SYMBOLS: AtomicU64 = AtomicU64::new(1);
 
-fn next_random() -> u64 {
+/// The program's random generator (SplitMix64), shared by `randIntU` and
+/// the distributions of `ext/dist-ext.mc`.
+pub(crate) fn next_random() -> u64 {
     let mut state = RNG.lock().unwrap_or_else(|e| e.into_inner());
     let s = state.get_or_insert_with(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
@@ -23,6 +25,10 @@ fn next_random() -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+pub(crate) fn set_seed(seed: i64) {
+    *RNG.lock().unwrap_or_else(|e| e.into_inner()) = Some(seed as u64);
 }
 
 pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
@@ -105,7 +111,7 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
             Value::Int((lo as i128 + (next_random() as u128 % width) as i128) as i64)
         }
         RandSetSeed => {
-            *RNG.lock().unwrap_or_else(|e| e.into_inner()) = Some(args[0].as_int() as u64);
+            set_seed(args[0].as_int());
             Value::unit()
         }
         WallTimeMs => Value::Float(

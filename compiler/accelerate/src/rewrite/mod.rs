@@ -52,6 +52,7 @@ pub fn rewrite_recursion(e: &mut Expr) {
             if bs.len() == 1 {
                 let value = rewrite(&bs[0], &user, &mut next)
                     .or_else(|| map2::rewrite_map2(&bs[0], &mut next))
+                    .or_else(|| map2::rewrite_map2_acc(&bs[0], &mut next))
                     .or_else(|| indexed::rewrite_indexed(&bs[0], &mut next));
                 if let Some(value) = value {
                     bs[0].value = value;
