@@ -95,12 +95,44 @@ pub fn choose(
             }
         }
     }
-    if verbose {
-        for a in &analysis.accelerates {
-            if !engines.contains_key(&a.boundary.id) {
-                eprintln!("pmx: {} ({}) runs in the interpreter", a.boundary.name, locate(a.boundary.span));
-            }
+    // The rest run in the interpreter, timed for `--profile`.
+    for a in &analysis.accelerates {
+        if engines.contains_key(&a.boundary.id) {
+            continue;
         }
+        if verbose {
+            eprintln!("pmx: {} ({}) runs in the interpreter", a.boundary.name, locate(a.boundary.span));
+        }
+        let index = profile.add(pmx_native::profile::Entry {
+            name: a.boundary.name.to_string(),
+            engine: "interpreter".into(),
+            cached: true,
+            ..Default::default()
+        });
+        engines.insert(a.boundary.id, Arc::new(Timed { profile: profile.clone(), index }));
     }
     Ok(Choice { engines, profile })
+}
+
+/// The interpreter, with its calls and time recorded in the profile.
+struct Timed {
+    profile: Arc<pmx_native::profile::Profile>,
+    index: usize,
+}
+
+impl Engine for Timed {
+    fn name(&self) -> &str {
+        "interpreter"
+    }
+
+    fn call(&self, m: &mut pmx_cpu::Machine, site: &pmx_cpu::Site, args: pmx_cpu::Args) -> pmx_cpu::Res<pmx_cpu::value::Value> {
+        let started = std::time::Instant::now();
+        let r = pmx_cpu::Interpreter.call(m, site, args);
+        let elapsed = started.elapsed();
+        self.profile.update(self.index, |e| {
+            e.calls += 1;
+            e.inside += elapsed;
+        });
+        r
+    }
 }

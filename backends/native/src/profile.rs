@@ -49,7 +49,11 @@ impl Profile {
             "binding", "engine", "calls", "time inside", "bytes in", "bytes out", "compile"
         );
         for e in self.entries() {
-            let compile = if e.cached { "cached".to_string() } else { ms(e.compile) };
+            let compile = match (e.engine.as_str(), e.cached) {
+                ("interpreter", _) => "-".to_string(),
+                (_, true) => "cached".to_string(),
+                (_, false) => ms(e.compile),
+            };
             out.push_str(&format!(
                 "{:<28} {:<18} {:>7} {:>12} {:>12} {:>12} {:>12}\n",
                 e.name,
