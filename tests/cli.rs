@@ -77,9 +77,12 @@ utest twice double 1 with 4 in
 ()
 ";
 
+// `y` is used: an error in a definition nothing uses is only a warning.
 const ILL_TYPED: &str = "\
 let x = 1
 let y = addi x 'c'
+mexpr
+y
 ";
 
 #[test]

@@ -358,40 +358,37 @@ pub fn value(name: &str) -> Option<Value> {
 
 // ---------------------------------------------------------------- numbers
 
-/// ln Γ(x) for x > 0 (Lanczos, g = 7, nine terms: about 15 digits), by
-/// reflection below 1/2.
-pub fn log_gamma(x: f64) -> f64 {
-    const G: f64 = 7.0;
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).abs().ln() - log_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let mut a = C[0];
-    let t = x + G + 0.5;
-    for (i, c) in C.iter().enumerate().skip(1) {
-        a += c / (x + i as f64);
-    }
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+extern "C" {
+    /// C's `lgamma` (ln |Γ(x)|), which Owl's `loggamma` also computes: it is
+    /// exact where the result is (ln Γ(3) is ln 2 to the last bit), which a
+    /// series approximation is not.
+    #[link_name = "lgamma"]
+    fn c_lgamma(x: f64) -> f64;
 }
 
-/// ln (n choose k).
+/// ln Γ(x).
+pub fn log_gamma(x: f64) -> f64 {
+    // Safety: `lgamma` is a pure function of one double (its sign output
+    // goes to a global, `signgam`, which nothing here reads).
+    unsafe { c_lgamma(x) }
+}
+
+/// ln (n choose k): from the exact coefficient while it fits in 128 bits
+/// (so that `logCombination 4 2` is `log 6.`), else from ln Γ.
 fn log_choose(n: i64, k: i64) -> f64 {
     if k < 0 || k > n {
         return f64::NEG_INFINITY;
     }
-    log_gamma(n as f64 + 1.0) - log_gamma(k as f64 + 1.0) - log_gamma((n - k) as f64 + 1.0)
+    let k = k.min(n - k);
+    let mut c: u128 = 1;
+    for i in 0..k {
+        // c * (n - i) / (i + 1) stays an integer at every step.
+        match c.checked_mul((n - i) as u128) {
+            Some(p) => c = p / (i as u128 + 1),
+            None => return log_gamma(n as f64 + 1.0) - log_gamma(k as f64 + 1.0) - log_gamma((n - k) as f64 + 1.0),
+        }
+    }
+    (c as f64).ln()
 }
 
 /// `c * ln x`, taken as 0 when `c` is 0 (so that a density with exponent

@@ -102,6 +102,7 @@ pub(super) fn rewrite_map2(b: &Binding, next: &mut u32) -> Option<Expr> {
     if !matches!(&base.kind, ExprKind::Seq(items) if items.is_empty()) {
         return None;
     }
+    let step = &super::inline_walk_lets(step);
     let (e, rest) = super::app2(step, Builtin::Cons).or_else(|| concat_singleton(step))?;
     // The recursive call: the other parameters unchanged, both rests.
     let args = call_of(rest, f)?;
@@ -207,6 +208,7 @@ pub(super) fn rewrite_map2_acc(b: &Binding, next: &mut u32) -> Option<Expr> {
     let (a, aty) = params[ia].clone();
     let (bn, bty) = params[ib].clone();
     let (TyKind::Seq(ea), TyKind::Seq(eb)) = (aty.kind(), bty.kind()) else { return None };
+    let step = &super::inline_walk_lets(step);
     let args = call_of(step, f)?;
     if args.len() != params.len() {
         return None;

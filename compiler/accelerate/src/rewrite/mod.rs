@@ -17,7 +17,8 @@
 //!   becomes `foldl (lam acc. lam x. g acc e) acc s`.
 //!
 //! In each, `e` may use the current element (`head s`, or `h`) and the
-//! function's other parameters, which must be passed unchanged. Shapes that
+//! function's other parameters, which must be passed unchanged; `let`s
+//! that name heads and tails in front of the step are seen through. Shapes that
 //! match none are left alone (and reported as recursion by the Futhark
 //! well-formedness check). Recursion shaped like `map2` is in `map2.rs`,
 //! recursion over an index in `indexed.rs`.
@@ -212,6 +213,7 @@ fn rewrite(b: &Binding, user: &assoc::UserOps, next: &mut u32) -> Option<Expr> {
         }
         _ => return None,
     };
+    let step = &inline_walk_lets(step);
     let span = b.value.span;
     let others: Vec<NameId> = params[..params.len() - 1].iter().map(|(p, _)| p.id).collect();
     // A recursive call passing the other parameters unchanged (except,
@@ -297,6 +299,41 @@ fn rewrite(b: &Binding, user: &assoc::UserOps, next: &mut u32) -> Option<Expr> {
     };
     // The same parameters around the new body.
     Some(params.iter().rev().fold(new_body, |acc, (p, t)| lam(p.clone(), t, acc)))
+}
+
+/// The step of a recursion with the `let`s that name heads and tails at
+/// its front (`let h = head s in let t = tail s in ..`) replaced by what
+/// they name, so that the shapes above are found through them (Miking's
+/// pattern matcher sees through them too, its programs being in ANF).
+pub(super) fn inline_walk_lets(e: &Expr) -> Expr {
+    let mut subst: rustc_hash::FxHashMap<NameId, Expr> = rustc_hash::FxHashMap::default();
+    let mut cur = e;
+    while let ExprKind::Let(b, body) = &cur.kind {
+        let v = &b.value;
+        let walked = app1(v, Builtin::Head).or_else(|| app1(v, Builtin::Tail));
+        if !walked.is_some_and(|x| matches!(x.kind, ExprKind::Var(_))) {
+            break;
+        }
+        let mut value = v.clone();
+        substitute(&mut value, &subst);
+        subst.insert(b.name.id, value);
+        cur = body;
+    }
+    let mut out = cur.clone();
+    if !subst.is_empty() {
+        substitute(&mut out, &subst);
+    }
+    out
+}
+
+fn substitute(e: &mut Expr, subst: &rustc_hash::FxHashMap<NameId, Expr>) {
+    if let ExprKind::Var(n) = &e.kind {
+        if let Some(v) = subst.get(&n.id) {
+            *e = v.clone();
+            return;
+        }
+    }
+    pmx_ast::visit::children_mut(e, &mut |c| substitute(c, subst));
 }
 
 /// `concat [e] rest`.
