@@ -8,7 +8,6 @@ use crate::alias::{self, Span as ViewSpan};
 use pmx_cpu::tensor::{Tensor, TensorData};
 use pmx_cpu::value::{Seq, Value};
 use pmx_lower::Type;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 /// Slot layout shared with the generated `struct pmx_arg`.
@@ -103,12 +102,23 @@ pub fn marshal(values: &[Value], types: &[Type], written: &[bool]) -> Result<Mar
     Ok(m)
 }
 
-fn copy_in(data: &TensorData, start: usize, end: usize) -> Result<Vec<u64>, String> {
+/// The storage's words `start..end` as plain integers. Atomics have the
+/// layout of their integers; nothing else runs in this program while an
+/// accelerate call marshals (the call is not inside parallel code), so a
+/// plain copy sees what relaxed loads would.
+fn words(data: &TensorData) -> Option<&[u64]> {
     match data {
-        TensorData::Int(d) => Ok(d[start..end].iter().map(|x| x.load(Relaxed) as u64).collect()),
-        TensorData::Float(d) => Ok(d[start..end].iter().map(|x| x.load(Relaxed)).collect()),
-        TensorData::Boxed(_) => Err("only tensors of Int or Float can cross into CUDA code".into()),
+        // Safety: `AtomicI64`/`AtomicU64` have the size and alignment of
+        // `i64`/`u64`, and no other thread writes during the call.
+        TensorData::Int(d) => Some(unsafe { std::slice::from_raw_parts(d.as_ptr() as *const u64, d.len()) }),
+        TensorData::Float(d) => Some(unsafe { std::slice::from_raw_parts(d.as_ptr() as *const u64, d.len()) }),
+        TensorData::Boxed(_) => None,
     }
+}
+
+fn copy_in(data: &TensorData, start: usize, end: usize) -> Result<Vec<u64>, String> {
+    let w = words(data).ok_or("only tensors of Int or Float can cross into CUDA code")?;
+    Ok(w[start..end].to_vec())
 }
 
 fn push(m: &mut Marshaled, nested: Option<usize>, a: Arg) -> SlotRef {
@@ -205,14 +215,15 @@ impl Marshaled {
         for r in self.roots.iter().filter(|r| r.write_back) {
             match &*r.tensor.data {
                 TensorData::Int(d) => {
-                    for (k, x) in r.buffer.iter().enumerate() {
-                        d[r.start + k].store(*x as i64, Relaxed);
-                    }
+                    // Safety: as in `words`; the range is the root's, inside
+                    // the storage.
+                    let dst = unsafe { d.as_ptr().add(r.start) as *mut u64 };
+                    unsafe { std::ptr::copy_nonoverlapping(r.buffer.as_ptr(), dst, r.buffer.len()) };
                 }
                 TensorData::Float(d) => {
-                    for (k, x) in r.buffer.iter().enumerate() {
-                        d[r.start + k].store(*x, Relaxed);
-                    }
+                    // Safety: as above.
+                    let dst = unsafe { d.as_ptr().add(r.start) as *mut u64 };
+                    unsafe { std::ptr::copy_nonoverlapping(r.buffer.as_ptr(), dst, r.buffer.len()) };
                 }
                 TensorData::Boxed(_) => {}
             }
