@@ -42,6 +42,10 @@ enum Command {
         #[arg(long, value_enum)]
         stage: Stage,
         file: PathBuf,
+        /// Also print the declarations of the standard library's files
+        /// (by default only those of the program's own files are printed).
+        #[arg(long)]
+        all: bool,
         #[command(flatten)]
         color: OutputArgs,
     },
@@ -133,7 +137,7 @@ pub fn main() -> ExitCode {
     pmx_driver::with_stack(move || match cli.command {
         Command::Check { file, format, color } => check(&file, format, &color),
         Command::Explain { file, format, color } => explain(&file, format, &color),
-        Command::Emit { stage, file, color } => emit(&file, stage, &color),
+        Command::Emit { stage, file, all, color } => emit(&file, stage, all, &color),
         Command::Run { run, args } => run_program(run, args, None),
         Command::Test { run, all_utests, args } => run_program(run, args, Some(all_utests)),
         Command::Lsp { .. } => pmx_lsp::run(),
@@ -270,7 +274,7 @@ fn explain(path: &Path, format: Format, output: &OutputArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn emit(path: &Path, stage: Stage, output: &OutputArgs) -> ExitCode {
+fn emit(path: &Path, stage: Stage, all: bool, output: &OutputArgs) -> ExitCode {
     let db = Database::default();
     let root = match front_end(&db, path, output) {
         Ok(r) => r,
@@ -285,6 +289,28 @@ fn emit(path: &Path, stage: Stage, output: &OutputArgs) -> ExitCode {
         Stage::FutharkIr => &analysis.futhark,
         Stage::CudaIr => &analysis.cuda,
     };
-    print!("{}", pmx_ast::print::print_module(&pmx_accelerate::program::to_module(program)));
+    let mut module = pmx_accelerate::program::to_module(program);
+    if !all {
+        // The standard library's declarations (and utests) would bury the
+        // program's own: a 25-line program printed over 3,000 lines.
+        let library: Vec<pmx_ast::FileId> =
+            program_files(&db, root).iter().filter(|f| in_stdlib(&db, f.path(&db))).map(|f| f.id(&db)).collect();
+        let before = module.items.len();
+        module.items.retain(|item| !library.contains(&item.span().file));
+        let hidden = before - module.items.len();
+        if hidden > 0 {
+            println!("-- {hidden} declarations of the standard library are not shown (`--all` shows them)");
+        }
+    }
+    print!("{}", pmx_ast::print::print_module(&module));
     ExitCode::SUCCESS
+}
+
+/// Whether a file lies in one of the standard library's folders.
+fn in_stdlib(db: &Database, path: &Path) -> bool {
+    db.stdlib_dirs().iter().any(|dir| {
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        path.starts_with(dir)
+    })
 }
