@@ -42,8 +42,10 @@ enum Command {
         #[arg(long, value_enum)]
         stage: Stage,
         file: PathBuf,
-        /// Also print the declarations of the standard library's files
-        /// (by default only those of the program's own files are printed).
+        /// With `lifted`: also print the declarations of the standard
+        /// library's files (by default only those of the program's own
+        /// files are printed; later stages hold only what accelerated code
+        /// uses, and print all of it).
         #[arg(long)]
         all: bool,
         #[command(flatten)]
@@ -290,9 +292,10 @@ fn emit(path: &Path, stage: Stage, all: bool, output: &OutputArgs) -> ExitCode {
         Stage::CudaIr => &analysis.cuda,
     };
     let mut module = pmx_accelerate::program::to_module(program);
-    if !all {
+    if stage == Stage::Lifted && !all {
         // The standard library's declarations (and utests) would bury the
-        // program's own: a 25-line program printed over 3,000 lines.
+        // program's own: a 25-line program printed over 3,000 lines. The
+        // later stages hold only what accelerated code uses: all shown.
         let library: Vec<pmx_ast::FileId> =
             program_files(&db, root).iter().filter(|f| in_stdlib(&db, f.path(&db))).map(|f| f.id(&db)).collect();
         let before = module.items.len();
