@@ -34,9 +34,69 @@ fn program(lines: usize) -> String {
 
 fn main() {
     pmx::alloc::install();
+    if std::env::args().any(|a| a == "growth") {
+        // `cargo bench --bench frontend -- growth`: only the growth table.
+        growth();
+        return;
+    }
     front_end(false);
     front_end(true);
     with_accelerate();
+    growth();
+}
+
+/// Seconds for `pmx check` of `src` (front end and accelerate passes), or
+/// with `run`, for running it too; the best of three.
+fn time_of(src: &str, run: bool) -> f64 {
+    let mut best = f64::MAX;
+    for _ in 0..3 {
+        let src = src.to_string();
+        let secs = with_stack(move || {
+            let mut db = Database::new(Vec::new());
+            let file = db.set_file_text(Path::new("/bench/growth.mc"), src);
+            let start = Instant::now();
+            let diags = program_diagnostics(&db, file);
+            if run {
+                assert!(diags.is_empty(), "{:?}", diags.first());
+                let modules: Vec<&pmx_ast::Module> = pmx_driver::program_files(&db, file)
+                    .iter()
+                    .map(|f| &pmx_driver::check_file(&db, *f).module)
+                    .collect();
+                let outcome = pmx_cpu::run(&modules, pmx_cpu::Options::default());
+                assert_eq!(outcome.exit_code, 0);
+            }
+            start.elapsed().as_secs_f64()
+        });
+        best = best.min(secs);
+    }
+    best
+}
+
+/// Programs that grow in one direction, each at a small size and ten times
+/// that: the ratio of the times is about 10 when the time grows linearly
+/// (100 would be quadratic).
+fn growth() {
+    println!();
+    println!("growth: time at n and at 10n (a ratio near 10 is linear)");
+    println!("{:<44} {:>8} {:>10} {:>10} {:>7}", "program", "n", "ms at n", "ms at 10n", "ratio");
+    type Case = (&'static str, usize, bool, fn(usize) -> String);
+    let cases: [Case; 4] = [
+        ("check: `accelerate (` nested n deep", 2_000, false, |n| {
+            format!("mexpr\n{}1{}\n", "accelerate (".repeat(n), ")".repeat(n))
+        }),
+        ("run: n `let x = 1 in` in a chain", 8_000, true, |n| format!("mexpr\n{}x\n", "let x = 1 in\n".repeat(n))),
+        ("check: `lam x. [[..x..]]`, n deep", 20_000, false, |n| {
+            format!("mexpr\nlam x. {}x{}\n", "[".repeat(n), "]".repeat(n))
+        }),
+        ("check: `[[..1..]]`, n deep (10n past the limit)", 26_000, false, |n| {
+            format!("mexpr\n{}1{}\n", "[".repeat(n), "]".repeat(n))
+        }),
+    ];
+    for (what, n, run, make) in cases {
+        let small = time_of(&make(n), run);
+        let large = time_of(&make(10 * n), run);
+        println!("{:<44} {:>8} {:>10.1} {:>10.1} {:>7.1}", what, n, small * 1e3, large * 1e3, large / small);
+    }
 }
 
 /// `pmx check` on programs with an accelerate expression per 100 lines:

@@ -50,6 +50,12 @@ enum Command {
         /// Generated code without bounds, rank and division checks.
         #[arg(long)]
         unchecked: bool,
+        /// With `lifted`: also print the declarations of the standard
+        /// library's files (by default only those of the program's own
+        /// files are printed; later stages hold only what accelerated code
+        /// uses, and print all of it).
+        #[arg(long)]
+        all: bool,
         #[command(flatten)]
         color: OutputArgs,
     },
@@ -161,8 +167,8 @@ pub fn main() -> ExitCode {
     pmx_driver::with_stack(move || match cli.command {
         Command::Check { file, format, color } => check(&file, format, &color),
         Command::Explain { file, format, color } => explain(&file, format, &color),
-        Command::Emit { stage, file, output, unchecked, color } => {
-            emit(&file, stage, output.as_deref(), unchecked, &color)
+        Command::Emit { stage, file, output, unchecked, all, color } => {
+            emit(&file, stage, output.as_deref(), unchecked, all, &color)
         }
         Command::Run { run, args } => run_program(run, args, None),
         Command::Test { run, all_utests, args } => run_program(run, args, Some(all_utests)),
@@ -332,7 +338,7 @@ fn explain(path: &Path, format: Format, output: &OutputArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, color: &OutputArgs) -> ExitCode {
+fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, all: bool, color: &OutputArgs) -> ExitCode {
     let db = Database::default();
     let root = match front_end(&db, path, color) {
         Ok(r) => r,
@@ -350,7 +356,25 @@ fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, color
         Stage::CudaIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Cuda, color),
         Stage::Cuda => return emit_cuda(&db, &analysis, output, unchecked, color),
     };
-    write_output(output, &pmx_ast::print::print_module(&pmx_accelerate::program::to_module(program)))
+    let mut module = pmx_accelerate::program::to_module(program);
+    let mut text = String::new();
+    if stage == Stage::Lifted && !all {
+        // The standard library's declarations (and utests) would bury the
+        // program's own: a 25-line program printed over 3,000 lines. The
+        // later stages hold only what accelerated code uses: all shown.
+        let library: Vec<pmx_ast::FileId> =
+            program_files(&db, root).iter().filter(|f| in_stdlib(&db, f.path(&db))).map(|f| f.id(&db)).collect();
+        let before = module.items.len();
+        module.items.retain(|item| !library.contains(&item.span().file));
+        let hidden = before - module.items.len();
+        if hidden > 0 {
+            text.push_str(&format!(
+                "-- {hidden} declarations of the standard library are not shown (`--all` shows them)\n"
+            ));
+        }
+    }
+    text.push_str(&pmx_ast::print::print_module(&module));
+    write_output(output, &text)
 }
 
 /// Prints `text`, or writes it to `output`.
@@ -421,4 +445,13 @@ fn emit_lowered(
     } else {
         ExitCode::from(1)
     }
+}
+
+/// Whether a file lies in one of the standard library's folders.
+fn in_stdlib(db: &Database, path: &Path) -> bool {
+    db.stdlib_dirs().iter().any(|dir| {
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        path.starts_with(dir)
+    })
 }

@@ -125,7 +125,12 @@ impl Engine for Timed {
         "interpreter"
     }
 
-    fn call(&self, m: &mut pmx_cpu::Machine, site: &pmx_cpu::Site, args: pmx_cpu::Args) -> pmx_cpu::Res<pmx_cpu::value::Value> {
+    fn call(
+        &self,
+        m: &mut pmx_cpu::Machine,
+        site: &pmx_cpu::Site,
+        args: pmx_cpu::Args,
+    ) -> pmx_cpu::Res<pmx_cpu::value::Value> {
         let started = std::time::Instant::now();
         let r = pmx_cpu::Interpreter.call(m, site, args);
         let elapsed = started.elapsed();

@@ -132,7 +132,7 @@ impl<'a> Source<'a> {
     /// around `points` (or its start when none falls on it).
     fn windows(&self, line: Range<usize>, points: &[usize]) -> Vec<Range<usize>> {
         if line.len() <= LONG_LINE {
-            return vec![line];
+            return std::iter::once(line).collect();
         }
         let text = self.text;
         let floor = |mut i: usize| {
@@ -148,7 +148,7 @@ impl<'a> Source<'a> {
             i
         };
         let mut wanted: Vec<Range<usize>> = if points.is_empty() {
-            vec![line.start..ceil(line.start + LONG_LINE)]
+            std::iter::once(line.start..ceil(line.start + LONG_LINE)).collect()
         } else {
             points
                 .iter()

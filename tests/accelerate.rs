@@ -56,7 +56,8 @@ fn lifting_preserves_behaviour() {
             .map(|p| Path::new(env!("CARGO_MANIFEST_DIR")).join(p)),
     );
     for f in corpus {
-        let (code, lifted, err) = pmx(&["emit", "--stage", "lifted", "--color=never"], &f);
+        // `--all`: the program must run again as a whole, library included.
+        let (code, lifted, err) = pmx(&["emit", "--stage", "lifted", "--all", "--color=never"], &f);
         assert_eq!(code, 0, "{}: {err}", f.display());
         let out = dir.join(f.file_name().expect("name"));
         std::fs::write(&out, lifted).expect("writable");
@@ -95,7 +96,7 @@ fn emitted_stages_check_again() {
     let dir = tempdir();
     for f in programs() {
         for stage in ["lifted", "extracted", "futhark-ast", "cuda-ast"] {
-            let (code, text, err) = pmx(&["emit", "--stage", stage], &f);
+            let (code, text, err) = pmx(&["emit", "--stage", stage, "--all"], &f);
             assert_eq!(code, 0, "{}: {err}", f.display());
             let out = dir.join(format!("{stage}.mc"));
             std::fs::write(&out, &text).expect("writable");

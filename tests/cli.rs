@@ -309,3 +309,45 @@ fn errors_in_included_files_name_those_files() {
     let (_, items) = check_json(dir.path(), "main.mc");
     assert!(items.iter().any(|d| d["file"] == "lib.mc" && d["start"]["line"] == 2), "{items:?}");
 }
+
+#[test]
+fn a_missing_in_is_reported_at_its_let_once() {
+    let dir = TempDir::new("missing-in");
+    dir.write("top.mc", "let f = lam x.\n  let y = addi x 1\n  addi y 2\n\nlet g = lam z. f z\nmexpr\ng 1\n");
+    let (code, _, stderr) = check(dir.path(), "top.mc");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stderr.matches("error[").count(), 1, "{stderr}");
+    assert!(stderr.contains("error[E0001]: syntax error: this `let` has no `in`") && stderr.contains("top.mc:2:3"));
+    dir.write("main.mc", "mexpr\nlet x = 1\nlet y = 2 in\nprint \"let\";\naddi x y\n");
+    let (_, _, stderr) = check(dir.path(), "main.mc");
+    assert_eq!(stderr.matches("error[").count(), 1, "{stderr}");
+    assert!(stderr.contains("this `let` has no `in`") && stderr.contains("main.mc:2:1"), "{stderr}");
+}
+
+#[test]
+fn an_unbound_name_of_the_standard_library_names_its_include() {
+    let dir = TempDir::new("std-hint");
+    dir.write("main.mc", "include \"seq.mc\"\nmexpr\nprintLn \"a\";\nlet r = sqrt 2.0 in\nstrJoin \",\" [\"a\"]\n");
+    let (code, _, stderr) = check(dir.path(), "main.mc");
+    assert_eq!(code, Some(1), "{stderr}");
+    for (name, file) in [("printLn", "common.mc"), ("sqrt", "ext/math-ext.mc"), ("strJoin", "string.mc")] {
+        let hint = format!("`{name}` is defined in the standard library: add `include \"{file}\"` at the top");
+        assert!(stderr.contains(&hint), "{hint}\n{stderr}");
+    }
+    assert!(!stderr.contains("similar name"), "{stderr}");
+}
+
+#[test]
+fn a_let_that_calls_itself_is_told_about_recursive() {
+    let dir = TempDir::new("recursive-hint");
+    dir.write("top.mc", "let f = lam n. if eqi n 0 then 0 else f (subi n 1)\nmexpr\nf 3\n");
+    let (code, _, stderr) = check(dir.path(), "top.mc");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("unbound variable `f`") && stderr.contains("write `recursive let f = ... end`"),
+        "{stderr}"
+    );
+    dir.write("inner.mc", "mexpr\nlet g = lam n. if eqi n 0 then 0 else g (subi n 1) in g 3\n");
+    let (_, _, stderr) = check(dir.path(), "inner.mc");
+    assert!(stderr.contains("write `recursive let g = ... in ...`"), "{stderr}");
+}

@@ -292,6 +292,11 @@ fn bad_input_never_stops_the_server() {
     assert_eq!(r["error"]["code"], -32600, "{r}");
     let r = c.request("pmx/unknown", json!({}));
     assert!(r.get("error").is_some(), "{r}");
+    // A `$/` request is answered (MethodNotFound); a `$/` notification is
+    // ignored.
+    c.notify("$/setTrace", json!({ "value": "off" }));
+    let r = c.request("$/somethingNew", json!({}));
+    assert_eq!(r["error"]["code"], -32601, "{r}");
     let r = c.request("textDocument/hover", json!({ "nonsense": true }));
     assert!(r.get("error").is_some(), "{r}");
     // Requests about documents nobody opened, positions out of range.

@@ -133,7 +133,7 @@ fn assert_clean_exit(what: &str, out: &Output) {
         "{what}: pmx check ended with {:?}\nstderr (end): {tail}",
         out.status
     );
-    for bad in ["panicked", "overflowed its stack", "RUST_BACKTRACE"] {
+    for bad in ["panicked", "overflowed its stack", "RUST_BACKTRACE", "internal error"] {
         assert!(
             !stderr.contains(bad) && !stdout.contains(bad),
             "{what}: output mentions `{bad}`\nstderr (end): {tail}"
@@ -404,6 +404,97 @@ proptest! {
             apply(&mut text, m);
         }
         check_text_at(path, String::from_utf8_lossy(&text).into_owned());
+    }
+}
+
+// ---------------------------------------------------------------------
+// Running mutated programs: whatever a mutation makes of a program that
+// runs, `pmx run` ends with its result, a diagnostic or a run-time error,
+// never an internal error (a bug in pmx, exit code 101) or a crash.
+
+/// The programs of the run tests and the examples (read now).
+fn runnable_programs() -> Vec<(PathBuf, Vec<u8>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut programs = Vec::new();
+    for dir in ["tests/run", "tests/run/debug", "examples"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|x| x == "mc") {
+                if let Ok(bytes) = std::fs::read(&path) {
+                    programs.push((path, bytes));
+                }
+            }
+        }
+    }
+    programs.sort();
+    assert!(!programs.is_empty(), "no runnable programs");
+    programs
+}
+
+/// How long one run of a mutated program may take: a mutation can make a
+/// loop endless, which is the program's business, so the run is stopped.
+const RUN_LIMIT: Duration = Duration::from_secs(10);
+
+/// `pmx run FILE` with a memory limit (a mutation can make a huge
+/// sequence) and [`RUN_LIMIT`]; its exit code (`None`: stopped or killed
+/// by a signal) and the end of its standard error.
+fn pmx_run_bounded(dir: &TempDir, file: &Path) -> (Option<i32>, bool, String) {
+    let err_path = dir.0.join("stderr.txt");
+    let err = std::fs::File::create(&err_path).expect("cannot create a temporary file");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 4000000 && exec \"$0\" run --color never \"$1\"")
+        .arg(env!("CARGO_BIN_EXE_pmx"))
+        .arg(file)
+        .env_remove("PMX_STDLIB")
+        .env_remove("MCORE_STDLIB")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(err)
+        .spawn()
+        .expect("cannot run pmx");
+    let start = Instant::now();
+    let (status, stopped) = loop {
+        if let Some(status) = child.try_wait().expect("cannot wait for pmx") {
+            break (Some(status), false);
+        }
+        if start.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break (None, true);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stderr = std::fs::read(&err_path).unwrap_or_default();
+    let tail = String::from_utf8_lossy(&stderr[stderr.len().saturating_sub(4000)..]).into_owned();
+    (status.and_then(|s| s.code()), stopped, tail)
+}
+
+proptest! {
+    // Each case starts the binary and may run for a while: few cases.
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_programs_run_without_internal_errors(
+        pick in any::<prop::sample::Index>(),
+        mutations in prop::collection::vec(mutation(), 1..4),
+    ) {
+        let programs = runnable_programs();
+        let (path, original) = &programs[pick.index(programs.len())];
+        let mut text = original.clone();
+        for m in &mutations {
+            apply(&mut text, m);
+        }
+        let dir = TempDir::new("run");
+        let file = dir.write("mutated.mc", &text);
+        let (code, stopped, stderr) = pmx_run_bounded(&dir, &file);
+        let what = format!("{} mutated by {mutations:?}", path.display());
+        prop_assert!(stopped || code.is_some(), "{what}: killed by a signal\n{stderr}");
+        prop_assert!(code != Some(101), "{what}: exit code 101\n{stderr}");
+        for bad in ["internal error", "panicked", "overflowed its stack", "RUST_BACKTRACE"] {
+            prop_assert!(!stderr.contains(bad), "{what}: `{bad}` in the output\n{stderr}");
+        }
     }
 }
 

@@ -55,6 +55,7 @@ pub fn run() -> ExitCode {
         let (service, socket) = LspService::build(move |client| server::Backend::new(client, flag))
             .custom_method(transport::INVALID_REQUEST, server::Backend::invalid_request)
             .custom_method(transport::INVALID_MESSAGE, server::Backend::invalid_message)
+            .custom_method(transport::UNKNOWN_REQUEST, server::Backend::unknown_request)
             .finish();
         Server::new(transport::stdin(), tokio::io::stdout(), socket)
             // Requests wait for worker threads, never for each other; a

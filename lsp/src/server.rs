@@ -49,6 +49,14 @@ impl Backend {
         Err(e)
     }
 
+    /// A request for a `$/` method (see `transport`): none is implemented.
+    pub async fn unknown_request(&self, params: serde_json::Value) -> Result<()> {
+        let method = params.get("method").and_then(|m| m.as_str()).unwrap_or("?");
+        let mut e = Error::method_not_found();
+        e.message = format!("the request `{method}` is not implemented").into();
+        Err(e)
+    }
+
     /// A malformed message without an id: logged.
     pub async fn invalid_message(&self, params: serde_json::Value) {
         let error = params.get("error").and_then(|e| e.as_str()).unwrap_or("invalid message").to_string();

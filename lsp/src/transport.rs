@@ -17,6 +17,10 @@ const MAX_HEADER_LINE: u64 = 64 << 10;
 
 pub const INVALID_REQUEST: &str = "pmx/invalidRequest";
 pub const INVALID_MESSAGE: &str = "pmx/invalidMessage";
+/// What a request whose method starts with `$/` becomes: the protocol
+/// library drops such messages, but the protocol wants a request (one
+/// with an id) answered, with MethodNotFound when it is not implemented.
+pub const UNKNOWN_REQUEST: &str = "pmx/unknownRequest";
 
 /// The requests the protocol library knows (they need an id).
 const REQUESTS: &[&str] = &[
@@ -133,6 +137,10 @@ fn sanitize(frame: Frame) -> Vec<u8> {
                     let msg = json!({ "jsonrpc": "2.0", "method": INVALID_MESSAGE, "params": { "error": error } });
                     return framed(msg.to_string().as_bytes());
                 }
+                if let (Some(id), true) = (v.get("id"), method.starts_with("$/")) {
+                    let msg = json!({ "jsonrpc": "2.0", "id": id, "method": UNKNOWN_REQUEST, "params": { "method": method } });
+                    return framed(msg.to_string().as_bytes());
+                }
             }
             if serde_json::from_slice::<Request>(&body).is_ok() || serde_json::from_slice::<Response>(&body).is_ok() {
                 return framed(&body);
@@ -215,6 +223,20 @@ mod tests {
         assert!(out[1].contains(INVALID_MESSAGE) && out[1].contains("without a Content-Length"));
         assert!(out[2].contains(INVALID_MESSAGE) && out[2].contains("[1,2]"));
         assert!(out[3].contains(INVALID_REQUEST) && out[3].contains("\"id\":7"));
+    }
+
+    #[test]
+    fn dollar_requests_get_an_answer_and_dollar_notifications_pass() {
+        let request = r#"{"jsonrpc":"2.0","id":3,"method":"$/somethingNew","params":{}}"#;
+        let notification = r#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#;
+        let input = format!(
+            "Content-Length: {}\r\n\r\n{request}Content-Length: {}\r\n\r\n{notification}",
+            request.len(),
+            notification.len()
+        );
+        let out = frames(&input);
+        assert!(out[0].contains(UNKNOWN_REQUEST) && out[0].contains("\"id\":3") && out[0].contains("$/somethingNew"));
+        assert!(out[1].ends_with(notification), "{out:?}");
     }
 
     #[test]
