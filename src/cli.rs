@@ -41,6 +41,7 @@ enum Command {
         /// `cuda-ast`: each backend's program after its rewrites and ANF.
         /// `futhark-ir` and `cuda-ir`: each backend's lowered IR, with types.
         /// `cuda`: the generated CUDA C++ translation unit.
+        /// `futhark`: the generated Futhark program.
         #[arg(long, value_enum)]
         stage: Stage,
         file: PathBuf,
@@ -137,6 +138,7 @@ pub enum Stage {
     FutharkIr,
     CudaIr,
     Cuda,
+    Futhark,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -349,6 +351,7 @@ fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, color
         Stage::FutharkIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Futhark, color),
         Stage::CudaIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Cuda, color),
         Stage::Cuda => return emit_cuda(&db, &analysis, output, unchecked, color),
+        Stage::Futhark => return emit_futhark(&db, &analysis, output, color),
     };
     write_output(output, &pmx_ast::print::print_module(&pmx_accelerate::program::to_module(program)))
 }
@@ -392,6 +395,29 @@ fn emit_cuda(
                 .map(|e| {
                     pmx_diagnostics::Diagnostic::error(pmx_diagnostics::Code::CudaUnsupported, e.span, e.message)
                         .with_label("the CUDA generator does not take this yet")
+                })
+                .collect();
+            render::human(db, &diagnostics, color);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The generated Futhark program of the program's Futhark-class bindings.
+fn emit_futhark(db: &Database, analysis: &pmx_accelerate::Analysis, output: Option<&Path>, color: &OutputArgs) -> ExitCode {
+    let (program, diagnostics) = pmx_lower::lower(analysis, pmx_accelerate::Backend::Futhark);
+    if !diagnostics.is_empty() {
+        render::human(db, &diagnostics, color);
+        return ExitCode::from(1);
+    }
+    match pmx_futhark::gen::generate(&program, &render::locator(db)) {
+        Ok(g) => write_output(output, &g.source),
+        Err(errors) => {
+            let diagnostics: Vec<pmx_diagnostics::Diagnostic> = errors
+                .into_iter()
+                .map(|e| {
+                    pmx_diagnostics::Diagnostic::error(pmx_diagnostics::Code::FutharkUnsupported, e.span, e.message)
+                        .with_label("the Futhark generator does not take this yet")
                 })
                 .collect();
             render::human(db, &diagnostics, color);
