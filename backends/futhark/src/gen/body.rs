@@ -73,6 +73,11 @@ impl<'p> Writer<'p> {
     }
 
     pub fn line(&mut self, depth: usize, text: &str) {
+        if text.is_empty() {
+            self.out.push('\n');
+            self.written += 1;
+            return;
+        }
         for l in text.lines() {
             self.out.push_str(&ind(depth));
             self.out.push_str(l);
@@ -207,8 +212,7 @@ impl<'p> Writer<'p> {
         if f.recursive && f.tail_recursive {
             self.tail_loop(f);
         } else {
-            let r = self.block(&f.body, 1);
-            self.line(1, &format!("in {r}"));
+            self.nested(&f.body, 1);
         }
         self.line(0, "");
     }
@@ -336,6 +340,7 @@ impl<'p> Writer<'p> {
         let sizes = if sizes.is_empty() { String::new() } else { format!(" {}", sizes.join(" ")) };
         let params = if params.is_empty() { String::new() } else { format!(" {}", params.join(" ")) };
         self.line(0, &format!("entry {name}{sizes}{params} : {result_type} ="));
+        let rebuild_count = rebuild.len();
         for r in rebuild {
             self.line(1, &r);
         }
@@ -346,7 +351,8 @@ impl<'p> Writer<'p> {
             1 => parts[0].clone(),
             _ => format!("({})", parts.join(", ")),
         };
-        self.line(1, &format!("in {value}"));
+        let lead = if e.body.stmts.is_empty() && rebuild_count == 0 { "" } else { "in " };
+        self.line(1, &format!("{lead}{value}"));
         self.line(0, "");
         Some(EntryAbi {
             id: e.id,
@@ -510,9 +516,12 @@ impl<'p> Writer<'p> {
                 format!("{}.{field}", self.atom(r))
             }
             Expr::Seq(items) => self.seq_literal(items, ty.elem(), depth),
-            Expr::Map { f, seqs } => {
-                let f = self.funval(f);
-                let seqs: Vec<String> = seqs.iter().map(|a| self.atom(a)).collect();
+            Expr::Map { f: fr, seqs } => {
+                let names: Vec<String> = seqs.iter().map(|a| self.atom(a)).collect();
+                let firsts: Vec<String> = names.iter().map(|s| format!("{s}[0]")).collect();
+                let guard = names.first().map(|s| format!("length {s}")).unwrap_or_default();
+                let f = self.sized_funval(fr, &firsts, &guard, depth);
+                let seqs = names;
                 match seqs.as_slice() {
                     [s] => format!("map {f} {s}"),
                     [a, rest @ ..] => {
@@ -538,8 +547,22 @@ impl<'p> Writer<'p> {
                 }
             }
             Expr::Reduce { f, neutral, seq } => {
-                let f = self.funval(f);
-                format!("reduce {f} {} {}", self.atom(neutral), self.atom(seq))
+                let ne = self.atom(neutral);
+                match &f.result {
+                    // Futhark's operator must return arrays of one known
+                    // size: the neutral element's.
+                    Type::Seq(_) => {
+                        let t = self.result_sizes(&f.result, &ne, depth);
+                        let params = [self.locals.fresh("p"), self.locals.fresh("p")];
+                        let body = self.apply(f, &params);
+                        self.mark(Some("the sequences given to reduce have different lengths"));
+                        format!("reduce (\\{} {} -> {body} :> {t}) ({ne} :> {t}) {}", params[0], params[1], self.atom(seq))
+                    }
+                    _ => {
+                        let f = self.funval(f);
+                        format!("reduce {f} {ne} {}", self.atom(seq))
+                    }
+                }
             }
             Expr::Foldl { f, init, seq } => {
                 let acc = self.locals.fresh("acc");
@@ -549,7 +572,8 @@ impl<'p> Writer<'p> {
                 format!("loop {acc} = {} for {x} in {} do {body}", self.atom(init), self.atom(seq))
             }
             Expr::Create { len, f } => {
-                let f = self.funval(f);
+                let n = self.atom(len);
+                let f = self.sized_funval(f, &["0".to_string()], &n, depth);
                 self.mark(Some("create with a negative length"));
                 format!("map {f} (iota {})", self.atom(len))
             }
@@ -622,11 +646,88 @@ impl<'p> Writer<'p> {
                 }
             }
             Callee::Builtin(_) => {
-                let params: Vec<String> = (0..f.params.len()).map(|k| format!("p{k}")).collect();
+                let params: Vec<String> = (0..f.params.len()).map(|_| self.locals.fresh("p")).collect();
                 let body = self.apply(f, &params);
                 format!("(\\{} -> {body})", params.join(" "))
             }
         }
+    }
+
+    /// A function reference as the function of a `map`: one that returns
+    /// arrays is coerced to the sizes of its result on the first elements
+    /// (`firsts`, evaluated only when `guard`, the length mapped over, is
+    /// not zero), since Futhark's `map` needs the sizes of its rows before
+    /// it runs them; rows of other sizes fail when the program runs.
+    fn sized_funval(&mut self, f: &FunRef, firsts: &[String], guard: &str, depth: usize) -> String {
+        if !matches!(f.result, Type::Seq(_)) {
+            return self.funval(f);
+        }
+        let r = self.locals.fresh("r");
+        let first = self.apply(f, firsts);
+        let dims = seq_depth(&f.result);
+        let sizes: Vec<String> = (0..dims).map(|_| self.locals.fresh("m")).collect();
+        let zeros: Vec<&str> = vec!["0"; dims];
+        let mut lengths = Vec::new();
+        let mut e = r.clone();
+        for k in 0..dims {
+            let prior: Vec<String> = (0..k).map(|j| format!("length {r}{} == 0", "[0]".repeat(j))).collect();
+            lengths.push(if prior.is_empty() {
+                format!("length {e}")
+            } else {
+                format!("(if {} then 0 else length {e})", prior.join(" || "))
+            });
+            e.push_str("[0]");
+        }
+        let tuple = |xs: Vec<String>| if xs.len() == 1 { xs[0].clone() } else { format!("({})", xs.join(", ")) };
+        self.line(
+            depth,
+            &format!(
+                "let {} = if {guard} == 0 then {} else let {r} = {first} in {}",
+                tuple(sizes.clone()),
+                tuple(zeros.iter().map(|z| z.to_string()).collect()),
+                tuple(lengths)
+            ),
+        );
+        let mut inner = &f.result;
+        let mut t = String::new();
+        for m in &sizes {
+            t.push_str(&format!("[{m}]"));
+            if let Type::Seq(e) = inner {
+                inner = e;
+            }
+        }
+        let inner = inner.clone();
+        t.push_str(&self.ty(&inner));
+        let params: Vec<String> = (0..f.params.len()).map(|_| self.locals.fresh("p")).collect();
+        let body = self.apply(f, &params);
+        self.mark(Some("the sequences made by one map have different lengths"));
+        format!("(\\{} -> {body} :> {t})", params.join(" "))
+    }
+
+    /// Names for the sizes of `v` (of type `t`, nested sequences) written
+    /// as lets; returns the type `[m1][m2]e` with them.
+    fn result_sizes(&mut self, t: &Type, v: &str, depth: usize) -> String {
+        let mut names = Vec::new();
+        let mut inner = t;
+        let mut e = v.to_string();
+        let mut ty = String::new();
+        while let Type::Seq(el) = inner {
+            let m = self.locals.fresh("m");
+            let guard: Vec<String> = names.iter().map(|n: &String| format!("{n} == 0")).collect();
+            let len = if guard.is_empty() {
+                format!("length {e}")
+            } else {
+                format!("if {} then 0 else length {e}", guard.join(" || "))
+            };
+            self.line(depth, &format!("let {m} = {len}"));
+            ty.push_str(&format!("[{m}]"));
+            names.push(m);
+            e.push_str("[0]");
+            inner = el;
+        }
+        let inner = inner.clone();
+        ty.push_str(&self.ty(&inner));
+        ty
     }
 
     /// A function reference applied to more arguments.
@@ -753,6 +854,14 @@ fn size_test(s: &str, dim: usize, n: &str) -> String {
     }
     parts.push(format!("length {e} == {n}"));
     parts.join(" || ")
+}
+
+/// How many sequences are nested at the top of `t`.
+fn seq_depth(t: &Type) -> usize {
+    match t {
+        Type::Seq(e) => 1 + seq_depth(e),
+        _ => 0,
+    }
 }
 
 fn path_name(path: &[Step]) -> String {
