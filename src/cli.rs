@@ -404,7 +404,12 @@ fn emit_cuda(
 }
 
 /// The generated Futhark program of the program's Futhark-class bindings.
-fn emit_futhark(db: &Database, analysis: &pmx_accelerate::Analysis, output: Option<&Path>, color: &OutputArgs) -> ExitCode {
+fn emit_futhark(
+    db: &Database,
+    analysis: &pmx_accelerate::Analysis,
+    output: Option<&Path>,
+    color: &OutputArgs,
+) -> ExitCode {
     let (program, diagnostics) = pmx_lower::lower(analysis, pmx_accelerate::Backend::Futhark);
     if !diagnostics.is_empty() {
         render::human(db, &diagnostics, color);

@@ -34,7 +34,14 @@ pub struct Shared {
 impl Shared {
     pub fn new(program: Program, options: Options, sites: Vec<crate::accelerate::Site>) -> Shared {
         let globals = (0..program.globals).map(|_| OnceLock::new()).collect();
-        Shared { program, globals, options, tests: Mutex::new(TestTally::default()), coerced: AtomicBool::new(false), sites }
+        Shared {
+            program,
+            globals,
+            options,
+            tests: Mutex::new(TestTally::default()),
+            coerced: AtomicBool::new(false),
+            sites,
+        }
     }
 
     pub fn coerced(&self) -> bool {

@@ -176,11 +176,13 @@ fn compile(g: &Generated, futhark: &Futhark, cc: &pmx_native::cc::Compiler, dir:
     }
     let manifest = Manifest::parse_file(dir.join("pmx.json"))
         .map_err(|e| format!("internal error: cannot read Futhark's manifest in {}: {e:?}", dir.display()))?;
-    check_manifest(g, &manifest).map_err(|e| format!("internal error: {e} (generated program kept at {})", src.display()))?;
+    check_manifest(g, &manifest)
+        .map_err(|e| format!("internal error: {e} (generated program kept at {})", src.display()))?;
     let glue = dir.join("pmx_glue.c");
     std::fs::write(&glue, glue_source(&manifest)?).map_err(|e| format!("cannot write {}: {e}", glue.display()))?;
-    cc.shared_library_linking(&[&dir.join("pmx.c"), &glue], &dir.join("libpmx.so"), FLAGS, LIBS)
-        .map_err(|e| format!("internal error: the C that Futhark generated does not compile (kept in {}):\n{e}", dir.display()))
+    cc.shared_library_linking(&[&dir.join("pmx.c"), &glue], &dir.join("libpmx.so"), FLAGS, LIBS).map_err(|e| {
+        format!("internal error: the C that Futhark generated does not compile (kept in {}):\n{e}", dir.display())
+    })
 }
 
 /// The entries of the manifest are those the generator wrote, leaf for
@@ -190,7 +192,10 @@ fn check_manifest(g: &Generated, m: &Manifest) -> Result<(), String> {
         let Some(me) = m.entry_points.get(&e.name) else {
             return Err(format!("Futhark's manifest has no entry `{}`", e.name));
         };
-        let inputs: Vec<String> = e.inputs.iter().map(Leaf::futhark_type).collect();
+        let mut inputs: Vec<String> = e.inputs.iter().map(Leaf::futhark_type).collect();
+        if e.dummy_input {
+            inputs.push("i64".into());
+        }
         let mut outputs: Vec<String> = e.outputs.iter().map(Leaf::futhark_type).collect();
         if e.dummy_output {
             outputs.push("bool".into());
@@ -343,7 +348,8 @@ pub struct Failure {
 
 impl Failure {
     fn from_futhark(text: &str) -> Failure {
-        let message = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("failure").to_string();
+        let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("failure");
+        let message = first.strip_prefix("Error: ").unwrap_or(first).to_string();
         let needle = format!("{FILE}:");
         let line = text.find(&needle).and_then(|at| {
             let digits: String = text[at + needle.len()..].chars().take_while(char::is_ascii_digit).collect();
@@ -396,6 +402,11 @@ impl Library {
                 }
             };
             if let Some(e) = err {
+                // Safety: both were made above and are not used again.
+                unsafe {
+                    (self.context_free)(ctx);
+                    (self.config_free)(cfg);
+                }
                 return Err(internal(format!("the Futhark context failed: {e}")));
             }
             *guard = Some(Context { cfg, ctx });
@@ -406,7 +417,13 @@ impl Library {
         unsafe { self.run_in(ctx, call, entry, inputs) }
     }
 
-    unsafe fn run_in(&self, ctx: *mut c_void, call: Call, entry: &EntryAbi, inputs: &[Input]) -> Result<Vec<Value>, Failure> {
+    unsafe fn run_in(
+        &self,
+        ctx: *mut c_void,
+        call: Call,
+        entry: &EntryAbi,
+        inputs: &[Input],
+    ) -> Result<Vec<Value>, Failure> {
         let ops = |l: &Leaf| {
             self.arrays.get(&(l.scalar, l.rank)).copied().ok_or_else(|| Failure {
                 message: format!("internal error: no array type {}", l.futhark_type()),
@@ -445,6 +462,9 @@ impl Library {
                 }
             }
         }
+        if entry.dummy_input {
+            words.push(0);
+        }
         let ins: Vec<*const c_void> = words.iter().map(|w| w as *const u64 as *const c_void).collect();
         let n_out = entry.outputs.len() + entry.dummy_output as usize;
         let mut outs: Vec<u64> = vec![0; n_out];
@@ -479,7 +499,8 @@ impl Library {
         let mut pending: Vec<(usize, Output)> = Vec::new();
         for (k, leaf) in entry.outputs.iter().enumerate() {
             if leaf.rank == 0 {
-                values.push(marshal::scalar_value(leaf.scalar, outs[k]).map_err(|m| Failure { message: m, line: None }));
+                values
+                    .push(marshal::scalar_value(leaf.scalar, outs[k]).map_err(|m| Failure { message: m, line: None }));
                 continue;
             }
             let o = ops(leaf)?;
@@ -566,6 +587,7 @@ impl Engine for FutharkEngine {
         let span = site.boundary.span;
         let started = Instant::now();
         let values: Vec<Value> = if site.boundary.dummy { Vec::new() } else { args.into_iter().collect() };
+        pmx_cpu::accelerate::check_sizes(m, site, &values)?;
         let inputs = marshal::inputs(&values, &self.entry.params, &self.entry.inputs).map_err(|e| m.fail(e, span))?;
         let bytes_in: u64 = self.entry.inputs.iter().zip(&inputs).map(|(l, i)| i.bytes(l.scalar)).sum();
         let leaves = match self.library.run(&self.entry, &inputs) {

@@ -94,7 +94,8 @@ pub fn inputs(values: &[Value], types: &[Type], leaves: &[Leaf]) -> Result<Vec<I
     let mut out = Vec::with_capacity(leaves.len());
     let mut k = 0;
     for (v, t) in values.iter().zip(types) {
-        let n = crate::abi::leaves(t).map_err(|bad| format!("a value of type {bad} cannot cross into Futhark code"))?.len();
+        let n =
+            crate::abi::leaves(t).map_err(|bad| format!("a value of type {bad} cannot cross into Futhark code"))?.len();
         for leaf in &leaves[k..k + n] {
             // The path starts at the parameter itself.
             out.push(input(v, leaf)?);
@@ -293,11 +294,8 @@ mod tests {
         assert_eq!(v.as_seq().get(1).as_seq().ints(), vec![4, 5, 6]);
         let point = Type::Record(vec![("w".into(), Type::Int), ("z".into(), Type::Bool)]);
         let t = Type::Record(vec![("0".into(), Type::seq(point)), ("1".into(), Type::Float)]);
-        let leaves_in = vec![
-            ints(&[7, 8]),
-            Value::seq(Seq::Bool(View::from_vec(vec![true, false]))),
-            Value::Float(1.5),
-        ];
+        let leaves_in =
+            vec![ints(&[7, 8]), Value::seq(Seq::Bool(View::from_vec(vec![true, false]))), Value::Float(1.5)];
         let r = assemble(&t, &mut leaves_in.into_iter()).unwrap();
         let Value::Record(r) = r else { panic!() };
         let pts = r.get("0").unwrap().as_seq();

@@ -168,7 +168,8 @@ impl<'p> Writer<'p> {
                 format!("({})", parts.join(", "))
             }
             Type::Record(fields) => {
-                let parts: Vec<String> = fields.iter().map(|(l, t)| format!("{} = {}", label(l), self.zero(t))).collect();
+                let parts: Vec<String> =
+                    fields.iter().map(|(l, t)| format!("{} = {}", label(l), self.zero(t))).collect();
                 format!("{{{}}}", parts.join(", "))
             }
             other => {
@@ -338,8 +339,15 @@ impl<'p> Writer<'p> {
         };
         let name = super::names::sanitize(&e.name);
         let sizes = if sizes.is_empty() { String::new() } else { format!(" {}", sizes.join(" ")) };
-        let params = if params.is_empty() { String::new() } else { format!(" {}", params.join(" ")) };
-        self.line(0, &format!("entry {name}{sizes}{params} : {result_type} ="));
+        // An entry without parameters is a constant, which Futhark
+        // computes when the context is made, where a failure could not be
+        // told apart from a failure to make it: such entries take an
+        // unused `i64`.
+        let dummy_input = params.is_empty();
+        if dummy_input {
+            params.push("(_: i64)".into());
+        }
+        self.line(0, &format!("entry {name}{sizes} {} : {result_type} =", params.join(" ")));
         let rebuild_count = rebuild.len();
         for r in rebuild {
             self.line(1, &r);
@@ -359,6 +367,7 @@ impl<'p> Writer<'p> {
             name,
             params: e.params.iter().map(|v| v.ty.clone()).collect(),
             inputs,
+            dummy_input,
             result: e.result.clone(),
             outputs,
             dummy_output,
@@ -368,14 +377,18 @@ impl<'p> Writer<'p> {
     /// A value of type `t` from its leaf parameters; `n` is the length
     /// shared by the leaves of a sequence of records, `index` the element
     /// being built inside one.
-    fn assemble(&mut self, t: &Type, leaves: &mut impl Iterator<Item = String>, n: Option<&str>, index: &str) -> String {
+    fn assemble(
+        &mut self,
+        t: &Type,
+        leaves: &mut impl Iterator<Item = String>,
+        n: Option<&str>,
+        index: &str,
+    ) -> String {
         match t {
             Type::Unit => "()".into(),
             Type::Record(fields) => {
-                let parts: Vec<(String, String)> = fields
-                    .iter()
-                    .map(|(l, ft)| (label(l), self.assemble(ft, leaves, n, index)))
-                    .collect();
+                let parts: Vec<(String, String)> =
+                    fields.iter().map(|(l, ft)| (label(l), self.assemble(ft, leaves, n, index))).collect();
                 if is_tuple(fields) {
                     format!("({})", parts.into_iter().map(|(_, v)| v).collect::<Vec<_>>().join(", "))
                 } else {
@@ -530,16 +543,15 @@ impl<'p> Writer<'p> {
                         let n = self.locals.fresh("n");
                         self.line(depth, &format!("let {n} = length {a}"));
                         let elems: Vec<Type> = match e {
-                            Expr::Map { seqs, .. } => seqs.iter().map(|s| s.ty().elem().cloned().unwrap_or(Type::Unit)).collect(),
+                            Expr::Map { seqs, .. } => {
+                                seqs.iter().map(|s| s.ty().elem().cloned().unwrap_or(Type::Unit)).collect()
+                            }
                             _ => Vec::new(),
                         };
                         let mut all = vec![a.clone()];
                         all.extend(rest.iter().cloned());
-                        let coerced: Vec<String> = all
-                            .iter()
-                            .zip(&elems)
-                            .map(|(s, t)| format!("({s} :> [{n}]{})", self.ty(t)))
-                            .collect();
+                        let coerced: Vec<String> =
+                            all.iter().zip(&elems).map(|(s, t)| format!("({s} :> [{n}]{})", self.ty(t))).collect();
                         self.mark(Some("the sequences given to map2 have different lengths"));
                         format!("map{} {f} {}", all.len(), coerced.join(" "))
                     }
@@ -556,7 +568,12 @@ impl<'p> Writer<'p> {
                         let params = [self.locals.fresh("p"), self.locals.fresh("p")];
                         let body = self.apply(f, &params);
                         self.mark(Some("the sequences given to reduce have different lengths"));
-                        format!("reduce (\\{} {} -> {body} :> {t}) ({ne} :> {t}) {}", params[0], params[1], self.atom(seq))
+                        format!(
+                            "reduce (\\{} {} -> {body} :> {t}) ({ne} :> {t}) {}",
+                            params[0],
+                            params[1],
+                            self.atom(seq)
+                        )
                     }
                     _ => {
                         let f = self.funval(f);
@@ -790,10 +807,7 @@ impl<'p> Writer<'p> {
             Char2int => format!("(i64.i32 {})", a[0]),
             Int2char => {
                 self.mark(Some("int2char: not the code of a character"));
-                format!(
-                    "(assert ({0} >= 0 && {0} <= 0x10FFFF && ({0} < 0xD800 || {0} > 0xDFFF)) (i32.i64 {0}))",
-                    a[0]
-                )
+                format!("(assert ({0} >= 0 && {0} <= 0x10FFFF && ({0} < 0xD800 || {0} > 0xDFFF)) (i32.i64 {0}))", a[0])
             }
             Length => format!("(length {})", a[0]),
             Get => {

@@ -46,6 +46,8 @@ pub struct EntryAbi {
     pub params: Vec<Type>,
     /// The leaves of each parameter, in order.
     pub inputs: Vec<Leaf>,
+    /// The entry takes one unused `i64` (it has no leaf to take).
+    pub dummy_input: bool,
     pub result: Type,
     pub outputs: Vec<Leaf>,
     /// The entry returns one unused `bool` (the result has no leaf).
