@@ -148,7 +148,9 @@ impl<'a> Source<'a> {
             i
         };
         let mut wanted: Vec<Range<usize>> = if points.is_empty() {
-            vec![line.start..ceil(line.start + LONG_LINE)]
+            // One range (clippy reads `vec![a..b]` as a mistaken `(a..b).collect()`).
+            let head = line.start..ceil(line.start + LONG_LINE);
+            vec![head]
         } else {
             points
                 .iter()

@@ -267,7 +267,7 @@ mod tests {
     fn an_unboxed_sequence_is_passed_as_its_buffer() {
         let v = ints(&[1, 2, 3]);
         let t = Type::seq(Type::Int);
-        let ins = inputs(std::slice::from_ref(&v), &[t.clone()], &leaves(&t).unwrap()).unwrap();
+        let ins = inputs(std::slice::from_ref(&v), std::slice::from_ref(&t), &leaves(&t).unwrap()).unwrap();
         let Input::Array { data, owned, dims } = &ins[0] else { panic!() };
         assert!(owned.is_none());
         let Seq::Int(view) = v.as_seq() else { panic!() };
@@ -279,11 +279,11 @@ mod tests {
     fn nested_sequences_are_flattened_and_irregular_ones_refused() {
         let t = Type::seq(Type::seq(Type::Int));
         let regular = Value::seq(Seq::from_values(vec![ints(&[1, 2]), ints(&[3, 4])]));
-        let ins = inputs(std::slice::from_ref(&regular), &[t.clone()], &leaves(&t).unwrap()).unwrap();
+        let ins = inputs(std::slice::from_ref(&regular), std::slice::from_ref(&t), &leaves(&t).unwrap()).unwrap();
         let Input::Array { owned: Some(Buf::I64(b)), dims, .. } = &ins[0] else { panic!() };
         assert_eq!((b.as_slice(), dims.as_slice()), (&[1, 2, 3, 4][..], &[2, 2][..]));
         let irregular = Value::seq(Seq::from_values(vec![ints(&[1, 2]), ints(&[3])]));
-        let e = inputs(&[irregular], &[t.clone()], &leaves(&t).unwrap()).err().unwrap();
+        let e = inputs(&[irregular], std::slice::from_ref(&t), &leaves(&t).unwrap()).err().unwrap();
         assert!(e.contains("irregular"), "{e}");
     }
 

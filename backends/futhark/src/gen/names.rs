@@ -78,7 +78,7 @@ const RESERVED: &[&str] = &[
 pub fn sanitize(s: &str) -> String {
     let mut out: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
     if !out.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        out.insert_str(0, "v");
+        out.insert(0, 'v');
     }
     if RESERVED.contains(&out.as_str()) {
         out.push('_');
