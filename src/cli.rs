@@ -41,6 +41,7 @@ enum Command {
         /// `cuda-ast`: each backend's program after its rewrites and ANF.
         /// `futhark-ir` and `cuda-ir`: each backend's lowered IR, with types.
         /// `cuda`: the generated CUDA C++ translation unit.
+        /// `futhark`: the generated Futhark program.
         #[arg(long, value_enum)]
         stage: Stage,
         file: PathBuf,
@@ -58,6 +59,11 @@ enum Command {
         all: bool,
         #[command(flatten)]
         color: OutputArgs,
+    },
+    /// The cache of compiled accelerate code (`pmx cache clean` empties it).
+    Cache {
+        #[arg(value_enum)]
+        action: CacheAction,
     },
     /// Run a program (utests are skipped).
     Run {
@@ -143,6 +149,13 @@ pub enum Stage {
     FutharkIr,
     CudaIr,
     Cuda,
+    Futhark,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CacheAction {
+    /// Remove every compiled library.
+    Clean,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -173,6 +186,7 @@ pub fn main() -> ExitCode {
         Command::Run { run, args } => run_program(run, args, None),
         Command::Test { run, all_utests, args } => run_program(run, args, Some(all_utests)),
         Command::Lsp { .. } => pmx_lsp::run(),
+        Command::Cache { action: CacheAction::Clean } => cache_clean(),
     })
 }
 
@@ -190,6 +204,23 @@ fn report_panic(info: &std::panic::PanicHookInfo) {
     pmx_cpu::io::flush();
     eprintln!("error: internal error: {message}{place}");
     eprintln!("  = note: this is a bug in pmx; please report it, with the input that shows it");
+}
+
+fn cache_clean() -> ExitCode {
+    let Some(dir) = pmx_native::cache::dir() else {
+        eprintln!("error: no cache folder: set PMX_CACHE_DIR (or HOME)");
+        return ExitCode::from(1);
+    };
+    match pmx_native::cache::clean(&dir) {
+        Ok(n) => {
+            println!("removed {n} entries from {}", dir.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 fn load(db: &Database, path: &Path) -> Result<SourceFile, ExitCode> {
@@ -355,6 +386,7 @@ fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, all: 
         Stage::FutharkIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Futhark, color),
         Stage::CudaIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Cuda, color),
         Stage::Cuda => return emit_cuda(&db, &analysis, output, unchecked, color),
+        Stage::Futhark => return emit_futhark(&db, &analysis, output, color),
     };
     let mut module = pmx_accelerate::program::to_module(program);
     let mut text = String::new();
@@ -416,6 +448,34 @@ fn emit_cuda(
                 .map(|e| {
                     pmx_diagnostics::Diagnostic::error(pmx_diagnostics::Code::CudaUnsupported, e.span, e.message)
                         .with_label("the CUDA generator does not take this yet")
+                })
+                .collect();
+            render::human(db, &diagnostics, color);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The generated Futhark program of the program's Futhark-class bindings.
+fn emit_futhark(
+    db: &Database,
+    analysis: &pmx_accelerate::Analysis,
+    output: Option<&Path>,
+    color: &OutputArgs,
+) -> ExitCode {
+    let (program, diagnostics) = pmx_lower::lower(analysis, pmx_accelerate::Backend::Futhark);
+    if !diagnostics.is_empty() {
+        render::human(db, &diagnostics, color);
+        return ExitCode::from(1);
+    }
+    match pmx_futhark::gen::generate(&program, &render::locator(db)) {
+        Ok(g) => write_output(output, &g.source),
+        Err(errors) => {
+            let diagnostics: Vec<pmx_diagnostics::Diagnostic> = errors
+                .into_iter()
+                .map(|e| {
+                    pmx_diagnostics::Diagnostic::error(pmx_diagnostics::Code::FutharkUnsupported, e.span, e.message)
+                        .with_label("the Futhark generator does not take this yet")
                 })
                 .collect();
             render::human(db, &diagnostics, color);

@@ -4,9 +4,10 @@
 //!
 //! - `interp`: every binding in the interpreter.
 //! - `cpu`: CUDA-class bindings as generated CUDA compiled for the CPU
-//!   (`pmx_cuda::cpu`). Futhark-class bindings have no native engine yet
-//!   (the Futhark backend is not written): an explicit `--target cpu` on a
-//!   program with such bindings is an error that says so.
+//!   (`pmx_cuda::cpu`); Futhark-class bindings as generated Futhark
+//!   compiled by `futhark multicore` (`pmx_futhark::engine`). Without a
+//!   `futhark` (`PMX_FUTHARK`, `PATH`), `--target cpu` on a program with
+//!   Futhark-class bindings is an error that says what to install.
 //! - `gpu`: not available yet (the GPU engine is not written; the
 //!   generated CUDA is compiled by NVRTC in the tests): an error.
 //! - `auto` (the default): the interpreter, until the native engines cover
@@ -43,12 +44,49 @@ pub fn choose(
         }
         Target::Cpu => {
             if let Some(a) = of(Backend::Futhark).next() {
-                return Err(format!(
-                    "--target cpu: Futhark-class accelerate code ({} at {}) cannot run natively yet (the Futhark \
-                     backend is not written); use --target interp",
-                    a.boundary.name,
-                    locate(a.boundary.span)
-                ));
+                let futhark = pmx_futhark::engine::find().map_err(|e| {
+                    format!("--target cpu: {e} (needed for {} at {})", a.boundary.name, locate(a.boundary.span))
+                })?;
+                let (program, diagnostics) = pmx_lower::lower(analysis, Backend::Futhark);
+                if let Some(d) = diagnostics.first() {
+                    return Err(format!("--target cpu: {} at {}", d.message, locate(d.span())));
+                }
+                let generated = pmx_futhark::gen::generate(&program, locate).map_err(|errors| {
+                    let e = &errors[0];
+                    format!("--target cpu: Futhark code generation: {} at {}", e.message, locate(e.span))
+                })?;
+                let library = Arc::new(pmx_futhark::engine::build(&generated, &futhark)?);
+                for entry in &generated.entries {
+                    let Some(a) = analysis.accelerates.iter().find(|a| a.boundary.id == entry.id) else { continue };
+                    if verbose {
+                        eprintln!(
+                            "pmx: {} ({}) runs as Futhark compiled by {} for the CPU (multicore; {})",
+                            a.boundary.name,
+                            locate(a.boundary.span),
+                            futhark.version,
+                            if library.cached {
+                                "found in the cache".to_string()
+                            } else {
+                                format!("compiled in {:.2} s", library.compile_time.as_secs_f64())
+                            }
+                        );
+                    }
+                    let index = profile.add(pmx_native::profile::Entry {
+                        name: a.boundary.name.to_string(),
+                        engine: "futhark-multicore".into(),
+                        compile: library.compile_time,
+                        cached: library.cached,
+                        ..Default::default()
+                    });
+                    engines.insert(
+                        entry.id,
+                        Arc::new(pmx_futhark::engine::FutharkEngine {
+                            library: library.clone(),
+                            entry: entry.clone(),
+                            profile: Some((profile.clone(), index)),
+                        }),
+                    );
+                }
             }
             if of(Backend::Cuda).next().is_some() {
                 let (program, diagnostics) = pmx_lower::lower(analysis, Backend::Cuda);

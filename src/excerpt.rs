@@ -148,7 +148,9 @@ impl<'a> Source<'a> {
             i
         };
         let mut wanted: Vec<Range<usize>> = if points.is_empty() {
-            std::iter::once(line.start..ceil(line.start + LONG_LINE)).collect()
+            // One range (clippy reads `vec![a..b]` as a mistaken `(a..b).collect()`).
+            let head = line.start..ceil(line.start + LONG_LINE);
+            vec![head]
         } else {
             points
                 .iter()

@@ -351,3 +351,28 @@ fn a_let_that_calls_itself_is_told_about_recursive() {
     let (_, _, stderr) = check(dir.path(), "inner.mc");
     assert!(stderr.contains("write `recursive let g = ... in ...`"), "{stderr}");
 }
+
+/// A second run of an unchanged program finds its compiled code in the
+/// cache (`--verbose` says so), and `pmx cache clean` empties the cache.
+#[test]
+fn compiled_code_is_cached_and_the_cache_can_be_cleaned() {
+    let dir = TempDir::new("cache");
+    let file = dir.write(
+        "a.mc",
+        "mexpr\nlet t = tensorCreateCArrayInt [4] (lam. 0) in\naccelerate (loop 4 (lam i. tensorSetExn t [i] i));\ndprint (tensorGetExn t [3])\n",
+    );
+    let cache = dir.path().join("cache");
+    let run_cpu = || {
+        run(pmx(dir.path(), &["run", "--target", "cpu", "--verbose", file.to_str().unwrap()])
+            .env("PMX_CACHE_DIR", &cache))
+    };
+    let (code, out, err) = run_cpu();
+    assert_eq!((code, out.as_str()), (Some(0), "3"), "{err}");
+    assert!(err.contains("compiled in"), "{err}");
+    let (_, _, err) = run_cpu();
+    assert!(err.contains("found in the cache"), "{err}");
+    let (code, out, _) = run(pmx(dir.path(), &["cache", "clean"]).env("PMX_CACHE_DIR", &cache));
+    assert_eq!(code, Some(0));
+    assert!(out.starts_with("removed 1 entries"), "{out}");
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0);
+}

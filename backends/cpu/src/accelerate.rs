@@ -97,6 +97,15 @@ fn check(m: &Machine, site: &Site, args: &[Value]) -> Res<()> {
             return Err(m.fail(format!("{e} (in the value of `{}` passed to accelerate)", p.source.text), b.span));
         }
     }
+    check_sizes(m, site, args)
+}
+
+/// The size constraints stated in terms of the parameters, checked on
+/// the loaded values: debug mode's check, which native engines also run
+/// before a call (cheap: lengths only), so that a violated constraint is
+/// reported where debug mode reports it.
+pub fn check_sizes(m: &Machine, site: &Site, args: &[Value]) -> Res<()> {
+    let b = &site.boundary;
     for c in &b.sizes {
         let (Some(lhs), Some(rhs)) = (size(c.lhs, args), size(c.rhs, args)) else { continue };
         if lhs != rhs {

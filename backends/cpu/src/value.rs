@@ -6,7 +6,8 @@
 //! parallel keywords can run on rayon's threads: references are mutexes and
 //! tensor elements are atomics.
 
-use crate::buffer::View;
+// Re-exported: native engines build unboxed sequences from their buffers.
+pub use crate::buffer::View;
 use crate::code::LamCode;
 use crate::error::alloc_collect;
 use crate::tensor::Tensor;

@@ -40,8 +40,21 @@ impl Compiler {
     /// Compiles `sources` into the shared library `out`; the compiler's
     /// messages are the error.
     pub fn shared_library(&self, sources: &[&Path], out: &Path, flags: &[&str]) -> Result<(), String> {
+        self.shared_library_linking(sources, out, flags, &[])
+    }
+
+    /// Like [`Compiler::shared_library`], with libraries (`-lm`) after the
+    /// sources: linkers that drop libraries nothing before them needs
+    /// (`--as-needed`) would otherwise leave their symbols unresolved.
+    pub fn shared_library_linking(
+        &self,
+        sources: &[&Path],
+        out: &Path,
+        flags: &[&str],
+        libs: &[&str],
+    ) -> Result<(), String> {
         let mut cmd = Command::new(&self.program);
-        cmd.args(["-shared", "-fPIC"]).args(flags).args(sources).arg("-o").arg(out);
+        cmd.args(["-shared", "-fPIC"]).args(flags).args(sources).arg("-o").arg(out).args(libs);
         let output = cmd.output().map_err(|e| format!("cannot run {}: {e}", self.program.display()))?;
         if output.status.success() {
             return Ok(());

@@ -82,6 +82,7 @@ codes! {
     LowerTypeNotConcrete = "E0431", "lowering: type not concrete";
     LowerFunctionValue = "E0432", "lowering: function value cannot be made first-order";
     CudaUnsupported = "E0440", "CUDA code generation: construct not supported yet";
+    FutharkUnsupported = "E0441", "Futhark code generation: construct not supported yet";
 }
 
 impl std::fmt::Display for Code {

@@ -1,0 +1,631 @@
+//! The engine: the generated program compiled by `futhark multicore
+//! --library` and the system C compiler into a shared library (cached by
+//! everything that decides it), loaded with `libloading`, and called
+//! through Futhark's C API in one context per run.
+//!
+//! Futhark's entry functions take one argument per leaf, so their C
+//! signatures differ per entry, and `futhark_new_<t>_<n>d` takes one
+//! argument per dimension. Rust cannot call a signature it learns at run
+//! time, so a small C file generated from the manifest (`pmx_glue.c`)
+//! gives each entry and each array type one fixed signature: an entry
+//! takes arrays of pointers to its inputs and outputs, array
+//! construction takes a pointer to the dimensions. Everything else
+//! (configuration, context, sync, errors) is called directly.
+
+use crate::abi::{Leaf, Scalar};
+use crate::gen::{EntryAbi, Generated, FILE};
+use crate::marshal::{self, Buf, Input, Output};
+use futhark_bindgen::manifest::{Manifest, Type as ManifestType};
+use pmx_cpu::value::Value;
+use pmx_cpu::{Args, Engine, Machine, Site};
+use rustc_hash::FxHashMap;
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Where Futhark's releases are (the message for a missing compiler).
+pub const INSTALL: &str = "install Futhark from its releases (https://github.com/diku-dk/futhark/releases)";
+
+/// The Futhark compiler.
+#[derive(Clone, Debug)]
+pub struct Futhark {
+    pub program: PathBuf,
+    /// The first line of `futhark --version` (part of cache keys).
+    pub version: String,
+}
+
+/// `$PMX_FUTHARK`, else `futhark` on `PATH`; the error says what to
+/// install.
+pub fn find() -> Result<Futhark, String> {
+    let (program, from) = match std::env::var_os("PMX_FUTHARK").filter(|p| !p.is_empty()) {
+        Some(p) => (PathBuf::from(p), "PMX_FUTHARK"),
+        None => (PathBuf::from("futhark"), "PATH"),
+    };
+    let out = Command::new(&program).arg("--version").output();
+    match out {
+        Ok(o) if o.status.success() => {
+            let version = String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_string();
+            Ok(Futhark { program, version })
+        }
+        Ok(o) => Err(format!(
+            "futhark not found (PATH or PMX_FUTHARK): `{} --version` (from {from}) failed: {}; {INSTALL}",
+            program.display(),
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!(
+            "futhark not found (PATH or PMX_FUTHARK): cannot run `{}` (from {from}): {e}; {INSTALL}",
+            program.display()
+        )),
+    }
+}
+
+/// Flags of the C build (part of the cache key). Futhark's C needs C99
+/// and threads (its multicore scheduler); `-lm` is linked after it.
+const FLAGS: &[&str] = &["-O3", "-march=native", "-std=c99", "-pthread"];
+const LIBS: &[&str] = &["-lm"];
+/// Futhark's backend (part of the cache key).
+const BACKEND: &str = "multicore";
+
+type ConfigNew = unsafe extern "C" fn() -> *mut c_void;
+type ContextNew = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
+type Free = unsafe extern "C" fn(*mut c_void);
+type Sync = unsafe extern "C" fn(*mut c_void) -> c_int;
+type GetError = unsafe extern "C" fn(*mut c_void) -> *mut c_char;
+type Call = unsafe extern "C" fn(*mut c_void, *const *mut c_void, *const *const c_void) -> c_int;
+type ArrayNew = unsafe extern "C" fn(*mut c_void, *const u8, *const i64) -> *mut c_void;
+type ArrayValues = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut u8) -> c_int;
+type ArrayShape = unsafe extern "C" fn(*mut c_void, *mut c_void) -> *const i64;
+type ArrayFree = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
+
+extern "C" {
+    /// `futhark_context_get_error`'s string is the caller's to free.
+    fn free(p: *mut c_void);
+}
+
+#[derive(Clone, Copy)]
+struct ArrayOps {
+    new: ArrayNew,
+    values: ArrayValues,
+    shape: ArrayShape,
+    free: ArrayFree,
+}
+
+/// The Futhark context of the run (made at the first call).
+struct Context {
+    cfg: *mut c_void,
+    ctx: *mut c_void,
+}
+
+// Safety: the context is used under the library's mutex only, one call at
+// a time, as Futhark's C API asks.
+unsafe impl Send for Context {}
+
+/// The compiled library of one program's Futhark-class bindings.
+pub struct Library {
+    /// Dropped after the context is freed (see `Drop`).
+    lib: std::mem::ManuallyDrop<libloading::Library>,
+    context: Mutex<Option<Context>>,
+    config_new: ConfigNew,
+    context_new: ContextNew,
+    context_free: Free,
+    config_free: Free,
+    sync: Sync,
+    get_error: GetError,
+    calls: FxHashMap<String, Call>,
+    arrays: FxHashMap<(Scalar, usize), ArrayOps>,
+    pub generated: Generated,
+    /// Where the generated program and its C are kept.
+    pub dir: PathBuf,
+    pub cached: bool,
+    pub compile_time: Duration,
+}
+
+/// Compiles (or finds in the cache) and loads the generated program.
+pub fn build(g: &Generated, futhark: &Futhark) -> Result<Library, String> {
+    let cc = pmx_native::cc::Compiler::find(pmx_native::cc::Language::C).ok_or(
+        "no C compiler found (set CC, or install gcc): Futhark-class accelerate code cannot be compiled for the CPU",
+    )?;
+    let root = pmx_native::cache::dir().ok_or("no cache folder (set PMX_CACHE_DIR)")?;
+    let key = pmx_native::cache::key(&[
+        b"futhark",
+        g.source.as_bytes(),
+        futhark.version.as_bytes(),
+        BACKEND.as_bytes(),
+        cc.version.as_bytes(),
+        FLAGS.join(" ").as_bytes(),
+        LIBS.join(" ").as_bytes(),
+    ]);
+    let started = Instant::now();
+    let progress = std::cell::Cell::new(None);
+    let (dir, found) = pmx_native::cache::entry(&root, &key, |dir| {
+        progress.set(Some(pmx_native::progress::Progress::start(
+            "compiling Futhark-class accelerate code with futhark multicore",
+        )));
+        compile(g, futhark, &cc, dir)
+    })?;
+    if let Some(p) = progress.take() {
+        p.finish();
+    }
+    let compile_time = started.elapsed();
+    load(g, &dir, found == pmx_native::cache::Found::Cached, compile_time)
+}
+
+/// Futhark to C, the glue from the manifest, C to `libpmx.so`, in `dir`.
+fn compile(g: &Generated, futhark: &Futhark, cc: &pmx_native::cc::Compiler, dir: &Path) -> Result<(), String> {
+    let src = dir.join(FILE);
+    std::fs::write(&src, &g.source).map_err(|e| format!("cannot write {}: {e}", src.display()))?;
+    // futhark-bindgen's `Compiler` runs futhark with the terminal as its
+    // output and reports a failure as a bare `CompilationFailed` (and
+    // panics on a path it cannot canonicalise); a rejected program must
+    // come back with Futhark's message and the file kept, so futhark is
+    // run here. Its manifest is still read with futhark-bindgen.
+    let out = Command::new(&futhark.program)
+        .args([BACKEND, "--library", "-o", "pmx", FILE])
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", futhark.program.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "internal error: futhark rejects the generated program (kept at {}); please report it:\n{}",
+            src.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let manifest = Manifest::parse_file(dir.join("pmx.json"))
+        .map_err(|e| format!("internal error: cannot read Futhark's manifest in {}: {e:?}", dir.display()))?;
+    check_manifest(g, &manifest)
+        .map_err(|e| format!("internal error: {e} (generated program kept at {})", src.display()))?;
+    let glue = dir.join("pmx_glue.c");
+    std::fs::write(&glue, glue_source(&manifest)?).map_err(|e| format!("cannot write {}: {e}", glue.display()))?;
+    cc.shared_library_linking(&[&dir.join("pmx.c"), &glue], &dir.join("libpmx.so"), FLAGS, LIBS).map_err(|e| {
+        format!("internal error: the C that Futhark generated does not compile (kept in {}):\n{e}", dir.display())
+    })
+}
+
+/// The entries of the manifest are those the generator wrote, leaf for
+/// leaf.
+fn check_manifest(g: &Generated, m: &Manifest) -> Result<(), String> {
+    for e in &g.entries {
+        let Some(me) = m.entry_points.get(&e.name) else {
+            return Err(format!("Futhark's manifest has no entry `{}`", e.name));
+        };
+        let mut inputs: Vec<String> = e.inputs.iter().map(Leaf::futhark_type).collect();
+        if e.dummy_input {
+            inputs.push("i64".into());
+        }
+        let mut outputs: Vec<String> = e.outputs.iter().map(Leaf::futhark_type).collect();
+        if e.dummy_output {
+            outputs.push("bool".into());
+        }
+        let got_in: Vec<&str> = me.inputs.iter().map(|i| i.r#type.as_str()).collect();
+        let got_out: Vec<&str> = me.outputs.iter().map(|o| o.r#type.as_str()).collect();
+        if got_in != inputs || got_out != outputs {
+            return Err(format!(
+                "entry `{}` takes {got_in:?} and returns {got_out:?} in Futhark's manifest, not {inputs:?} and \
+                 {outputs:?}",
+                e.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn c_scalar(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "i64" => "int64_t",
+        "f64" => "double",
+        "bool" => "bool",
+        "i32" => "int32_t",
+        _ => return None,
+    })
+}
+
+fn array_suffix(elem: &str, rank: i32) -> String {
+    format!("{elem}_{rank}d")
+}
+
+/// The glue: one fixed signature per entry and per array type, from the
+/// manifest's C names.
+fn glue_source(m: &Manifest) -> Result<String, String> {
+    let mut s = String::from(
+        "// Generated by pmx from Futhark's manifest: fixed signatures for entries and arrays.\n#include <stdint.h>\n#include <stdbool.h>\n#include <stddef.h>\n#include \"pmx.h\"\n\n",
+    );
+    let ctype = |t: &str| -> Result<String, String> {
+        if let Some(c) = c_scalar(t) {
+            return Ok(c.to_string());
+        }
+        match m.types.get(t) {
+            Some(ManifestType::Array(a)) => Ok(a.ctype.clone()),
+            _ => Err(format!("internal error: Futhark's manifest has a type pmx does not pass: {t}")),
+        }
+    };
+    for (name, t) in &m.types {
+        let ManifestType::Array(a) = t else { continue };
+        let elem = a.elemtype.to_str();
+        let Some(ce) = c_scalar(elem) else { continue };
+        let suffix = array_suffix(elem, a.rank);
+        let dims: Vec<String> = (0..a.rank).map(|k| format!("dims[{k}]")).collect();
+        let _ = writeln!(s, "// {name}");
+        let _ = writeln!(
+            s,
+            "void *pmx_new_{suffix}(struct futhark_context *ctx, const void *data, const int64_t *dims) {{\n  return {}(ctx, (const {ce} *)data, {});\n}}",
+            a.ops.new,
+            dims.join(", ")
+        );
+        let _ = writeln!(
+            s,
+            "int pmx_values_{suffix}(struct futhark_context *ctx, void *arr, void *data) {{\n  return {}(ctx, arr, ({ce} *)data);\n}}",
+            a.ops.values
+        );
+        let _ = writeln!(
+            s,
+            "const int64_t *pmx_shape_{suffix}(struct futhark_context *ctx, void *arr) {{\n  return {}(ctx, arr);\n}}",
+            a.ops.shape
+        );
+        let _ = writeln!(
+            s,
+            "int pmx_free_{suffix}(struct futhark_context *ctx, void *arr) {{\n  return {}(ctx, arr);\n}}\n",
+            a.ops.free
+        );
+    }
+    for (name, e) in &m.entry_points {
+        let mut args = vec!["ctx".to_string()];
+        for (k, o) in e.outputs.iter().enumerate() {
+            args.push(format!("({} *)out[{k}]", ctype(&o.r#type)?));
+        }
+        for (k, i) in e.inputs.iter().enumerate() {
+            args.push(format!("*({} const *)in[{k}]", ctype(&i.r#type)?));
+        }
+        let _ = writeln!(
+            s,
+            "int pmx_call_{name}(struct futhark_context *ctx, void *const *out, const void *const *in) {{\n  (void)out; (void)in;\n  return {}({});\n}}\n",
+            e.cfun,
+            args.join(", ")
+        );
+    }
+    Ok(s)
+}
+
+fn symbol<T: Copy>(lib: &libloading::Library, name: &str) -> Result<T, String> {
+    // Safety: every symbol looked up is a function of the generated
+    // library whose C signature is the type it is read as (the glue and
+    // Futhark's documented API).
+    unsafe { lib.get::<T>(name.as_bytes()).map(|s| *s).map_err(|e| format!("internal error: {name} missing: {e}")) }
+}
+
+fn load(g: &Generated, dir: &Path, cached: bool, compile_time: Duration) -> Result<Library, String> {
+    let path = dir.join("libpmx.so");
+    // Safety: the library is pmx's own generated code, whose initialisers
+    // do nothing but set up statics.
+    let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| format!("cannot load {}: {e}", path.display()))?;
+    let mut calls = FxHashMap::default();
+    let mut arrays = FxHashMap::default();
+    for e in &g.entries {
+        calls.insert(e.name.clone(), symbol::<Call>(&lib, &format!("pmx_call_{}", e.name))?);
+        for leaf in e.inputs.iter().chain(&e.outputs).filter(|l| l.rank > 0) {
+            let key = (leaf.scalar, leaf.rank);
+            if arrays.contains_key(&key) {
+                continue;
+            }
+            let suffix = array_suffix(leaf.scalar.futhark(), leaf.rank as i32);
+            let ops = ArrayOps {
+                new: symbol(&lib, &format!("pmx_new_{suffix}"))?,
+                values: symbol(&lib, &format!("pmx_values_{suffix}"))?,
+                shape: symbol(&lib, &format!("pmx_shape_{suffix}"))?,
+                free: symbol(&lib, &format!("pmx_free_{suffix}"))?,
+            };
+            arrays.insert(key, ops);
+        }
+    }
+    Ok(Library {
+        config_new: symbol(&lib, "futhark_context_config_new")?,
+        context_new: symbol(&lib, "futhark_context_new")?,
+        context_free: symbol(&lib, "futhark_context_free")?,
+        config_free: symbol(&lib, "futhark_context_config_free")?,
+        sync: symbol(&lib, "futhark_context_sync")?,
+        get_error: symbol(&lib, "futhark_context_get_error")?,
+        lib: std::mem::ManuallyDrop::new(lib),
+        context: Mutex::new(None),
+        calls,
+        arrays,
+        generated: g.clone(),
+        dir: dir.to_path_buf(),
+        cached,
+        compile_time,
+    })
+}
+
+/// A failure inside generated code: Futhark's message and, when it names
+/// a line of the generated program, that line.
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub line: Option<usize>,
+}
+
+impl Failure {
+    fn from_futhark(text: &str) -> Failure {
+        let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("failure");
+        let message = first.strip_prefix("Error: ").unwrap_or(first).to_string();
+        let needle = format!("{FILE}:");
+        let line = text.find(&needle).and_then(|at| {
+            let digits: String = text[at + needle.len()..].chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        });
+        Failure { message, line }
+    }
+}
+
+impl Library {
+    /// The context's last error (freed after reading).
+    unsafe fn error(&self, ctx: *mut c_void) -> String {
+        // Safety: `ctx` is this library's live context; the string is
+        // Futhark's to give and the caller's to free.
+        unsafe {
+            let p = (self.get_error)(ctx);
+            if p.is_null() {
+                return "failure without a message".into();
+            }
+            let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+            free(p as *mut c_void);
+            s
+        }
+    }
+
+    /// Runs an entry on its inputs; the leaves of its result.
+    pub fn run(&self, entry: &EntryAbi, inputs: &[Input]) -> Result<Vec<Value>, Failure> {
+        let internal = |m: String| Failure { message: format!("internal error: {m}"), line: None };
+        let call = *self.calls.get(&entry.name).ok_or_else(|| internal(format!("no entry {}", entry.name)))?;
+        let mut guard = self.context.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.is_none() {
+            // Safety: Futhark's documented construction of a context.
+            let (cfg, ctx) = unsafe {
+                let cfg = (self.config_new)();
+                (cfg, if cfg.is_null() { std::ptr::null_mut() } else { (self.context_new)(cfg) })
+            };
+            if ctx.is_null() {
+                return Err(internal("cannot create a Futhark context".into()));
+            }
+            // A context whose creation failed says so in its error.
+            // Safety: `ctx` was just made.
+            let err = unsafe {
+                let p = (self.get_error)(ctx);
+                if p.is_null() {
+                    None
+                } else {
+                    let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+                    free(p as *mut c_void);
+                    Some(s)
+                }
+            };
+            if let Some(e) = err {
+                // Safety: both were made above and are not used again.
+                unsafe {
+                    (self.context_free)(ctx);
+                    (self.config_free)(cfg);
+                }
+                return Err(internal(format!("the Futhark context failed: {e}")));
+            }
+            *guard = Some(Context { cfg, ctx });
+        }
+        let ctx = guard.as_ref().map(|c| c.ctx).expect("made above");
+        // Safety: the slots outlive the call; array handles are made and
+        // freed with this context, each once.
+        unsafe { self.run_in(ctx, call, entry, inputs) }
+    }
+
+    unsafe fn run_in(
+        &self,
+        ctx: *mut c_void,
+        call: Call,
+        entry: &EntryAbi,
+        inputs: &[Input],
+    ) -> Result<Vec<Value>, Failure> {
+        let ops = |l: &Leaf| {
+            self.arrays.get(&(l.scalar, l.rank)).copied().ok_or_else(|| Failure {
+                message: format!("internal error: no array type {}", l.futhark_type()),
+                line: None,
+            })
+        };
+        // One word per input: a scalar, or an array's handle.
+        let mut words: Vec<u64> = vec![0; inputs.len()];
+        let mut made: Vec<(ArrayOps, *mut c_void)> = Vec::new();
+        let free_all = |made: &[(ArrayOps, *mut c_void)]| {
+            for (o, a) in made {
+                // Safety: each handle was made by this context, freed once.
+                unsafe { (o.free)(ctx, *a) };
+            }
+        };
+        for (k, (leaf, input)) in entry.inputs.iter().zip(inputs).enumerate() {
+            match input {
+                Input::Scalar(w) => words[k] = *w,
+                Input::Array { data, dims, .. } => {
+                    let o = match ops(leaf) {
+                        Ok(o) => o,
+                        Err(e) => {
+                            free_all(&made);
+                            return Err(e);
+                        }
+                    };
+                    // Safety: `data` holds `dims`' product of elements.
+                    let a = unsafe { (o.new)(ctx, *data, dims.as_ptr()) };
+                    if a.is_null() {
+                        free_all(&made);
+                        // Safety: `ctx` is live.
+                        return Err(Failure::from_futhark(&unsafe { self.error(ctx) }));
+                    }
+                    made.push((o, a));
+                    words[k] = a as u64;
+                }
+            }
+        }
+        if entry.dummy_input {
+            words.push(0);
+        }
+        let ins: Vec<*const c_void> = words.iter().map(|w| w as *const u64 as *const c_void).collect();
+        let n_out = entry.outputs.len() + entry.dummy_output as usize;
+        let mut outs: Vec<u64> = vec![0; n_out];
+        let out_ptrs: Vec<*mut c_void> = outs.iter_mut().map(|w| w as *mut u64 as *mut c_void).collect();
+        // Safety: the glue reads `ins` and writes `outs` as the manifest's
+        // types, which `check_manifest` matched with the leaves.
+        let code = unsafe { call(ctx, out_ptrs.as_ptr(), ins.as_ptr()) };
+        let code = if code == 0 { unsafe { (self.sync)(ctx) } } else { code };
+        free_all(&made);
+        let out_arrays: Vec<(usize, ArrayOps)> = entry
+            .outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.rank > 0)
+            .filter_map(|(k, l)| ops(l).ok().map(|o| (k, o)))
+            .collect();
+        let free_outs = |outs: &[u64]| {
+            for (k, o) in &out_arrays {
+                if outs[*k] != 0 {
+                    // Safety: a handle the entry returned, freed once.
+                    unsafe { (o.free)(ctx, outs[*k] as *mut c_void) };
+                }
+            }
+        };
+        if code != 0 {
+            // Safety: `ctx` is live.
+            let text = unsafe { self.error(ctx) };
+            free_outs(&outs);
+            return Err(Failure::from_futhark(&text));
+        }
+        let mut values = Vec::with_capacity(entry.outputs.len());
+        let mut pending: Vec<(usize, Output)> = Vec::new();
+        for (k, leaf) in entry.outputs.iter().enumerate() {
+            if leaf.rank == 0 {
+                values
+                    .push(marshal::scalar_value(leaf.scalar, outs[k]).map_err(|m| Failure { message: m, line: None }));
+                continue;
+            }
+            let o = ops(leaf)?;
+            let a = outs[k] as *mut c_void;
+            // Safety: a live array of rank `leaf.rank`.
+            let dims: Vec<i64> = unsafe { std::slice::from_raw_parts((o.shape)(ctx, a), leaf.rank) }.to_vec();
+            let n = dims.iter().map(|d| (*d).max(0) as usize).product::<usize>();
+            let mut buf = match leaf.scalar {
+                Scalar::I64 => Buf::I64(Vec::with_capacity(n)),
+                Scalar::F64 => Buf::F64(Vec::with_capacity(n)),
+                Scalar::Bool => Buf::Bool(Vec::with_capacity(n)),
+                Scalar::I32 => Buf::I32(Vec::with_capacity(n)),
+            };
+            let ptr = match &mut buf {
+                Buf::I64(v) => v.as_mut_ptr() as *mut u8,
+                Buf::F64(v) => v.as_mut_ptr() as *mut u8,
+                Buf::Bool(v) => v.as_mut_ptr() as *mut u8,
+                Buf::I32(v) => v.as_mut_ptr() as *mut u8,
+            };
+            // Safety: the buffer has room for the array's elements.
+            let code = unsafe { (o.values)(ctx, a, ptr) };
+            if code != 0 {
+                let text = unsafe { self.error(ctx) };
+                free_outs(&outs);
+                return Err(Failure::from_futhark(&text));
+            }
+            pending.push((k, Output { buf, dims }));
+            values.push(Ok(Value::unit()));
+        }
+        // `futhark_values_*` may finish asynchronously: the elements are
+        // there after a sync.
+        let code = unsafe { (self.sync)(ctx) };
+        free_outs(&outs);
+        if code != 0 {
+            return Err(Failure::from_futhark(&unsafe { self.error(ctx) }));
+        }
+        for (k, mut o) in pending {
+            // Safety: `futhark_values_*` and the sync wrote all `n`
+            // elements (a `bool` as 0 or 1).
+            let n = o.dims.iter().map(|d| (*d).max(0) as usize).product::<usize>();
+            unsafe {
+                match &mut o.buf {
+                    Buf::I64(v) => v.set_len(n),
+                    Buf::F64(v) => v.set_len(n),
+                    Buf::Bool(v) => v.set_len(n),
+                    Buf::I32(v) => v.set_len(n),
+                }
+            }
+            values[k] = marshal::array_value(o).map_err(|m| Failure { message: m, line: None });
+        }
+        values.into_iter().collect()
+    }
+}
+
+impl Drop for Library {
+    fn drop(&mut self) {
+        if let Some(c) = self.context.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            // Safety: the context and configuration were made by this
+            // library and are freed once; freeing the context stops its
+            // worker threads, so the code can be unmapped after.
+            unsafe {
+                (self.context_free)(c.ctx);
+                (self.config_free)(c.cfg);
+            }
+        }
+        // Safety: nothing of the library is used after this.
+        unsafe { std::mem::ManuallyDrop::drop(&mut self.lib) };
+    }
+}
+
+/// One binding's engine.
+pub struct FutharkEngine {
+    pub library: Arc<Library>,
+    pub entry: EntryAbi,
+    pub profile: Option<(Arc<pmx_native::profile::Profile>, usize)>,
+}
+
+impl Engine for FutharkEngine {
+    fn name(&self) -> &str {
+        "futhark-multicore"
+    }
+
+    fn call(&self, m: &mut Machine, site: &Site, args: Args) -> pmx_cpu::Res<Value> {
+        let span = site.boundary.span;
+        let started = Instant::now();
+        let values: Vec<Value> = if site.boundary.dummy { Vec::new() } else { args.into_iter().collect() };
+        pmx_cpu::accelerate::check_sizes(m, site, &values)?;
+        let inputs = marshal::inputs(&values, &self.entry.params, &self.entry.inputs).map_err(|e| m.fail(e, span))?;
+        let bytes_in: u64 = self.entry.inputs.iter().zip(&inputs).map(|(l, i)| i.bytes(l.scalar)).sum();
+        let leaves = match self.library.run(&self.entry, &inputs) {
+            Ok(v) => v,
+            Err(f) => {
+                let line = f.line.and_then(|l| self.library.generated.locate(l));
+                let at = line.map(|l| l.span).filter(|s| !s.is_builtin()).unwrap_or(span);
+                let what = line.and_then(|l| l.what.clone()).unwrap_or(f.message);
+                return Err(m.fail(format!("{what} (in Futhark-class accelerated code)"), at));
+            }
+        };
+        drop(inputs);
+        let bytes_out: u64 = if self.profile.is_some() { leaves.iter().map(value_bytes).sum() } else { 0 };
+        let value = marshal::assemble(&self.entry.result, &mut leaves.into_iter()).map_err(|e| m.fail(e, span))?;
+        if let Some((profile, index)) = &self.profile {
+            let elapsed = started.elapsed();
+            profile.update(*index, |e| {
+                e.calls += 1;
+                e.inside += elapsed;
+                e.bytes_in += bytes_in;
+                e.bytes_out += bytes_out;
+            });
+        }
+        Ok(value)
+    }
+}
+
+/// Bytes of a result leaf as it came back.
+fn value_bytes(v: &Value) -> u64 {
+    use pmx_cpu::value::Seq;
+    match v {
+        Value::Seq(s) => match &**s {
+            Seq::Int(x) => x.len() as u64 * 8,
+            Seq::Float(x) => x.len() as u64 * 8,
+            Seq::Char(x) => x.len() as u64 * 4,
+            Seq::Bool(x) => x.len() as u64,
+            Seq::Boxed(_) => (0..s.len()).map(|i| value_bytes(&s.get(i))).sum(),
+        },
+        _ => 8,
+    }
+}

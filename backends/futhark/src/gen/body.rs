@@ -1,0 +1,914 @@
+//! The writer: functions, entries and statements, one line each where a
+//! statement fits on one (so that a failure Futhark reports by line is
+//! located at the statement's MExpr span).
+
+use super::names::{label, Namer};
+use super::{leaves_of, EntryAbi, Line, Unsupported};
+use crate::abi::{has_record, Leaf, Step};
+use pmx_ast::{is_tuple_labels, Builtin, Span};
+use pmx_lower::{Atom, Block, Callee, Entry, Expr, FnId, FunRef, Function, Lit, Program, Stmt, Type, Var, VarId};
+use rustc_hash::FxHashMap;
+use std::fmt::Write;
+
+pub struct Writer<'p> {
+    p: &'p Program,
+    locate: &'p dyn Fn(Span) -> String,
+    pub out: String,
+    /// Lines written so far (the next line is `written + 1`).
+    written: usize,
+    pub lines: Vec<Line>,
+    pub errors: Vec<Unsupported>,
+    functions: FxHashMap<FnId, String>,
+    /// Per function or entry: variable names, and the elements of
+    /// sequence literals (a `flatten` of one is a concatenation).
+    vars: FxHashMap<VarId, String>,
+    literals: FxHashMap<VarId, Vec<Atom>>,
+    locals: Namer,
+    /// The statement being written (failures are located there).
+    span: Span,
+}
+
+/// What a tail-recursive function's loop needs while its body is written.
+struct TailLoop {
+    id: FnId,
+    /// The loop's parameters (the function's, shadowed by the loop).
+    params: Vec<String>,
+    /// The result type's zero (the result slot before the last round).
+    zero: String,
+}
+
+fn is_tuple(fields: &[(pmx_ast::SmolStr, Type)]) -> bool {
+    fields.len() > 1 && is_tuple_labels(fields.iter().map(|(l, _)| l))
+}
+
+fn ind(depth: usize) -> String {
+    "  ".repeat(depth)
+}
+
+impl<'p> Writer<'p> {
+    pub fn new(p: &'p Program, locate: &'p dyn Fn(Span) -> String) -> Writer<'p> {
+        let mut globals = Namer::default();
+        let mut functions = FxHashMap::default();
+        // Entries keep their binding's name (it is the C symbol's suffix);
+        // functions get the names left.
+        for e in &p.entries {
+            globals.reserve(&super::names::sanitize(&e.name));
+        }
+        for f in &p.functions {
+            functions.insert(f.id, globals.fresh(&f.name));
+        }
+        Writer {
+            p,
+            locate,
+            out: String::new(),
+            written: 0,
+            lines: Vec::new(),
+            errors: Vec::new(),
+            functions,
+            vars: FxHashMap::default(),
+            literals: FxHashMap::default(),
+            locals: Namer::default(),
+            span: Span::BUILTIN,
+        }
+    }
+
+    pub fn line(&mut self, depth: usize, text: &str) {
+        if text.is_empty() {
+            self.out.push('\n');
+            self.written += 1;
+            return;
+        }
+        for l in text.lines() {
+            self.out.push_str(&ind(depth));
+            self.out.push_str(l);
+            self.out.push('\n');
+            self.written += 1;
+        }
+    }
+
+    /// Records that the next line may fail, at the current statement.
+    fn mark(&mut self, what: Option<&str>) {
+        let line = Line { line: self.written + 1, span: self.span, what: what.map(str::to_string) };
+        self.lines.push(line);
+    }
+
+    fn unsupported(&mut self, message: impl Into<String>) {
+        self.errors.push(Unsupported { span: self.span, message: message.into() });
+    }
+
+    fn begin(&mut self, span: Span) {
+        self.vars.clear();
+        self.literals.clear();
+        self.locals = Namer::default();
+        // Function names stay visible inside bodies.
+        for name in self.functions.values() {
+            self.locals.reserve(name);
+        }
+        self.span = span;
+    }
+
+    fn bind(&mut self, v: &Var) -> String {
+        let name = self.locals.fresh(&v.name);
+        self.vars.insert(v.id, name.clone());
+        name
+    }
+
+    fn var(&self, v: &Var) -> String {
+        self.vars.get(&v.id).cloned().unwrap_or_else(|| super::names::sanitize(&v.name))
+    }
+
+    fn atom(&self, a: &Atom) -> String {
+        match a {
+            Atom::Var(v) => self.var(v),
+            Atom::Lit(l) => lit(l),
+        }
+    }
+
+    /// A Futhark type with anonymous sizes.
+    fn ty(&mut self, t: &Type) -> String {
+        match t {
+            Type::Int => "i64".into(),
+            Type::Float => "f64".into(),
+            Type::Bool => "bool".into(),
+            Type::Char => "i32".into(),
+            Type::Unit => "()".into(),
+            Type::Seq(e) => format!("[]{}", self.ty(e)),
+            Type::Record(fields) if is_tuple(fields) => {
+                let parts: Vec<String> = fields.iter().map(|(_, t)| self.ty(t)).collect();
+                format!("({})", parts.join(", "))
+            }
+            Type::Record(fields) => {
+                let parts: Vec<String> = fields.iter().map(|(l, t)| format!("{}: {}", label(l), self.ty(t))).collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+            Type::Tensor(_) => {
+                self.unsupported("tensors in Futhark code");
+                "()".into()
+            }
+            Type::Variant(v) => {
+                let name = self.p.variant(*v).map(|d| d.name.to_string()).unwrap_or_default();
+                self.unsupported(format!("values of the variant type {name} in Futhark code"));
+                "()".into()
+            }
+        }
+    }
+
+    /// A value of type `t` that is never looked at (the result slot of a
+    /// loop before its last round).
+    fn zero(&mut self, t: &Type) -> String {
+        match t {
+            Type::Int => "0i64".into(),
+            Type::Float => "0f64".into(),
+            Type::Bool => "false".into(),
+            Type::Char => "0i32".into(),
+            Type::Unit => "()".into(),
+            Type::Seq(_) => "[]".into(),
+            Type::Record(fields) if is_tuple(fields) => {
+                let parts: Vec<String> = fields.iter().map(|(_, t)| self.zero(t)).collect();
+                format!("({})", parts.join(", "))
+            }
+            Type::Record(fields) => {
+                let parts: Vec<String> =
+                    fields.iter().map(|(l, t)| format!("{} = {}", label(l), self.zero(t))).collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+            other => {
+                self.ty(other);
+                "()".into()
+            }
+        }
+    }
+
+    fn comment_for(&self, what: &str, span: Span) -> String {
+        format!("-- {what} at {}", (self.locate)(span))
+    }
+
+    pub fn function(&mut self, f: &Function) {
+        self.begin(f.span);
+        let mut head = self.comment_for(&f.source, f.span);
+        if !f.instance.is_empty() {
+            let inst: Vec<String> = f.instance.iter().map(|(v, t)| format!("{v} = {t}")).collect();
+            let _ = write!(head, ", instance {}", inst.join(", "));
+        }
+        self.line(0, &head);
+        if f.recursive && !f.tail_recursive {
+            self.unsupported(format!(
+                "`{}` is recursive, and not only in tail position (Futhark has no recursion; tail recursion becomes \
+                 a loop)",
+                f.source
+            ));
+        }
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|v| {
+                let name = self.bind(v);
+                format!("({name}: {})", self.ty(&v.ty))
+            })
+            .collect();
+        let name = self.functions[&f.id].clone();
+        let result = self.ty(&f.result);
+        let params = if params.is_empty() { String::new() } else { format!(" {}", params.join(" ")) };
+        self.line(0, &format!("def {name}{params} : {result} ="));
+        if f.recursive && f.tail_recursive {
+            self.tail_loop(f);
+        } else {
+            self.nested(&f.body, 1);
+        }
+        self.line(0, "");
+    }
+
+    /// A tail-recursive function as a `while` loop over its parameters:
+    /// a tail call is another round with new parameters, a result ends
+    /// the loop.
+    fn tail_loop(&mut self, f: &Function) {
+        let params: Vec<String> = f.params.iter().map(|v| self.var(v)).collect();
+        let zero = self.zero(&f.result);
+        let go = self.locals.fresh("go");
+        let res = self.locals.fresh("res");
+        let mut pattern = vec![go.clone(), res.clone()];
+        pattern.extend(params.iter().cloned());
+        let mut init = vec!["true".to_string(), zero.clone()];
+        init.extend(params.iter().cloned());
+        let ignored: Vec<&str> = std::iter::repeat_n("_", params.len()).collect();
+        let rest = if ignored.is_empty() { String::new() } else { format!(", {}", ignored.join(", ")) };
+        self.line(1, &format!("let (_, {res}{rest}) ="));
+        self.line(2, &format!("loop ({}) = ({}) while {go} do", pattern.join(", "), init.join(", ")));
+        let tail = TailLoop { id: f.id, params, zero };
+        self.tail_block(&f.body, &tail, 3);
+        self.line(1, &format!("in {res}"));
+    }
+
+    /// A block in tail position of a loop body: its value is the loop's
+    /// next state.
+    fn tail_block(&mut self, b: &Block, t: &TailLoop, depth: usize) {
+        let last = match (&b.result, b.stmts.last()) {
+            (Atom::Var(v), Some(s)) if s.var.id == v.id => Some(s),
+            _ => None,
+        };
+        let tail_stmt = last.filter(|s| match &s.expr {
+            Expr::Call(id, _) => *id == t.id,
+            Expr::If { .. } => true,
+            _ => false,
+        });
+        let n = if tail_stmt.is_some() { b.stmts.len() - 1 } else { b.stmts.len() };
+        for s in &b.stmts[..n] {
+            self.stmt(s, depth);
+        }
+        let Some(s) = tail_stmt else {
+            let r = self.atom(&b.result);
+            let state = format!("(false, {r}, {})", t.params.join(", "));
+            self.line(depth, &format!("in {state}"));
+            return;
+        };
+        self.span = s.span;
+        match &s.expr {
+            Expr::Call(_, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
+                self.line(depth, &format!("in (true, {}, {})", t.zero, args.join(", ")));
+            }
+            Expr::If { cond, then, otherwise } => {
+                let c = self.atom(cond);
+                let lead = if n == 0 { "" } else { "in " };
+                self.line(depth, &format!("{lead}if {c} then"));
+                self.tail_block(then, t, depth + 1);
+                self.line(depth, "else");
+                self.tail_block(otherwise, t, depth + 1);
+            }
+            _ => unreachable!("only calls and ifs are tail statements"),
+        }
+    }
+
+    pub fn entry(&mut self, e: &Entry) -> Option<EntryAbi> {
+        self.begin(e.span);
+        let comment = self.comment_for("accelerate", e.span);
+        self.line(0, &comment);
+        let mut inputs = Vec::new();
+        let mut params = Vec::new();
+        let mut sizes = Vec::new();
+        let mut rebuild = Vec::new();
+        for v in &e.params {
+            let leaves = match leaves_of(&v.ty) {
+                Ok(l) => l,
+                Err(why) => {
+                    self.unsupported(why);
+                    return None;
+                }
+            };
+            let name = self.bind(v);
+            // A parameter that is one leaf crosses as it is; others are
+            // rebuilt from leaf parameters named after their paths.
+            if leaves.len() == 1 && leaves[0].path.iter().all(|s| *s == Step::Elems) {
+                params.push(format!("({name}: {})", self.ty(&v.ty)));
+            } else {
+                let mut leaf_names = Vec::new();
+                // The leaves of a sequence of records share its length.
+                let outer = matches!(v.ty, Type::Seq(_)).then(|| self.locals.fresh(&format!("n_{name}")));
+                if let Some(n) = &outer {
+                    sizes.push(format!("[{n}]"));
+                }
+                for l in &leaves {
+                    let leaf = self.locals.fresh(&format!("{name}_{}", path_name(&l.path)));
+                    let t = l.futhark_type();
+                    let t = match &outer {
+                        Some(n) => format!("[{n}]{}", &t[2..]),
+                        None => t,
+                    };
+                    params.push(format!("({leaf}: {t})"));
+                    leaf_names.push(leaf);
+                }
+                let mut it = leaf_names.into_iter();
+                let value = self.assemble(&v.ty, &mut it, outer.as_deref(), "");
+                rebuild.push(format!("let {name} = {value}"));
+            }
+            inputs.extend(leaves);
+        }
+        let outputs = match leaves_of(&e.result) {
+            Ok(l) => l,
+            Err(why) => {
+                self.unsupported(why);
+                return None;
+            }
+        };
+        let dummy_output = outputs.is_empty();
+        let out_types: Vec<String> = outputs.iter().map(Leaf::futhark_type).collect();
+        let result_type = match out_types.len() {
+            0 => "bool".to_string(),
+            1 => out_types[0].clone(),
+            _ => format!("({})", out_types.join(", ")),
+        };
+        let name = super::names::sanitize(&e.name);
+        let sizes = if sizes.is_empty() { String::new() } else { format!(" {}", sizes.join(" ")) };
+        // An entry without parameters is a constant, which Futhark
+        // computes when the context is made, where a failure could not be
+        // told apart from a failure to make it: such entries take an
+        // unused `i64`.
+        let dummy_input = params.is_empty();
+        if dummy_input {
+            params.push("(_: i64)".into());
+        }
+        self.line(0, &format!("entry {name}{sizes} {} : {result_type} =", params.join(" ")));
+        let rebuild_count = rebuild.len();
+        for r in rebuild {
+            self.line(1, &r);
+        }
+        let r = self.block(&e.body, 1);
+        let parts = self.extract(&e.result, &r, 0);
+        let value = match parts.len() {
+            0 => "true".to_string(),
+            1 => parts[0].clone(),
+            _ => format!("({})", parts.join(", ")),
+        };
+        let lead = if e.body.stmts.is_empty() && rebuild_count == 0 { "" } else { "in " };
+        self.line(1, &format!("{lead}{value}"));
+        self.line(0, "");
+        Some(EntryAbi {
+            id: e.id,
+            name,
+            params: e.params.iter().map(|v| v.ty.clone()).collect(),
+            inputs,
+            dummy_input,
+            result: e.result.clone(),
+            outputs,
+            dummy_output,
+        })
+    }
+
+    /// A value of type `t` from its leaf parameters; `n` is the length
+    /// shared by the leaves of a sequence of records, `index` the element
+    /// being built inside one.
+    fn assemble(
+        &mut self,
+        t: &Type,
+        leaves: &mut impl Iterator<Item = String>,
+        n: Option<&str>,
+        index: &str,
+    ) -> String {
+        match t {
+            Type::Unit => "()".into(),
+            Type::Record(fields) => {
+                let parts: Vec<(String, String)> =
+                    fields.iter().map(|(l, ft)| (label(l), self.assemble(ft, leaves, n, index))).collect();
+                if is_tuple(fields) {
+                    format!("({})", parts.into_iter().map(|(_, v)| v).collect::<Vec<_>>().join(", "))
+                } else {
+                    let parts: Vec<String> = parts.into_iter().map(|(l, v)| format!("{l} = {v}")).collect();
+                    format!("{{{}}}", parts.join(", "))
+                }
+            }
+            Type::Seq(e) if has_record(e) && index.is_empty() => {
+                let i = self.locals.fresh("i");
+                let n = n.unwrap_or("0").to_string();
+                let elem = self.assemble(e, leaves, Some(&n), &format!("[{i}]"));
+                format!("map (\\{i} -> {elem}) (iota {n})")
+            }
+            _ => format!("{}{index}", leaves.next().unwrap_or_default()),
+        }
+    }
+
+    /// The leaves of a value `v` of type `t` as expressions.
+    fn extract(&mut self, t: &Type, v: &str, depth: usize) -> Vec<String> {
+        match t {
+            Type::Unit => Vec::new(),
+            Type::Record(fields) => {
+                let mut out = Vec::new();
+                for (l, ft) in fields {
+                    let field = if is_tuple(fields) { l.to_string() } else { label(l) };
+                    out.extend(self.extract(ft, &format!("{v}.{field}"), depth));
+                }
+                out
+            }
+            Type::Seq(e) if has_record(e) => {
+                let x = format!("x{depth}");
+                self.extract(e, &x, depth + 1).into_iter().map(|inner| format!("map (\\{x} -> {inner}) {v}")).collect()
+            }
+            _ => vec![v.to_string()],
+        }
+    }
+
+    /// The statements of a block (each ending without `in`); returns the
+    /// block's result.
+    fn block(&mut self, b: &Block, depth: usize) -> String {
+        for s in &b.stmts {
+            self.stmt(s, depth);
+        }
+        self.atom(&b.result)
+    }
+
+    /// A nested block as an expression: `let ... in r`, or `r`.
+    fn nested(&mut self, b: &Block, depth: usize) {
+        let r = self.block(b, depth);
+        let text = if b.stmts.is_empty() { r } else { format!("in {r}") };
+        self.line(depth, &text);
+    }
+
+    fn stmt(&mut self, s: &Stmt, depth: usize) {
+        let outer = self.span;
+        if s.span != Span::BUILTIN {
+            self.span = s.span;
+        }
+        let name = self.bind(&s.var);
+        match &s.expr {
+            Expr::If { cond, then, otherwise } => {
+                let c = self.atom(cond);
+                self.line(depth, &format!("let {name} ="));
+                self.line(depth + 1, &format!("if {c} then"));
+                self.nested(then, depth + 2);
+                self.line(depth + 1, "else");
+                self.nested(otherwise, depth + 2);
+            }
+            Expr::Seq(items) => {
+                self.literals.insert(s.var.id, items.clone());
+                let e = self.seq_literal(items, s.var.ty.elem(), depth);
+                self.mark(None);
+                self.line(depth, &format!("let {name} = {e}"));
+            }
+            other => {
+                let e = self.expr(other, &s.var.ty, depth);
+                self.line(depth, &format!("let {name} = {e}"));
+            }
+        }
+        self.span = outer;
+    }
+
+    /// A sequence literal; rows of a literal of arrays are coerced to the
+    /// first row's length (a let before it names that length).
+    fn seq_literal(&mut self, items: &[Atom], elem: Option<&Type>, depth: usize) -> String {
+        let values: Vec<String> = items.iter().map(|a| self.atom(a)).collect();
+        if values.is_empty() {
+            return "[]".into();
+        }
+        match elem {
+            Some(Type::Seq(inner)) if values.len() > 1 => {
+                let n = self.locals.fresh("n");
+                self.line(depth, &format!("let {n} = length {}", values[0]));
+                let t = format!("[{n}]{}", self.ty(inner));
+                let rows: Vec<String> = values.iter().map(|v| format!("{v} :> {t}")).collect();
+                format!("[{}]", rows.join(", "))
+            }
+            _ => format!("[{}]", values.join(", ")),
+        }
+    }
+
+    /// A node as an expression (lets it needs are written first). Lines
+    /// that can fail are marked.
+    fn expr(&mut self, e: &Expr, ty: &Type, depth: usize) -> String {
+        match e {
+            Expr::Atom(a) => self.atom(a),
+            Expr::Prim(b, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
+                self.prim(*b, &args, ty)
+            }
+            Expr::Call(id, args) => {
+                let name = self.functions.get(id).cloned().unwrap_or_else(|| format!("f{}", id.0));
+                let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
+                // A failure inside the callee is located there; the call
+                // line locates failures Futhark reports only by caller.
+                self.mark(None);
+                if args.is_empty() {
+                    name
+                } else {
+                    format!("{name} {}", args.join(" "))
+                }
+            }
+            Expr::Record(fields) => {
+                let is_tup = fields.len() > 1 && is_tuple_labels(fields.iter().map(|(l, _)| l));
+                let parts: Vec<String> = fields
+                    .iter()
+                    .map(|(l, a)| if is_tup { self.atom(a) } else { format!("{} = {}", label(l), self.atom(a)) })
+                    .collect();
+                if is_tup {
+                    format!("({})", parts.join(", "))
+                } else {
+                    format!("{{{}}}", parts.join(", "))
+                }
+            }
+            Expr::Project(r, l) => {
+                let tuple = matches!(r.ty(), Type::Record(ref fs) if is_tuple(fs));
+                let field = if tuple { l.to_string() } else { label(l) };
+                format!("{}.{field}", self.atom(r))
+            }
+            Expr::Seq(items) => self.seq_literal(items, ty.elem(), depth),
+            Expr::Map { f: fr, seqs } => {
+                let names: Vec<String> = seqs.iter().map(|a| self.atom(a)).collect();
+                let firsts: Vec<String> = names.iter().map(|s| format!("{s}[0]")).collect();
+                let guard = names.first().map(|s| format!("length {s}")).unwrap_or_default();
+                let f = self.sized_funval(fr, &firsts, &guard, depth);
+                let seqs = names;
+                match seqs.as_slice() {
+                    [s] => format!("map {f} {s}"),
+                    [a, rest @ ..] => {
+                        // `map2` needs equal lengths: both are coerced to
+                        // the first's (checked when it runs).
+                        let n = self.locals.fresh("n");
+                        self.line(depth, &format!("let {n} = length {a}"));
+                        let elems: Vec<Type> = match e {
+                            Expr::Map { seqs, .. } => {
+                                seqs.iter().map(|s| s.ty().elem().cloned().unwrap_or(Type::Unit)).collect()
+                            }
+                            _ => Vec::new(),
+                        };
+                        let mut all = vec![a.clone()];
+                        all.extend(rest.iter().cloned());
+                        let coerced: Vec<String> =
+                            all.iter().zip(&elems).map(|(s, t)| format!("({s} :> [{n}]{})", self.ty(t))).collect();
+                        self.mark(Some("the sequences given to map2 have different lengths"));
+                        format!("map{} {f} {}", all.len(), coerced.join(" "))
+                    }
+                    [] => "[]".into(),
+                }
+            }
+            Expr::Reduce { f, neutral, seq } => {
+                let ne = self.atom(neutral);
+                match &f.result {
+                    // Futhark's operator must return arrays of one known
+                    // size: the neutral element's.
+                    Type::Seq(_) => {
+                        let t = self.result_sizes(&f.result, &ne, depth);
+                        let params = [self.locals.fresh("p"), self.locals.fresh("p")];
+                        let body = self.apply(f, &params);
+                        self.mark(Some("the sequences given to reduce have different lengths"));
+                        format!(
+                            "reduce (\\{} {} -> {body} :> {t}) ({ne} :> {t}) {}",
+                            params[0],
+                            params[1],
+                            self.atom(seq)
+                        )
+                    }
+                    _ => {
+                        let f = self.funval(f);
+                        format!("reduce {f} {ne} {}", self.atom(seq))
+                    }
+                }
+            }
+            Expr::Foldl { f, init, seq } => {
+                let acc = self.locals.fresh("acc");
+                let x = self.locals.fresh("x");
+                let body = self.apply(f, &[acc.clone(), x.clone()]);
+                self.mark(None);
+                format!("loop {acc} = {} for {x} in {} do {body}", self.atom(init), self.atom(seq))
+            }
+            Expr::Create { len, f } => {
+                let n = self.atom(len);
+                let f = self.sized_funval(f, &["0".to_string()], &n, depth);
+                self.mark(Some("create with a negative length"));
+                format!("map {f} (iota {})", self.atom(len))
+            }
+            Expr::Flatten(s) => {
+                let literal = match s {
+                    Atom::Var(v) => self.literals.get(&v.id).cloned(),
+                    Atom::Lit(_) => None,
+                };
+                match literal {
+                    // The rows of a literal may differ in length, which a
+                    // Futhark array cannot hold: concatenated instead.
+                    Some(rows) if !rows.is_empty() => {
+                        rows.iter().map(|a| self.atom(a)).collect::<Vec<_>>().join(" ++ ")
+                    }
+                    _ => format!("flatten {}", self.atom(s)),
+                }
+            }
+            Expr::SizeEq { seq, dim, size } => {
+                let test = size_test(&self.atom(seq), *dim, &self.atom(size));
+                self.mark(Some("a size constraint does not hold"));
+                format!("assert ({test}) ()")
+            }
+            Expr::SizeCoerce { seq, dim, size } => {
+                let t = seq.ty();
+                let mut dims = String::new();
+                let mut elem = &t;
+                for k in 0..=*dim {
+                    match elem {
+                        Type::Seq(e) => {
+                            dims.push_str(&if k == *dim { format!("[{}]", self.atom(size)) } else { "[]".into() });
+                            elem = e;
+                        }
+                        _ => break,
+                    }
+                }
+                let elem = elem.clone();
+                self.mark(Some("a size constraint does not hold"));
+                format!("{} :> {dims}{}", self.atom(seq), self.ty(&elem))
+            }
+            Expr::Never => {
+                self.mark(Some("Reached a never term, which should be impossible"));
+                format!("assert false ({})", self.zero(ty))
+            }
+            Expr::Con { .. } | Expr::IsCon { .. } | Expr::Payload { .. } => {
+                self.unsupported("variant types (constructors and matches on them) in Futhark code");
+                "()".into()
+            }
+            Expr::Loop { .. } | Expr::SeqLoopAcc { .. } => {
+                self.unsupported("`loop` in Futhark code (it is CUDA's keyword)");
+                "()".into()
+            }
+            Expr::Utest { .. } => {
+                self.unsupported("a utest inside Futhark-class accelerated code (other than a size constraint)");
+                "()".into()
+            }
+            Expr::If { .. } => unreachable!("ifs are statements"),
+        }
+    }
+
+    /// A function reference as a Futhark function value.
+    fn funval(&mut self, f: &FunRef) -> String {
+        match f.callee {
+            Callee::Function(id) => {
+                let name = self.functions.get(&id).cloned().unwrap_or_else(|| format!("f{}", id.0));
+                if f.bound.is_empty() {
+                    name
+                } else {
+                    let bound: Vec<String> = f.bound.iter().map(|a| self.atom(a)).collect();
+                    format!("({name} {})", bound.join(" "))
+                }
+            }
+            Callee::Builtin(_) => {
+                let params: Vec<String> = (0..f.params.len()).map(|_| self.locals.fresh("p")).collect();
+                let body = self.apply(f, &params);
+                format!("(\\{} -> {body})", params.join(" "))
+            }
+        }
+    }
+
+    /// A function reference as the function of a `map`: one that returns
+    /// arrays is coerced to the sizes of its result on the first elements
+    /// (`firsts`, evaluated only when `guard`, the length mapped over, is
+    /// not zero), since Futhark's `map` needs the sizes of its rows before
+    /// it runs them; rows of other sizes fail when the program runs.
+    fn sized_funval(&mut self, f: &FunRef, firsts: &[String], guard: &str, depth: usize) -> String {
+        if !matches!(f.result, Type::Seq(_)) {
+            return self.funval(f);
+        }
+        let r = self.locals.fresh("r");
+        let first = self.apply(f, firsts);
+        let dims = seq_depth(&f.result);
+        let sizes: Vec<String> = (0..dims).map(|_| self.locals.fresh("m")).collect();
+        let zeros: Vec<&str> = vec!["0"; dims];
+        let mut lengths = Vec::new();
+        let mut e = r.clone();
+        for k in 0..dims {
+            let prior: Vec<String> = (0..k).map(|j| format!("length {r}{} == 0", "[0]".repeat(j))).collect();
+            lengths.push(if prior.is_empty() {
+                format!("length {e}")
+            } else {
+                format!("(if {} then 0 else length {e})", prior.join(" || "))
+            });
+            e.push_str("[0]");
+        }
+        let tuple = |xs: Vec<String>| if xs.len() == 1 { xs[0].clone() } else { format!("({})", xs.join(", ")) };
+        self.line(
+            depth,
+            &format!(
+                "let {} = if {guard} == 0 then {} else let {r} = {first} in {}",
+                tuple(sizes.clone()),
+                tuple(zeros.iter().map(|z| z.to_string()).collect()),
+                tuple(lengths)
+            ),
+        );
+        let mut inner = &f.result;
+        let mut t = String::new();
+        for m in &sizes {
+            t.push_str(&format!("[{m}]"));
+            if let Type::Seq(e) = inner {
+                inner = e;
+            }
+        }
+        let inner = inner.clone();
+        t.push_str(&self.ty(&inner));
+        let params: Vec<String> = (0..f.params.len()).map(|_| self.locals.fresh("p")).collect();
+        let body = self.apply(f, &params);
+        self.mark(Some("the sequences made by one map have different lengths"));
+        format!("(\\{} -> {body} :> {t})", params.join(" "))
+    }
+
+    /// Names for the sizes of `v` (of type `t`, nested sequences) written
+    /// as lets; returns the type `[m1][m2]e` with them.
+    fn result_sizes(&mut self, t: &Type, v: &str, depth: usize) -> String {
+        let mut names = Vec::new();
+        let mut inner = t;
+        let mut e = v.to_string();
+        let mut ty = String::new();
+        while let Type::Seq(el) = inner {
+            let m = self.locals.fresh("m");
+            let guard: Vec<String> = names.iter().map(|n: &String| format!("{n} == 0")).collect();
+            let len = if guard.is_empty() {
+                format!("length {e}")
+            } else {
+                format!("if {} then 0 else length {e}", guard.join(" || "))
+            };
+            self.line(depth, &format!("let {m} = {len}"));
+            ty.push_str(&format!("[{m}]"));
+            names.push(m);
+            e.push_str("[0]");
+            inner = el;
+        }
+        let inner = inner.clone();
+        ty.push_str(&self.ty(&inner));
+        ty
+    }
+
+    /// A function reference applied to more arguments.
+    fn apply(&mut self, f: &FunRef, args: &[String]) -> String {
+        let mut all: Vec<String> = f.bound.iter().map(|a| self.atom(a)).collect();
+        all.extend(args.iter().cloned());
+        match f.callee {
+            Callee::Function(id) => {
+                let name = self.functions.get(&id).cloned().unwrap_or_else(|| format!("f{}", id.0));
+                format!("({name} {})", all.join(" "))
+            }
+            Callee::Builtin(b) => {
+                let result = f.result.clone();
+                self.prim(b, &all, &result)
+            }
+        }
+    }
+
+    /// A primitive with Miking's semantics.
+    fn prim(&mut self, b: Builtin, a: &[String], ty: &Type) -> String {
+        use Builtin::*;
+        let bin = |op: &str| format!("({} {op} {})", a[0], a[1]);
+        match b {
+            Addi | Addf => bin("+"),
+            Subi | Subf => bin("-"),
+            Muli | Mulf => bin("*"),
+            Divf => bin("/"),
+            // OCaml's division and remainder truncate (Futhark's `//` and
+            // `%%`); dividing by zero fails.
+            Divi => {
+                self.mark(Some("Division by zero"));
+                format!("(assert ({} != 0) ({} // {}))", a[1], a[0], a[1])
+            }
+            Modi => {
+                self.mark(Some("Division by zero"));
+                format!("(assert ({} != 0) ({} %% {}))", a[1], a[0], a[1])
+            }
+            Negi | Negf => format!("(-{})", a[0]),
+            // A count outside 0..63 shifts every bit out, as the
+            // interpreter does.
+            Slli => format!("(if {1} >= 0 && {1} < 64 then {0} << {1} else 0)", a[0], a[1]),
+            Srli => format!("(if {1} >= 0 && {1} < 64 then i64.u64 (u64.i64 {0} >> u64.i64 {1}) else 0)", a[0], a[1]),
+            Srai => format!("({0} >> (if {1} >= 0 && {1} < 64 then {1} else 63))", a[0], a[1]),
+            Eqi | Eqf | Eqc => bin("=="),
+            Neqi | Neqf => bin("!="),
+            Lti | Ltf => bin("<"),
+            Gti | Gtf => bin(">"),
+            Leqi | Leqf => bin("<="),
+            Geqi | Geqf => bin(">="),
+            Int2float => format!("(f64.i64 {})", a[0]),
+            Floorfi => format!("(i64.f64 (f64.floor {}))", a[0]),
+            Ceilfi => format!("(i64.f64 (f64.ceil {}))", a[0]),
+            // Halves away from zero (OCaml's `Float.round`; Futhark's
+            // `f64.round` takes them to even).
+            Roundfi => format!(
+                "(let t = f64.trunc {0} in i64.f64 (if f64.abs ({0} - t) >= 0.5 then t + (if {0} < 0 then -1 else 1) \
+                 else t))",
+                a[0]
+            ),
+            Char2int => format!("(i64.i32 {})", a[0]),
+            Int2char => {
+                self.mark(Some("int2char: not the code of a character"));
+                format!("(assert ({0} >= 0 && {0} <= 0x10FFFF && ({0} < 0xD800 || {0} > 0xDFFF)) (i32.i64 {0}))", a[0])
+            }
+            Length => format!("(length {})", a[0]),
+            Get => {
+                self.mark(None);
+                format!("{}[{}]", a[0], a[1])
+            }
+            Set => {
+                self.mark(None);
+                format!("(copy {} with [{}] = {})", a[0], a[1], a[2])
+            }
+            Concat => bin("++"),
+            Cons => format!("([{}] ++ {})", a[0], a[1]),
+            Snoc => format!("({} ++ [{}])", a[0], a[1]),
+            Head => {
+                self.mark(Some("Head on empty sequence"));
+                format!("{}[0]", a[0])
+            }
+            Tail => {
+                self.mark(Some("Tail on empty sequence"));
+                format!("{}[1:]", a[0])
+            }
+            Null => format!("(length {} == 0)", a[0]),
+            Reverse => format!("(reverse {})", a[0]),
+            SplitAt => {
+                self.mark(None);
+                format!("({0}[:{1}], {0}[{1}:])", a[0], a[1])
+            }
+            // Clamped to what is there, as the interpreter does; negative
+            // arguments fail.
+            Subsequence => {
+                self.mark(Some("Subsequence using a negative index or length"));
+                format!(
+                    "(assert ({1} >= 0 && {2} >= 0) (let s = i64.min {1} (length {0}) in {0}[s:i64.min (s + {2}) \
+                     (length {0})]))",
+                    a[0], a[1], a[2]
+                )
+            }
+            Error => {
+                self.mark(Some("error"));
+                format!("(assert false {})", self.zero(ty))
+            }
+            other => {
+                self.unsupported(format!("the built-in `{}` in Futhark code", other.name()));
+                "()".into()
+            }
+        }
+    }
+}
+
+/// Whether dimension `dim` of `s` has length `n` (an empty outer
+/// dimension hides the inner ones: true, as the debug checks take it).
+fn size_test(s: &str, dim: usize, n: &str) -> String {
+    let mut parts = Vec::new();
+    let mut e = s.to_string();
+    for _ in 0..dim {
+        parts.push(format!("length {e} == 0"));
+        e = format!("{e}[0]");
+    }
+    parts.push(format!("length {e} == {n}"));
+    parts.join(" || ")
+}
+
+/// How many sequences are nested at the top of `t`.
+fn seq_depth(t: &Type) -> usize {
+    match t {
+        Type::Seq(e) => 1 + seq_depth(e),
+        _ => 0,
+    }
+}
+
+fn path_name(path: &[Step]) -> String {
+    let parts: Vec<String> = path
+        .iter()
+        .filter_map(|s| match s {
+            Step::Field(l) => Some(label(l)),
+            Step::Elems => None,
+        })
+        .collect();
+    if parts.is_empty() {
+        "v".into()
+    } else {
+        parts.join("_")
+    }
+}
+
+fn lit(l: &Lit) -> String {
+    match l {
+        Lit::Int(n) if *n < 0 => format!("({n}i64)"),
+        Lit::Int(n) => format!("{n}i64"),
+        Lit::Float(x) if x.is_nan() => "f64.nan".into(),
+        Lit::Float(x) if x.is_infinite() => {
+            if *x > 0.0 {
+                "f64.inf".into()
+            } else {
+                "(-f64.inf)".into()
+            }
+        }
+        Lit::Float(x) if x.is_sign_negative() => format!("({x:?}f64)"),
+        Lit::Float(x) => format!("{x:?}f64"),
+        Lit::Bool(b) => b.to_string(),
+        Lit::Char(c) => format!("{}i32", *c as u32),
+        Lit::Unit => "()".into(),
+    }
+}

@@ -1,0 +1,182 @@
+//! Generated Futhark is judged by the real compiler: for every test
+//! program with Futhark-class accelerate code, `pmx emit --stage futhark`
+//! is a snapshot (`tests/futhark/snapshots/`), passes `futhark check`, and
+//! the program run with `--target cpu` (Futhark's multicore backend
+//! through its C API) behaves as in debug mode. Without `futhark`
+//! (`PMX_FUTHARK`, then `PATH`) the tests that need it say they were
+//! skipped.
+
+#[path = "support/process.rs"]
+mod process;
+
+use process::pmx;
+use std::path::{Path, PathBuf};
+
+/// Test programs with Futhark-class accelerate bindings.
+fn programs() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut out = Vec::new();
+    for dir in ["accelerate", "run", "run/debug", "run/check_order", "futhark"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.extension().is_none_or(|x| x != "mc") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            if !text.contains("accelerate") {
+                continue;
+            }
+            let (_, explained, _) = pmx(&["explain", "--color=never"], &p);
+            if explained.contains("backend: Futhark") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn name(p: &Path) -> String {
+    let rel = p.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")).expect("under tests");
+    rel.with_extension("").to_string_lossy().replace('/', "_")
+}
+
+fn generated(p: &Path) -> String {
+    let (code, out, err) = pmx(&["emit", "--stage", "futhark", "--color=never"], p);
+    assert_eq!(code, 0, "{}: {err}", p.display());
+    out
+}
+
+/// The Futhark compiler, or why the test is skipped.
+fn futhark() -> Option<PathBuf> {
+    match pmx_futhark::engine::find() {
+        Ok(f) => Some(f.program),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}
+
+#[test]
+fn generated_futhark_snapshots() {
+    let programs = programs();
+    assert!(programs.len() >= 20, "the Futhark-class fixtures are found");
+    for p in programs {
+        let source = generated(&p);
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("futhark/snapshots");
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        settings.bind(|| insta::assert_snapshot!(name(&p), source));
+    }
+}
+
+#[test]
+fn generated_futhark_passes_futhark_check() {
+    let Some(futhark) = futhark() else { return };
+    let dir = std::env::temp_dir().join(format!("pmx-futhark-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut checked = 0;
+    for p in programs() {
+        let src = dir.join(format!("{}.fut", name(&p)));
+        std::fs::write(&src, generated(&p)).expect("writable");
+        let out = std::process::Command::new(&futhark).arg("check").arg(&src).output().expect("futhark runs");
+        assert!(
+            out.status.success(),
+            "{}: futhark check rejects the generated program:\n{}",
+            p.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        checked += 1;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("{checked} generated Futhark programs passed futhark check");
+}
+
+/// The output without the utest dots and summary.
+fn without_tally(out: &str) -> String {
+    out.lines()
+        .filter(|l| {
+            let dots = !l.is_empty() && l.chars().all(|c| c == '.');
+            !dots && !l.ends_with(" failed")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every Futhark-class test program runs with `--target cpu` and prints
+/// what it prints in debug mode, with the same exit code and the same
+/// utests; a failure is located where debug mode locates it. One known
+/// difference: a size-equality utest inside Futhark code is checked (an
+/// `assert` and a size coercion) but not counted as a passed utest, and
+/// when one fails that involves values computed inside, it is located at
+/// the utest rather than at the `accelerate`; programs with such utests
+/// are compared without the utest tally and failure location.
+#[test]
+fn futhark_class_programs_run_on_the_cpu_as_in_debug_mode() {
+    if futhark().is_none() {
+        return;
+    }
+    let mut ran = 0;
+    for p in programs() {
+        let (_, ir, _) = pmx(&["emit", "--stage", "futhark-ir", "--color=never"], &p);
+        let sizes = ir.contains("sizeEq");
+        let debug = pmx(&["test", "--debug", "--color=never"], &p);
+        let cpu = pmx(&["test", "--target", "cpu", "--color=never"], &p);
+        assert_eq!(debug.0, cpu.0, "{}: exit codes differ\n{}\n---\n{}", p.display(), debug.2, cpu.2);
+        if sizes {
+            assert_eq!(without_tally(&debug.1), without_tally(&cpu.1), "{}: outputs differ\n{}", p.display(), cpu.2);
+        } else {
+            assert_eq!(debug.1, cpu.1, "{}: outputs differ\n{}", p.display(), cpu.2);
+        }
+        if debug.0 != 0 {
+            let at = |s: &str| s.lines().find(|l| l.contains("┌─")).map(str::to_string);
+            assert!(at(&cpu.2).is_some(), "{}: the failure is located\n{}", p.display(), cpu.2);
+            if !sizes {
+                assert_eq!(at(&debug.2), at(&cpu.2), "{}: failures differ\n{}\n---\n{}", p.display(), debug.2, cpu.2);
+            }
+            assert!(!cpu.2.contains("internal error"), "{}: {}", p.display(), cpu.2);
+        }
+        ran += 1;
+    }
+    assert!(ran > 0);
+    eprintln!("{ran} Futhark-class programs ran with --target cpu");
+}
+
+/// Bad input at the boundary and failures inside generated code are
+/// run-time errors at the MExpr location, exit code 1.
+#[test]
+fn failures_in_futhark_code_are_located() {
+    if futhark().is_none() {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/futhark");
+    for (file, message, at) in [
+        ("errors_irregular.mc", "irregular nested sequence", "errors_irregular.mc:6:12"),
+        ("errors_index.mc", "out of bounds", "errors_index.mc:6:34"),
+        ("errors_division.mc", "Division by zero", "errors_division.mc:6:34"),
+        ("errors_size.mc", "size constraint does not hold", "errors_size.mc:5:3"),
+    ] {
+        let (code, _, err) = pmx(&["run", "--target", "cpu", "--color=never"], &dir.join(file));
+        assert_eq!(code, 1, "{file}: {err}");
+        assert!(err.contains(message) && err.contains(at), "{file}: {err}");
+    }
+}
+
+/// An explicit `--target cpu` without a Futhark compiler is an error that
+/// says what to install.
+#[test]
+fn missing_futhark_is_an_error_for_an_explicit_target() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/accelerate/listing2.mc");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pmx"))
+        .args(["run", "--target", "cpu"])
+        .arg(&p)
+        .env("PMX_FUTHARK", "/nonexistent/futhark")
+        .output()
+        .expect("pmx runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("futhark not found (PATH or PMX_FUTHARK)") && err.contains("install Futhark"), "{err}");
+}
