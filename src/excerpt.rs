@@ -305,7 +305,7 @@ mod tests {
         let at = text.find("99").expect("there");
         let out = render(&text, at..at + 2);
         assert!(out.contains(&format!("f.mc:2:{}", at - 6 + 1)), "{out}");
-        assert!(out.contains("…1, 1, 99, 2, 2,"), "{out}");
+        assert!(out.contains("2 │ … 1, 1,") && out.contains(", 1, 99, 2, 2,") && out.contains(", 2,…\n"), "{out}");
         assert!(out.len() < 600, "{} bytes: {out}", out.len());
     }
 
