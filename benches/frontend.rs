@@ -62,7 +62,7 @@ fn time_of(src: &str, run: bool) -> f64 {
                     .iter()
                     .map(|f| &pmx_driver::check_file(&db, *f).module)
                     .collect();
-                let outcome = pmx_cpu::run(&modules, pmx_cpu::Options::default());
+                let outcome = pmx_cpu::run(&modules, None, pmx_cpu::Options::default());
                 assert_eq!(outcome.exit_code, 0);
             }
             start.elapsed().as_secs_f64()

@@ -177,7 +177,7 @@ fn a_panic_in_the_evaluator_is_a_located_internal_error() {
         let root = db.load(&path).expect("readable");
         let modules: Vec<&pmx_ast::Module> =
             program_files(&db, root).iter().map(|f| &check_file(&db, *f).module).collect();
-        let outcome = pmx_cpu::run(&modules, pmx_cpu::Options::default());
+        let outcome = pmx_cpu::run(&modules, None, pmx_cpu::Options::default());
         let e = outcome.error.expect("an error");
         let text = root.text(&db).clone();
         (e.kind, outcome.exit_code, text[e.span.range()].to_string())
