@@ -157,6 +157,9 @@ pub enum Step {
 
 pub struct Program {
     pub steps: Vec<StepThunk>,
+    /// Where each step is, for a failure that unwinds out of it with no
+    /// more precise location.
+    pub places: Vec<pmx_ast::Span>,
     pub globals: usize,
     /// The names of globals, for messages.
     pub global_names: Vec<SmolStr>,

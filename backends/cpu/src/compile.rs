@@ -73,6 +73,7 @@ pub fn compile_program(modules: &[&Module], acc: Option<&Accelerated>) -> (Progr
         boundaries: Vec::new(),
     };
     let mut steps = Vec::new();
+    let mut places = Vec::new();
     let mut sites = Vec::new();
     if let Some(acc) = acc {
         // The extracted program defines functions and externals only (its
@@ -80,7 +81,7 @@ pub fn compile_program(modules: &[&Module], acc: Option<&Accelerated>) -> (Progr
         // changes nothing the program observes.
         let extracted = pmx_accelerate::program::to_module(&acc.program);
         for item in &extracted.items {
-            c.item(item, &mut steps);
+            c.placed_item(item, &mut steps, &mut places);
         }
         let accelerated_globals = std::mem::take(&mut c.globals);
         sites = crate::accelerate::sites(acc, &accelerated_globals);
@@ -96,7 +97,7 @@ pub fn compile_program(modules: &[&Module], acc: Option<&Accelerated>) -> (Progr
     for (mi, module) in modules.iter().enumerate() {
         for (ii, item) in module.items.iter().enumerate() {
             if !live.is_dead(mi, ii) {
-                c.item(item, &mut steps);
+                c.placed_item(item, &mut steps, &mut places);
             }
         }
     }
@@ -105,12 +106,34 @@ pub fn compile_program(modules: &[&Module], acc: Option<&Accelerated>) -> (Progr
         let code = c.expr(main);
         let slots = c.ctxs.pop().expect("context pushed").slots as usize;
         steps.push(Step::Main { slots, code });
+        places.push(start(main.span));
     }
     let steps = steps.into_iter().map(crate::thunk::step).collect();
-    (Program { steps, globals: c.global_names.len(), global_names: c.global_names }, sites)
+    (Program { steps, places, globals: c.global_names.len(), global_names: c.global_names }, sites)
+}
+
+/// The start of a span (a place to point at).
+fn start(s: pmx_ast::Span) -> pmx_ast::Span {
+    pmx_ast::Span::new(s.file, s.start, s.start)
 }
 
 impl Compiler {
+    /// Compiles an item and records where each step it made is: the name a
+    /// definition binds, or the start of a utest.
+    fn placed_item(&mut self, item: &Item, steps: &mut Vec<Step>, places: &mut Vec<pmx_ast::Span>) {
+        let before = steps.len();
+        self.item(item, steps);
+        let mut here: Vec<pmx_ast::Span> = match item {
+            Item::Let(b) => vec![b.name.span],
+            Item::RecLets(bindings, _) => bindings.iter().map(|b| b.name.span).collect(),
+            Item::External(d) => vec![d.name.span],
+            Item::Utest(u) => vec![start(u.span)],
+            Item::Type(_) | Item::Con(_) => Vec::new(),
+        };
+        here.resize(steps.len() - before, start(item.span()));
+        places.extend(here);
+    }
+
     fn global(&mut self, id: NameId, name: &SmolStr) -> u32 {
         let g = self.global_names.len() as u32;
         self.globals.insert(id, g);

@@ -43,7 +43,7 @@ pub use eval::{Args, Machine};
 pub use show::{float2string, show};
 
 use eval::Shared;
-use pmx_ast::{Module, Span};
+use pmx_ast::Module;
 use std::sync::Arc;
 
 #[derive(Clone, Debug)]
@@ -115,8 +115,7 @@ pub fn run(modules: &[&Module], accelerated: Option<&Accelerated>, options: Opti
     let shared = Arc::new(Shared::new(program, options, sites));
     let mut machine = Machine::new(shared.clone());
     let mut outcome = Outcome { exit_code: 0, error: None, passed: 0, failed: 0 };
-    let places = step_places(modules, shared.program.steps.len());
-    for (step, place) in shared.program.steps.iter().zip(places) {
+    for (step, &place) in shared.program.steps.iter().zip(&shared.program.places) {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| machine.run_step(step)))
             .unwrap_or_else(|payload| Err(error::from_panic(payload, place, shared.coerced())));
         if let Err(e) = result {
@@ -135,32 +134,4 @@ pub fn run(modules: &[&Module], accelerated: Option<&Accelerated>, options: Opti
     outcome.passed = tally.passed;
     outcome.failed = tally.failed;
     outcome
-}
-
-/// Where each top-level step of the program is, for a failure that unwinds
-/// out of it with no more precise location: the name a definition binds,
-/// or the start of a utest or of the `mexpr` body. The steps are those
-/// `compile_program` makes, one per binding, external and utest, then the
-/// body; if the count differs, no step has a place.
-fn step_places(modules: &[&Module], steps: usize) -> Vec<Span> {
-    let start = |s: Span| Span::new(s.file, s.start, s.start);
-    let mut places = Vec::with_capacity(steps);
-    for module in modules {
-        for item in &module.items {
-            match item {
-                pmx_ast::Item::Let(b) => places.push(b.name.span),
-                pmx_ast::Item::RecLets(bindings, _) => places.extend(bindings.iter().map(|b| b.name.span)),
-                pmx_ast::Item::External(d) => places.push(d.name.span),
-                pmx_ast::Item::Utest(u) => places.push(start(u.span)),
-                pmx_ast::Item::Type(_) | pmx_ast::Item::Con(_) => {}
-            }
-        }
-    }
-    if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
-        places.push(start(main.span));
-    }
-    if places.len() != steps {
-        return vec![Span::BUILTIN; steps];
-    }
-    places
 }
