@@ -56,37 +56,22 @@ pub fn choose(
                     format!("--target cpu: Futhark code generation: {} at {}", e.message, locate(e.span))
                 })?;
                 let library = Arc::new(pmx_futhark::engine::build(&generated, &futhark)?);
-                for entry in &generated.entries {
-                    let Some(a) = analysis.accelerates.iter().find(|a| a.boundary.id == entry.id) else { continue };
-                    if verbose {
-                        eprintln!(
-                            "pmx: {} ({}) runs as Futhark compiled by {} for the CPU (multicore; {})",
-                            a.boundary.name,
-                            locate(a.boundary.span),
-                            futhark.version,
-                            if library.cached {
-                                "found in the cache".to_string()
-                            } else {
-                                format!("compiled in {:.2} s", library.compile_time.as_secs_f64())
-                            }
-                        );
-                    }
-                    let index = profile.add(pmx_native::profile::Entry {
-                        name: a.boundary.name.to_string(),
-                        engine: "futhark-multicore".into(),
-                        compile: library.compile_time,
-                        cached: library.cached,
-                        ..Default::default()
-                    });
-                    engines.insert(
-                        entry.id,
-                        Arc::new(pmx_futhark::engine::FutharkEngine {
-                            library: library.clone(),
-                            entry: entry.clone(),
-                            profile: Some((profile.clone(), index)),
-                        }),
-                    );
-                }
+                let how = format!("Futhark compiled by {} for the CPU (multicore", futhark.version);
+                let entries = generated.entries.iter().map(|e| (e.id, e));
+                register(analysis, entries, &mut engines, &profile, verbose, locate, |entry, index| {
+                    let engine = pmx_futhark::engine::FutharkEngine {
+                        library: library.clone(),
+                        entry: entry.clone(),
+                        profile: Some((profile.clone(), index)),
+                    };
+                    (
+                        Arc::new(engine) as Arc<dyn Engine>,
+                        "futhark-multicore",
+                        how.clone(),
+                        library.cached,
+                        library.compile_time,
+                    )
+                });
             }
             if of(Backend::Cuda).next().is_some() {
                 let (program, diagnostics) = pmx_lower::lower(analysis, Backend::Cuda);
@@ -100,36 +85,16 @@ pub fn choose(
                     },
                 )?;
                 let library = Arc::new(pmx_cuda::cpu::build(&generated)?);
-                for entry in &generated.entries {
-                    let Some(a) = analysis.accelerates.iter().find(|a| a.boundary.id == entry.id) else { continue };
-                    if verbose {
-                        eprintln!(
-                            "pmx: {} ({}) runs as CUDA compiled for the CPU ({})",
-                            a.boundary.name,
-                            locate(a.boundary.span),
-                            if library.cached {
-                                "found in the cache".to_string()
-                            } else {
-                                format!("compiled in {:.2} s", library.compile_time.as_secs_f64())
-                            }
-                        );
-                    }
-                    let index = profile.add(pmx_native::profile::Entry {
-                        name: a.boundary.name.to_string(),
-                        engine: "cuda-cpu".into(),
-                        compile: library.compile_time,
-                        cached: library.cached,
-                        ..Default::default()
-                    });
-                    engines.insert(
-                        entry.id,
-                        Arc::new(pmx_cuda::cpu::CpuEngine {
-                            library: library.clone(),
-                            entry: entry.clone(),
-                            profile: Some((profile.clone(), index)),
-                        }),
-                    );
-                }
+                let how = "CUDA compiled for the CPU (OpenMP".to_string();
+                let entries = generated.entries.iter().map(|e| (e.id, e));
+                register(analysis, entries, &mut engines, &profile, verbose, locate, |entry, index| {
+                    let engine = pmx_cuda::cpu::CpuEngine {
+                        library: library.clone(),
+                        entry: entry.clone(),
+                        profile: Some((profile.clone(), index)),
+                    };
+                    (Arc::new(engine) as Arc<dyn Engine>, "cuda-cpu", how.clone(), library.cached, library.compile_time)
+                });
             }
         }
     }
@@ -150,6 +115,42 @@ pub fn choose(
         engines.insert(a.boundary.id, Arc::new(Timed { profile: profile.clone(), index }));
     }
     Ok(Choice { engines, profile })
+}
+
+/// Registers one native engine per generated entry, with its profile
+/// entry, saying with `--verbose` how it runs. `make` builds the engine of
+/// an entry given its profile index, and says its engine name, how it runs
+/// (completed here with whether it was compiled now), whether the library
+/// came from the cache and its compile time.
+#[allow(clippy::too_many_arguments)]
+fn register<'e, E: 'e>(
+    analysis: &Analysis,
+    entries: impl Iterator<Item = (pmx_ast::NameId, &'e E)>,
+    engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
+    profile: &pmx_native::profile::Profile,
+    verbose: bool,
+    locate: &dyn Fn(pmx_ast::Span) -> String,
+    make: impl Fn(&'e E, usize) -> (Arc<dyn Engine>, &'static str, String, bool, std::time::Duration),
+) {
+    for (id, entry) in entries {
+        let Some(a) = analysis.accelerates.iter().find(|a| a.boundary.id == id) else { continue };
+        let index = profile.add(pmx_native::profile::Entry { name: a.boundary.name.to_string(), ..Default::default() });
+        let (engine, name, how, cached, compile) = make(entry, index);
+        profile.update(index, |e| {
+            e.engine = name.to_string();
+            e.cached = cached;
+            e.compile = compile;
+        });
+        if verbose {
+            let when = if cached {
+                "found in the cache".to_string()
+            } else {
+                format!("compiled in {:.2} s", compile.as_secs_f64())
+            };
+            eprintln!("pmx: {} ({}) runs as {how}; {when})", a.boundary.name, locate(a.boundary.span));
+        }
+        engines.insert(id, engine);
+    }
 }
 
 /// The interpreter, with its calls and time recorded in the profile.

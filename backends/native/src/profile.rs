@@ -45,7 +45,7 @@ impl Profile {
     /// The table, one line per binding.
     pub fn render(&self) -> String {
         let mut out = format!(
-            "{:<28}  {:<14}  {:>7}  {:>14}  {:>12}  {:>12}  {:>12}\n",
+            "{:<28}  {:<18}  {:>7}  {:>14}  {:>12}  {:>12}  {:>12}\n",
             "binding", "engine", "calls", "time inside", "bytes in", "bytes out", "compile"
         );
         for e in self.entries() {
@@ -55,7 +55,7 @@ impl Profile {
                 (_, false) => ms(e.compile),
             };
             out.push_str(&format!(
-                "{:<28}  {:<14}  {:>7}  {:>14}  {:>12}  {:>12}  {:>12}\n",
+                "{:<28}  {:<18}  {:>7}  {:>14}  {:>12}  {:>12}  {:>12}\n",
                 e.name,
                 e.engine,
                 e.calls,

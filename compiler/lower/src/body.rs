@@ -214,17 +214,7 @@ impl Lowerer<'_> {
     }
 }
 
-/// The head of an application spine and its arguments, in order.
-pub(crate) fn spine(e: &pmx_ast::Expr) -> (&pmx_ast::Expr, Vec<&pmx_ast::Expr>) {
-    let mut args = Vec::new();
-    let mut head = e;
-    while let ExprKind::App(f, a) = &head.kind {
-        args.push(&**a);
-        head = f;
-    }
-    args.reverse();
-    (head, args)
-}
+pub(crate) use pmx_accelerate::spine::spine;
 
 /// Whether a built-in is `accelerate` (which only the entry strips).
 pub(crate) fn is_accelerate(b: Builtin) -> bool {
