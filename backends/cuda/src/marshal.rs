@@ -118,7 +118,33 @@ fn words(data: &TensorData) -> Option<&[u64]> {
 
 fn copy_in(data: &TensorData, start: usize, end: usize) -> Result<Vec<u64>, String> {
     let w = words(data).ok_or("only tensors of Int or Float can cross into CUDA code")?;
-    Ok(w[start..end].to_vec())
+    let mut buffer = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+    buffer.clear();
+    buffer.extend_from_slice(&w[start..end]);
+    Ok(buffer)
+}
+
+thread_local! {
+    /// Root buffers of earlier calls, kept for the next: a program that
+    /// calls accelerated code in a loop would otherwise map fresh memory
+    /// (and fault in every page of it) on every call.
+    static POOL: std::cell::RefCell<Vec<Vec<u64>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// How many buffers the pool keeps.
+const POOL_SIZE: usize = 8;
+
+impl Drop for Marshaled {
+    fn drop(&mut self) {
+        POOL.with(|p| {
+            let mut p = p.borrow_mut();
+            for r in self.roots.drain(..) {
+                if p.len() < POOL_SIZE {
+                    p.push(r.buffer);
+                }
+            }
+        });
+    }
 }
 
 fn push(m: &mut Marshaled, nested: Option<usize>, a: Arg) -> SlotRef {
