@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""CUDA-class accelerate code on the CPU: each program in benches/cuda/
-under `pmx run --target cpu` (generated CUDA compiled by the C++ compiler
-with OpenMP) against `--target interp`, by the time inside the accelerate
+"""Accelerate code on the CPU: each program in benches/cuda/ (CUDA class:
+generated CUDA compiled by the C++ compiler with OpenMP) and
+benches/futhark/ (Futhark class: `futhark multicore`) under
+`pmx run --target cpu` against `--target interp`, by the time inside the accelerate
 bindings that `--profile` reports (compile time excluded and reported
 apart: the cache is emptied first, so the first run compiles). Also
 `--unchecked` against checked, and matmul against the hand-written C loop
 nest of benches/cuda/matmul.c compiled with the same compiler and flags.
 
-Usage: python3 benches/cuda.py   (builds pmx in release mode first)
+Usage: python3 benches/native.py   (builds pmx in release mode first;
+needs `futhark` on PATH for the Futhark programs)
 """
 import os
 import re
@@ -41,17 +43,29 @@ def profile(args, path):
     return inside, compile_ms, r.stdout.strip()
 
 
+def same(a, b):
+    """Equal outputs; a float sum may differ in its last digits (`reduce`
+    brackets floating-point additions differently in parallel)."""
+    try:
+        x, y = float(a), float(b)
+        return abs(x - y) <= 1e-9 * max(1.0, abs(x), abs(y))
+    except ValueError:
+        return a == b
+
+
 def main():
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
     print(f"{'program':<10} {'interp ms':>10} {'cpu ms':>9} {'ratio':>7} {'unchecked ms':>13} {'compile ms':>11}")
-    for name in ["axpy", "matmul", "stencil"]:
-        path = os.path.join("benches", "cuda", f"{name}.mc")
+    programs = [("cuda", n) for n in ["axpy", "matmul", "stencil"]]
+    programs += [("futhark", n) for n in ["poly", "sumsq", "matvec"]]
+    for folder, name in programs:
+        path = os.path.join("benches", folder, f"{name}.mc")
         shutil.rmtree(CACHE, ignore_errors=True)
         _, compile_ms, out_cpu = profile(["--target", "cpu"], path)
         cpu = min(profile(["--target", "cpu"], path)[0] for _ in range(3))
-        unchecked = min(profile(["--target", "cpu", "--unchecked"], path)[0] for _ in range(3))
+        unchecked = min(profile(["--target", "cpu", "--unchecked"], path)[0] for _ in range(3)) if folder == "cuda" else float("nan")
         interp, _, out_interp = profile(["--target", "interp"], path)
-        if out_cpu != out_interp:
+        if not same(out_cpu, out_interp):
             sys.exit(f"{name}: outputs differ: cpu {out_cpu!r}, interp {out_interp!r}")
         print(f"{name:<10} {interp:>10.1f} {cpu:>9.1f} {interp / cpu:>6.1f}x {unchecked:>13.1f} {compile_ms:>11.0f}")
     cc = shutil.which(os.environ.get("CC", "cc"))
