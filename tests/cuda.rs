@@ -5,37 +5,19 @@
 //! (`pip install nvidia-cuda-nvrtc-cu12`) that half says it was skipped.
 //! Snapshots of the generated source sit in `tests/cuda/snapshots/`.
 
+#[path = "support/fixtures.rs"]
+mod fixtures;
 #[path = "support/process.rs"]
 mod process;
 
+use fixtures::name;
 use process::pmx;
 use std::path::{Path, PathBuf};
 
 /// Test programs whose accelerate code includes CUDA-class bindings
 /// (they use `loop`).
 fn programs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let mut out = Vec::new();
-    for dir in ["accelerate", "run", "run/debug", "run/check_order"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.extension().is_none_or(|x| x != "mc") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&p).unwrap_or_default();
-            if text.contains("accelerate") && text.contains("loop") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-fn name(p: &Path) -> String {
-    let rel = p.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")).expect("under tests");
-    rel.with_extension("").to_string_lossy().replace('/', "_")
+    fixtures::accelerate_programs(|_, text| text.contains("loop"))
 }
 
 fn generated(p: &Path) -> String {

@@ -6,40 +6,21 @@
 //! (`PMX_FUTHARK`, then `PATH`) the tests that need it say they were
 //! skipped.
 
+#[path = "support/fixtures.rs"]
+mod fixtures;
 #[path = "support/process.rs"]
 mod process;
 
+use fixtures::name;
 use process::pmx;
 use std::path::{Path, PathBuf};
 
 /// Test programs with Futhark-class accelerate bindings.
 fn programs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let mut out = Vec::new();
-    for dir in ["accelerate", "run", "run/debug", "run/check_order", "futhark"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.extension().is_none_or(|x| x != "mc") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&p).unwrap_or_default();
-            if !text.contains("accelerate") {
-                continue;
-            }
-            let (_, explained, _) = pmx(&["explain", "--color=never"], &p);
-            if explained.contains("backend: Futhark") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-fn name(p: &Path) -> String {
-    let rel = p.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")).expect("under tests");
-    rel.with_extension("").to_string_lossy().replace('/', "_")
+    fixtures::accelerate_programs(|p, _| {
+        let (_, explained, _) = pmx(&["explain", "--color=never"], p);
+        explained.contains("backend: Futhark")
+    })
 }
 
 fn generated(p: &Path) -> String {
