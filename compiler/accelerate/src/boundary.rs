@@ -6,6 +6,7 @@
 
 use crate::chain;
 use crate::classify::Class;
+use crate::free::lambdas;
 use crate::size::{length_of, size_constraint};
 use crate::spine::spine;
 use crate::Passing;
@@ -132,16 +133,6 @@ pub fn size_constraints(program: &Expr, binding: NameId, params: &[NameId]) -> V
     let mut seen = FxHashSet::default();
     found.out.retain(|c| seen.insert(c.clone()));
     found.out
-}
-
-fn lambdas(value: &Expr) -> (Vec<NameId>, &Expr) {
-    let mut params = Vec::new();
-    let mut body = value;
-    while let ExprKind::Lam { param, body: inner, .. } = &body.kind {
-        params.push(param.id);
-        body = inner;
-    }
-    (params, body)
 }
 
 struct Sizes<'a> {

@@ -20,3 +20,14 @@ pub fn rename(e: &mut Expr, map: &rustc_hash::FxHashMap<NameId, Name>) {
     }
     pmx_ast::visit::children_mut(e, &mut |c| rename(c, map));
 }
+
+/// The parameters of a chain of lambdas, and the body under them.
+pub fn lambdas(value: &Expr) -> (Vec<NameId>, &Expr) {
+    let mut params = Vec::new();
+    let mut body = value;
+    while let ExprKind::Lam { param, body: inner, .. } = &body.kind {
+        params.push(param.id);
+        body = inner;
+    }
+    (params, body)
+}

@@ -37,12 +37,7 @@ impl Writes {
 pub fn analyze(program: &Expr) -> Writes {
     let functions: Vec<(NameId, Vec<NameId>, &Expr)> = chain::bindings(program)
         .map(|b| {
-            let mut params = Vec::new();
-            let mut body = &b.value;
-            while let ExprKind::Lam { param, body: inner, .. } = &body.kind {
-                params.push(param.id);
-                body = inner;
-            }
+            let (params, body) = crate::free::lambdas(&b.value);
             (b.name.id, params, body)
         })
         .collect();
