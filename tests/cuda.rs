@@ -1,8 +1,10 @@
 //! Generated CUDA is judged by real compilers: for every test program
 //! with CUDA-class accelerate code, `pmx emit --stage cuda` must give a
 //! translation unit that NVRTC compiles to PTX (the GPU path) and that the
-//! system C++ compiler compiles with OpenMP (the CPU path). Without NVRTC
-//! (`pip install nvidia-cuda-nvrtc-cu12`) that half says it was skipped.
+//! system C++ compiler compiles with OpenMP (the CPU path), and that
+//! `nvcc -c` compiles as it is. Without NVRTC (`pip install
+//! nvidia-cuda-nvrtc-cu12`) or nvcc (`pip install nvidia-cuda-nvcc
+//! nvidia-cuda-runtime`) those tests say they were skipped.
 //! Snapshots of the generated source sit in `tests/cuda/snapshots/`.
 
 #[path = "support/fixtures.rs"]
@@ -108,4 +110,60 @@ fn cuda_class_programs_run_on_the_cpu_as_in_debug_mode() {
     }
     assert!(ran > 0);
     eprintln!("{ran} CUDA-class programs ran with --target cpu");
+}
+
+/// `nvcc`: `PMX_NVCC`, else the one Python's `nvidia-cuda-nvcc` package
+/// carries (called by its real path, which its include lookup needs).
+fn nvcc() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("PMX_NVCC").filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import nvidia, os; print([p for p in nvidia.__path__][0])"])
+        .output()
+        .map_err(|e| format!("cannot run python3: {e}"))?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let nvcc = dir.join("cu13").join("bin").join("nvcc");
+    if out.status.success() && nvcc.exists() {
+        Ok(nvcc)
+    } else {
+        Err("nvcc not found (install it with `pip install nvidia-cuda-nvcc nvidia-cuda-runtime`, or set PMX_NVCC)"
+            .into())
+    }
+}
+
+/// What `pmx emit --stage cuda` prints is one translation unit that
+/// `nvcc -c` compiles as it is (kernels launched with `<<<...>>>`).
+#[test]
+fn generated_cuda_compiles_with_nvcc() {
+    let nvcc = match nvcc() {
+        Ok(n) => n,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let dir = std::env::temp_dir().join(format!("pmx-cuda-nvcc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut compiled = 0;
+    for p in programs() {
+        let src = dir.join(format!("{}.cu", name(&p)));
+        std::fs::write(&src, generated(&p)).expect("writable");
+        let out = std::process::Command::new(&nvcc)
+            .args(["-c", "-std=c++17"])
+            .arg(&src)
+            .arg("-o")
+            .arg(dir.join(format!("{}.o", name(&p))))
+            .output()
+            .expect("nvcc runs");
+        assert!(
+            out.status.success(),
+            "{}: nvcc rejects the generated CUDA:\n{}",
+            p.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        compiled += 1;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("{compiled} generated CUDA programs compiled by nvcc");
 }

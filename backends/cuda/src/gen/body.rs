@@ -39,12 +39,13 @@ template <typename T> static pmx_tensor<T> pmx_unpack_tensor(const pmx_arg *a) {
   return t;
 }
 #if defined(__CUDACC__)
-#define PMX_RESET_FAILED() do { int64_t z = 0; cudaMemcpyToSymbol(pmx_failed, &z, sizeof z); } while (0)
+#define PMX_RESET_FAILED() do { int64_t z = 0; pmx_host_failed = 0; cudaMemcpyToSymbol(pmx_failed, &z, sizeof z); } while (0)
+// The first failure: of host code, else of the kernels.
 static int64_t pmx_read_failed() {
   int64_t h = 0;
   cudaDeviceSynchronize();
   cudaMemcpyFromSymbol(&h, pmx_failed, sizeof h);
-  return h;
+  return pmx_host_failed ? pmx_host_failed : h;
 }
 #else
 #define PMX_RESET_FAILED() (pmx_failed = 0)

@@ -35,12 +35,19 @@ static thread_local pmx_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0}, blockD
 #endif
 
 PMX_FAIL_VAR
+#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+// Under nvcc, host code records its failures here (the flag above lives on
+// the device, where only device code may touch it).
+static int64_t pmx_host_failed = 0;
+#endif
 
 // Records the first failure (a location id) and lets the thread go on with
 // a harmless value; the host checks the flag after each launch.
 PMX_FN void pmx_fail(int64_t loc) {
-#if defined(PMX_GPU)
+#if defined(__CUDA_ARCH__)
   atomicCAS((unsigned long long *)&pmx_failed, 0ULL, (unsigned long long)loc);
+#elif defined(__CUDACC__)
+  if (pmx_host_failed == 0) pmx_host_failed = loc;
 #else
   int64_t expected = 0;
   __atomic_compare_exchange_n(&pmx_failed, &expected, loc, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
