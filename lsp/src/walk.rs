@@ -275,11 +275,24 @@ impl<'a, V: Visitor<'a>> Walker<'_, V> {
                 self.type_expr(a);
                 self.type_expr(b);
             }
-            TypeExprKind::All(n, body) => {
+            TypeExprKind::All(n, kind, body) => {
+                for e in kind {
+                    self.v.name(&e.ty, Role::TypeUse, None);
+                    for c in e.lower.iter().chain(e.upper.iter().flatten()) {
+                        self.v.name(c, Role::ConUse, None);
+                    }
+                }
                 self.v.name(n, Role::TypeVarDef, None);
                 self.type_expr(body);
             }
             TypeExprKind::Var(n) => self.v.name(n, Role::TypeVarUse, None),
+            TypeExprKind::Restricted(n, restriction) => {
+                self.v.name(n, Role::TypeUse, None);
+                match restriction {
+                    Restriction::Var(v) => self.v.name(v, Role::TypeVarUse, None),
+                    Restriction::Cons { cons, .. } => cons.iter().for_each(|c| self.v.name(c, Role::ConUse, None)),
+                }
+            }
             TypeExprKind::Con(n, args) => {
                 self.v.name(n, Role::TypeUse, None);
                 for a in args {

@@ -29,4 +29,4 @@ pub use name::{Label, Name, NameId};
 pub use pmx_diagnostics::{FileId, Span};
 pub use smol_str::SmolStr;
 pub use ty::{compare_labels, is_tuple_labels, Ty, TyKind, TyVar};
-pub use typeexpr::{Prim, TypeExpr, TypeExprKind};
+pub use typeexpr::{KindEntry, Prim, Restriction, TypeExpr, TypeExprKind};

@@ -699,11 +699,16 @@ impl Printer {
                     self.out.push(')');
                 }
             }
-            TypeExprKind::All(v, body) => {
+            TypeExprKind::All(v, kind, body) => {
                 if prec > 0 {
                     self.out.push('(');
                 }
-                let _ = write!(self.out, "all {}. ", self.name(v));
+                let _ = write!(self.out, "all {}", self.name(v));
+                if !kind.is_empty() {
+                    let entries: Vec<String> = kind.iter().map(|e| self.kind_entry(e)).collect();
+                    let _ = write!(self.out, " :: {{{}}}", entries.join(", "));
+                }
+                self.out.push_str(". ");
                 self.type_expr(body, 0);
                 if prec > 0 {
                     self.out.push(')');
@@ -732,6 +737,30 @@ impl Printer {
                     self.out.push(')');
                 }
             }
+            TypeExprKind::Restricted(n, restriction) => {
+                let inner = match restriction {
+                    Restriction::Var(v) => self.name(v),
+                    Restriction::Cons { negated, cons } => {
+                        format!("{}{}", if *negated { "!" } else { "" }, self.con_names(cons))
+                    }
+                };
+                let _ = write!(self.out, "{}{{{inner}}}", self.type_name(n));
+            }
         }
+    }
+
+    /// `T[> A]`, `T[| A]` or `T[< A B | C]`.
+    fn kind_entry(&self, e: &KindEntry) -> String {
+        let ty = self.type_name(&e.ty);
+        let lower = self.con_names(&e.lower);
+        match &e.upper {
+            None => format!("{ty}[> {lower}]"),
+            Some(upper) if upper == &e.lower => format!("{ty}[| {lower}]"),
+            Some(upper) => format!("{ty}[< {} | {lower}]", self.con_names(upper)),
+        }
+    }
+
+    fn con_names(&self, cons: &[Name]) -> String {
+        cons.iter().map(|c| self.con_name(c)).collect::<Vec<_>>().join(" ")
     }
 }

@@ -235,9 +235,21 @@ impl Shift for TypeExpr {
                 a.shift(delta);
                 b.shift(delta);
             }
-            TypeExprKind::All(v, t) => {
+            TypeExprKind::All(v, kind, t) => {
                 v.shift(delta);
+                for KindEntry { ty, lower, upper } in kind {
+                    ty.shift(delta);
+                    lower.shift(delta);
+                    upper.shift(delta);
+                }
                 t.shift(delta);
+            }
+            TypeExprKind::Restricted(c, restriction) => {
+                c.shift(delta);
+                match restriction {
+                    Restriction::Var(v) => v.shift(delta),
+                    Restriction::Cons { cons, .. } => cons.shift(delta),
+                }
             }
             TypeExprKind::Var(n) => n.shift(delta),
             TypeExprKind::Con(c, args) => {

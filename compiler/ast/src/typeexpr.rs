@@ -29,12 +29,37 @@ pub enum TypeExprKind {
     /// Records; tuples are records labelled `0`, `1`, ...; `()` has no field.
     Record(Vec<(Label, TypeExpr)>),
     Arrow(Box<TypeExpr>, Box<TypeExpr>),
-    All(Name, Box<TypeExpr>),
+    /// `all a. t`, or `all a :: {T[> K], ...}. t` with Miking's kind on
+    /// the variable (empty when none is written).
+    All(Name, Vec<KindEntry>, Box<TypeExpr>),
     /// A type variable bound by `all` or by a type declaration's parameters.
     Var(Name),
     /// A named type (a variant type, an alias or a built-in such as `Ref`)
     /// applied to arguments.
     Con(Name, Vec<TypeExpr>),
+    /// A variant type narrowed to some constructors: `Tree{a}` (by a kinded
+    /// variable), `Tree{Leaf Node}`, `Tree{!Leaf}`.
+    Restricted(Name, Restriction),
     /// Stands for a part that did not parse; no further error is reported.
     Error,
+}
+
+/// One entry of a kind: the constructors of variant type `ty` that a value
+/// has at least (`lower`) and at most (`upper`, `None` when unbounded).
+/// `T[> A]` is lower `[A]`; `T[< A B | A]` is upper `[A, B]`, lower `[A]`;
+/// `T[| A]` has both `[A]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KindEntry {
+    pub ty: Name,
+    pub lower: Vec<Name>,
+    pub upper: Option<Vec<Name>>,
+}
+
+/// What narrows a restricted type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Restriction {
+    /// A type variable whose kind says which constructors are allowed.
+    Var(Name),
+    /// These constructors (`negated`: all but these).
+    Cons { negated: bool, cons: Vec<Name> },
 }

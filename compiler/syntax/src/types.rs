@@ -29,15 +29,27 @@ impl Lower<'_> {
             }
             // Miking's kinds (`all a :: {T[> K]}.`) and restrictions
             // (`T{a}`) narrow a variant type to some of its constructors.
-            // pmx checks such types as the unrestricted ones: this accepts
-            // every program Miking accepts (README, Differences from Miking).
+            // Their names are resolved, but the types are checked as the
+            // unrestricted ones, as Miking does by default (without
+            // `--enable-constructor-types`; README, Differences from Miking).
             "forall_type" => {
                 let var = self.binder(self.field(n, "var"), n);
-                TypeExprKind::All(var, Box::new(self.field_type(n, "body")))
+                let kind = match self.field(n, "kind") {
+                    Some(k) => self.children_of(k, "kind_entry").into_iter().map(|e| self.kind_entry(e)).collect(),
+                    None => Vec::new(),
+                };
+                TypeExprKind::All(var, kind, Box::new(self.field_type(n, "body")))
             }
             "restricted_type" => {
                 let con = self.binder(self.field(n, "constructor"), n);
-                TypeExprKind::Con(con, Vec::new())
+                let restriction = match self.field(n, "var") {
+                    Some(v) => Restriction::Var(self.name(v)),
+                    None => Restriction::Cons {
+                        negated: self.field(n, "negated").is_some(),
+                        cons: self.con_list(self.field(n, "constructors")),
+                    },
+                };
+                TypeExprKind::Restricted(con, restriction)
             }
             "type_app" => {
                 let con = self.binder(self.field(n, "constructor"), n);
@@ -97,6 +109,29 @@ impl Lower<'_> {
             _ => TypeExprKind::Error,
         };
         TypeExpr { kind, span }
+    }
+
+    /// `T[> A]`, `T[< A B | C]` or `T[| A]`.
+    fn kind_entry(&mut self, n: Node) -> KindEntry {
+        let ty = self.binder(self.field(n, "type"), n);
+        let exact = self.field(n, "exact");
+        let lower = self.con_list(self.field(n, "lower").or(exact));
+        let upper = match exact {
+            Some(_) => Some(lower.clone()),
+            // `T[<]` and `T[< | A]` bound from above, even by nothing.
+            None if (0..n.child_count() as u32).filter_map(|i| n.child(i)).any(|c| c.kind() == "<") => {
+                Some(self.con_list(self.field(n, "upper")))
+            }
+            None => None,
+        };
+        KindEntry { ty, lower, upper }
+    }
+
+    fn con_list(&mut self, n: Option<Node>) -> Vec<Name> {
+        match n {
+            Some(list) => self.children(list).into_iter().map(|c| self.name(c)).collect(),
+            None => Vec::new(),
+        }
     }
 }
 

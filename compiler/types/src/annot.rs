@@ -3,7 +3,7 @@
 
 use crate::check::Checker;
 use crate::unify::substitute;
-use pmx_ast::{Prim, Ty, TyKind, TypeExpr, TypeExprKind};
+use pmx_ast::{Name, Prim, Ty, TyKind, TypeExpr, TypeExprKind};
 use pmx_diagnostics::{Code, Diagnostic};
 use rustc_hash::FxHashMap;
 
@@ -25,7 +25,7 @@ impl Checker<'_> {
             TypeExprKind::Record(fields) => {
                 Ty::record(fields.iter().map(|(l, f)| (l.text.clone(), self.convert_type(f))).collect())
             }
-            TypeExprKind::All(name, body) => {
+            TypeExprKind::All(name, _, body) => {
                 let v = self.u.fresh_var(&name.text);
                 self.tyvars.insert(name.id, Ty::new(TyKind::Var(v.clone())));
                 let body = self.convert_type(body);
@@ -49,26 +49,32 @@ impl Checker<'_> {
                     None => Ty::unknown(),
                 }
             }
-            TypeExprKind::Con(name, args) => {
-                let args: Vec<Ty> = args.iter().map(|a| self.convert_type(a)).collect();
-                if let Some(b) = name.id.as_builtin_type() {
-                    if self.arity_ok(b.arity(), args.len(), &name.text, t) {
-                        return Ty::new(TyKind::Con(name.id, name.text.clone(), args));
-                    }
-                    return Ty::unknown();
-                }
-                let Some(info) = self.tycon(name.id) else { return Ty::unknown() };
-                if !self.arity_ok(info.params.len(), args.len(), &name.text, t) {
-                    return Ty::unknown();
-                }
-                match &info.definition {
-                    Some(def) => {
-                        let subst: FxHashMap<u32, Ty> = info.params.iter().map(|p| p.id).zip(args).collect();
-                        substitute(def, &subst)
-                    }
-                    None => Ty::new(TyKind::Con(name.id, name.text.clone(), args)),
-                }
+            TypeExprKind::Con(name, args) => self.convert_con(name, args, t),
+            // Checked as the unrestricted type, as Miking does by default.
+            TypeExprKind::Restricted(name, _) => self.convert_con(name, &[], t),
+        }
+    }
+
+    /// A named type applied to arguments: a built-in, a variant type or an
+    /// alias (expanded).
+    fn convert_con(&mut self, name: &Name, args: &[TypeExpr], t: &TypeExpr) -> Ty {
+        let args: Vec<Ty> = args.iter().map(|a| self.convert_type(a)).collect();
+        if let Some(b) = name.id.as_builtin_type() {
+            if self.arity_ok(b.arity(), args.len(), &name.text, t) {
+                return Ty::new(TyKind::Con(name.id, name.text.clone(), args));
             }
+            return Ty::unknown();
+        }
+        let Some(info) = self.tycon(name.id) else { return Ty::unknown() };
+        if !self.arity_ok(info.params.len(), args.len(), &name.text, t) {
+            return Ty::unknown();
+        }
+        match &info.definition {
+            Some(def) => {
+                let subst: FxHashMap<u32, Ty> = info.params.iter().map(|p| p.id).zip(args).collect();
+                substitute(def, &subst)
+            }
+            None => Ty::new(TyKind::Con(name.id, name.text.clone(), args)),
         }
     }
 
