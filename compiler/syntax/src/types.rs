@@ -119,7 +119,7 @@ impl Lower<'_> {
         let upper = match exact {
             Some(_) => Some(lower.clone()),
             // `T[<]` and `T[< | A]` bound from above, even by nothing.
-            None if (0..n.child_count() as u32).filter_map(|i| n.child(i)).any(|c| c.kind() == "<") => {
+            None if (0..n.child_count()).filter_map(|i| n.child(i)).any(|c| c.kind() == "<") => {
                 Some(self.con_list(self.field(n, "upper")))
             }
             None => None,
