@@ -378,6 +378,12 @@ fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, all: 
     // The query skips programs without `accelerate`; emit shows every stage.
     let modules: Vec<&pmx_ast::Module> = program_files(&db, root).iter().map(|f| &check_file(&db, *f).module).collect();
     let analysis = pmx_accelerate::analyze(&modules);
+    // Generated code exists only for programs the accelerate passes accept;
+    // their errors say why, where lowering would only say that it failed.
+    if matches!(stage, Stage::Cuda | Stage::Futhark) && analysis.diagnostics.iter().any(|d| d.is_error()) {
+        render::human(&db, &analysis.diagnostics, color);
+        return ExitCode::from(1);
+    }
     let program = match stage {
         Stage::Lifted => &analysis.lifted,
         Stage::Extracted => &analysis.extracted,

@@ -376,3 +376,21 @@ fn compiled_code_is_cached_and_the_cache_can_be_cleaned() {
     assert!(out.starts_with("removed 1 entries"), "{out}");
     assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0);
 }
+
+/// `pmx emit --stage futhark|cuda` of a program the accelerate passes
+/// reject reports their error at its location, not a lowering failure.
+#[test]
+fn emit_generated_code_reports_accelerate_errors() {
+    let dir = TempDir::new("emit-errors");
+    dir.write(
+        "closure.mc",
+        "mexpr\nlet xs = [1, 2, 3] in\nlet inc = addi 1 in\nlet ys = accelerate (map inc xs) in\n()\n",
+    );
+    for stage in ["futhark", "cuda"] {
+        let (code, stdout, stderr) = run(&mut pmx(dir.path(), &["emit", "--stage", stage, "closure.mc"]));
+        assert_eq!(code, Some(1), "{stage}: {stderr}");
+        assert!(stdout.is_empty(), "{stage}: nothing is generated:\n{stdout}");
+        assert!(stderr.contains("error[E0419]") && stderr.contains("closure.mc:4:26"), "{stage}:\n{stderr}");
+        assert!(!stderr.contains("E0430"), "{stage}:\n{stderr}");
+    }
+}
