@@ -13,6 +13,7 @@
 
 use crate::freshen::{freshen, Fresh};
 use crate::program::{join_chain, split_chain};
+use pmx_ast::subst::{apply, concrete, unify};
 use pmx_ast::*;
 use rustc_hash::FxHashMap;
 
@@ -99,71 +100,18 @@ fn polymorphic(b: &Binding) -> bool {
     matches!(b.scheme.kind(), TyKind::All(..))
 }
 
-/// A type with no type variables left.
-fn concrete(t: &Ty) -> bool {
-    match t.kind() {
-        TyKind::Var(_) | TyKind::Meta(_) | TyKind::All(..) | TyKind::Unknown => false,
-        TyKind::Seq(e) | TyKind::Tensor(e) => concrete(e),
-        TyKind::Record(fs) => fs.iter().all(|(_, f)| concrete(f)),
-        TyKind::Arrow(a, b) => concrete(a) && concrete(b),
-        TyKind::Con(_, _, args) => args.iter().all(concrete),
-        TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char => true,
-    }
-}
-
-/// Binds the type variables of `pattern` to the parts of `t` they match.
-fn unify(pattern: &Ty, t: &Ty, map: &mut FxHashMap<u32, Ty>) {
-    match (pattern.kind(), t.kind()) {
-        (TyKind::Var(v), _) => {
-            map.entry(v.id).or_insert_with(|| t.clone());
-        }
-        (TyKind::Seq(a), TyKind::Seq(b)) | (TyKind::Tensor(a), TyKind::Tensor(b)) => unify(a, b, map),
-        (TyKind::Arrow(a1, r1), TyKind::Arrow(a2, r2)) => {
-            unify(a1, a2, map);
-            unify(r1, r2, map);
-        }
-        (TyKind::Record(f1), TyKind::Record(f2)) => {
-            for (l, x) in f1 {
-                if let Some((_, y)) = f2.iter().find(|(m, _)| m == l) {
-                    unify(x, y, map);
-                }
-            }
-        }
-        (TyKind::Con(_, _, a1), TyKind::Con(_, _, a2)) => a1.iter().zip(a2).for_each(|(x, y)| unify(x, y, map)),
-        _ => {}
-    }
-}
-
-/// `t` with its type variables replaced (and quantifiers over them gone).
-fn subst(t: &Ty, map: &FxHashMap<u32, Ty>) -> Ty {
-    let k = match t.kind() {
-        TyKind::Var(v) => return map.get(&v.id).cloned().unwrap_or_else(|| t.clone()),
-        TyKind::All(v, _, body) if map.contains_key(&v.id) => return subst(body, map),
-        TyKind::All(v, fs, body) => {
-            TyKind::All(v.clone(), fs.iter().map(|(l, f)| (l.clone(), subst(f, map))).collect(), subst(body, map))
-        }
-        TyKind::Seq(e) => TyKind::Seq(subst(e, map)),
-        TyKind::Tensor(e) => TyKind::Tensor(subst(e, map)),
-        TyKind::Record(fs) => TyKind::Record(fs.iter().map(|(l, f)| (l.clone(), subst(f, map))).collect()),
-        TyKind::Arrow(a, b) => TyKind::Arrow(subst(a, map), subst(b, map)),
-        TyKind::Con(id, n, args) => TyKind::Con(*id, n.clone(), args.iter().map(|a| subst(a, map)).collect()),
-        _ => return t.clone(),
-    };
-    Ty::new(k)
-}
-
 /// Makes every type in a copy concrete; annotations (which may name the
 /// type variables) are dropped, the types say the same.
 fn subst_expr(e: &mut Expr, map: &FxHashMap<u32, Ty>) {
-    e.ty = subst(&e.ty, map);
+    e.ty = apply(&e.ty, map);
     match &mut e.kind {
         ExprKind::Lam { annotation, .. } => *annotation = None,
         ExprKind::Let(b, _) => {
-            b.scheme = subst(&b.scheme, map);
+            b.scheme = apply(&b.scheme, map);
             b.annotation = None;
         }
         ExprKind::RecLets(bs, _) => bs.iter_mut().for_each(|b| {
-            b.scheme = subst(&b.scheme, map);
+            b.scheme = apply(&b.scheme, map);
             b.annotation = None;
         }),
         ExprKind::Match { pattern, .. } => subst_pat(pattern, map),
@@ -173,7 +121,7 @@ fn subst_expr(e: &mut Expr, map: &FxHashMap<u32, Ty>) {
 }
 
 fn subst_pat(p: &mut Pat, map: &FxHashMap<u32, Ty>) {
-    p.ty = subst(&p.ty, map);
+    p.ty = apply(&p.ty, map);
     match &mut p.kind {
         PatKind::Con(_, a) | PatKind::Not(a) => subst_pat(a, map),
         PatKind::Record(fields) => fields.iter_mut().for_each(|(_, f)| subst_pat(f, map)),

@@ -19,6 +19,7 @@ mod name;
 pub mod print;
 pub mod reach;
 pub mod shift;
+pub mod subst;
 mod ty;
 mod typeexpr;
 pub mod visit;
