@@ -1,0 +1,58 @@
+//! CUDA managed memory for one call: each root of alias reconstruction,
+//! each copied sequence and each block host code asks for is one
+//! allocation that the host library and the kernels both address. The
+//! host writes and reads it between launches; every launch is followed by
+//! a synchronisation (`module.rs`), after which the host sees the
+//! kernels' writes.
+
+use super::device::describe;
+use crate::memory::Memory;
+use cudarc::driver::{result, sys};
+
+#[derive(Default)]
+pub struct ManagedMemory {
+    blocks: Vec<sys::CUdeviceptr>,
+}
+
+impl ManagedMemory {
+    fn alloc(&mut self, bytes: usize) -> Result<*mut u8, String> {
+        // Safety: the device's context is current (the engine binds it
+        // before marshaling); the memory is released on drop.
+        let p = unsafe { result::malloc_managed(bytes.max(8), sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
+            .map_err(|e| format!("cannot allocate {bytes} bytes of managed memory: {}", describe(e)))?;
+        self.blocks.push(p);
+        Ok(p as usize as *mut u8)
+    }
+}
+
+impl Memory for ManagedMemory {
+    fn copy_of(&mut self, bytes: &[u8]) -> Result<*mut u8, String> {
+        let p = self.alloc(bytes.len())?;
+        // Safety: managed memory is addressable by the host; `p` holds at
+        // least `bytes.len()` bytes and no kernel runs during marshaling.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        Ok(p)
+    }
+
+    fn zeroed(&mut self, bytes: usize) -> Result<*mut u8, String> {
+        let p = self.alloc(bytes)?;
+        // Safety: as in `copy_of`.
+        unsafe { std::ptr::write_bytes(p, 0, bytes) };
+        Ok(p)
+    }
+
+    fn sees_host_memory(&self) -> bool {
+        false
+    }
+}
+
+impl Drop for ManagedMemory {
+    fn drop(&mut self) {
+        for p in self.blocks.drain(..) {
+            // Safety: `p` came from `cuMemAllocManaged` and every kernel
+            // that used it has finished (launches synchronise). A failure
+            // to free leaves the memory to the process's end.
+            let _ = unsafe { result::memory_free(p) };
+        }
+    }
+}
