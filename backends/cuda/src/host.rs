@@ -108,6 +108,8 @@ struct CallCtx<'a> {
     launcher: Option<&'a dyn Launcher>,
     /// The first error of the engine (memory or device) during the call.
     error: Option<String>,
+    /// Time in launches (each waits for its kernel).
+    kernels: Duration,
 }
 
 /// What an entry returns when the engine failed (see `CallCtx::error`);
@@ -143,7 +145,10 @@ extern "C" fn ctx_launch(ctx: *mut c_void, kernel: i64, params: *mut *mut c_void
     };
     // Safety: the generated launch passes `count` argument addresses.
     let params = unsafe { std::slice::from_raw_parts_mut(params, count.max(0) as usize) };
-    match launcher.launch(kernel as usize, params, n) {
+    let started = Instant::now();
+    let launched = launcher.launch(kernel as usize, params, n);
+    cx.kernels += started.elapsed();
+    match launched {
         Ok(failure) => failure,
         Err(e) => {
             cx.error = Some(e);
@@ -179,7 +184,10 @@ impl Entry {
         let written: Vec<bool> = site.boundary.params.iter().map(|p| p.written).collect();
         let marshaled = marshal::marshal(&values, &self.entry.params, &written, memory).map_err(|e| m.fail(e, span))?;
         let mut result = vec![Arg::default(); crate::gen::leaves(&self.entry.result).max(1)];
-        let mut cx = CallCtx { memory, launcher, error: None };
+        if let Err(e) = memory.to_device() {
+            return Err(m.fail(format!("{engine}: {e} (running {})", site.boundary.name), span));
+        }
+        let mut cx = CallCtx { memory, launcher, error: None, kernels: Duration::ZERO };
         let rt = Runtime { ctx: &mut cx as *mut CallCtx as *mut c_void, alloc: ctx_alloc, launch: ctx_launch };
         // Safety: the symbol is an entry of the generated library with the
         // ABI `EntryFn`; the argument and result slots match its types.
@@ -197,6 +205,7 @@ impl Entry {
                 .unwrap_or((span, format!("internal error: unknown failure {code} in generated code")));
             return Err(m.fail(format!("{what} (in CUDA-class accelerated code)"), at));
         }
+        cx.memory.to_host();
         let bytes_out = marshaled.copy_back();
         let mut k = 0;
         let value = marshal::unmarshal(&self.entry.result, &result, &mut k).map_err(|e| m.fail(e, span))?;
@@ -207,6 +216,7 @@ impl Entry {
                 e.inside += elapsed;
                 e.bytes_in += marshaled.bytes_in;
                 e.bytes_out += bytes_out;
+                e.kernels += cx.kernels;
             });
         }
         Ok(value)

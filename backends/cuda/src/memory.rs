@@ -13,6 +13,13 @@ pub trait Memory {
     /// Whether generated code may read the program's own memory, so that
     /// unboxed sequences are passed in place instead of copied.
     fn sees_host_memory(&self) -> bool;
+    /// Moves the copies made so far to where kernels run, once marshaled
+    /// (managed memory would otherwise move page by page as kernels fault).
+    fn to_device(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Moves them back before they are copied out.
+    fn to_host(&mut self) {}
 }
 
 /// Ordinary memory of this process, in blocks of 8-byte words.
@@ -46,7 +53,7 @@ impl Memory for HostMemory {
     fn copy_of(&mut self, bytes: &[u8]) -> Result<*mut u8, String> {
         let words = bytes.len().div_ceil(8);
         Ok(self.block(words, |b| {
-            if bytes.len() % 8 == 0 && (bytes.as_ptr() as usize) % 8 == 0 {
+            if bytes.len().is_multiple_of(8) && (bytes.as_ptr() as usize).is_multiple_of(8) {
                 // Safety: the length and alignment were just checked;
                 // every bit pattern is a `u64`.
                 b.extend_from_slice(unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const u64, words) });

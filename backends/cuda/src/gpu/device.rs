@@ -10,12 +10,16 @@ use std::sync::OnceLock;
 
 /// Device 0 and its primary context.
 pub struct Device {
+    pub device: sys::CUdevice,
     pub context: sys::CUcontext,
     pub name: String,
     /// Compute capability, major * 10 + minor.
     pub capability: i32,
     /// The driver's CUDA version, major * 1000 + minor * 10.
     pub driver_version: i32,
+    /// Whether managed memory can be moved ahead of use
+    /// (`cuMemPrefetchAsync` present, concurrent managed access).
+    pub prefetch: bool,
 }
 
 // Safety: a CUDA context may be made current on any thread; the handle is
@@ -94,11 +98,14 @@ fn find() -> Result<Device, String> {
     if attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)? == 0 {
         return Err(format!("the CUDA device {name} has no managed memory, which pmx's GPU engine needs"));
     }
+    // Safety: the symbol is only looked up, not called.
+    let prefetch = unsafe { lib.get::<*const ()>(b"cuMemPrefetchAsync") }.is_ok()
+        && attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? != 0;
     // Safety: as above; the primary context lives as long as the process
     // (it is never released).
     let context = unsafe { result::primary_ctx::retain(dev) }
         .map_err(|e| format!("cuDevicePrimaryCtxRetain: {}", describe(e)))?;
-    Ok(Device { context, name, capability: major * 10 + minor, driver_version })
+    Ok(Device { device: dev, context, name, capability: major * 10 + minor, driver_version, prefetch })
 }
 
 impl Device {

@@ -3,18 +3,44 @@
 //! allocation that the host library and the kernels both address. The
 //! host writes and reads it between launches; every launch is followed by
 //! a synchronisation (`module.rs`), after which the host sees the
-//! kernels' writes.
+//! kernels' writes. Where the device allows it, the copies made while
+//! marshaling are moved to the device in bulk before the first launch
+//! and back after the call, rather than page by page on faults.
 
-use super::device::describe;
+use super::device::{describe, Device};
 use crate::memory::Memory;
 use cudarc::driver::{result, sys};
 
-#[derive(Default)]
 pub struct ManagedMemory {
+    device: &'static Device,
     blocks: Vec<sys::CUdeviceptr>,
+    /// The blocks holding copies, and their sizes: what moves.
+    copies: Vec<(sys::CUdeviceptr, usize)>,
 }
 
+/// `CU_DEVICE_CPU`: the host as a prefetch destination.
+const HOST: sys::CUdevice = -1;
+
 impl ManagedMemory {
+    pub fn new(device: &'static Device) -> ManagedMemory {
+        ManagedMemory { device, blocks: Vec::new(), copies: Vec::new() }
+    }
+
+    /// Moves the copies to `to`, waiting for the moves.
+    fn prefetch(&self, to: sys::CUdevice) -> Result<(), String> {
+        if !self.device.prefetch || self.copies.is_empty() {
+            return Ok(());
+        }
+        for &(p, bytes) in &self.copies {
+            // Safety: `p` is a managed allocation of at least `bytes`
+            // bytes; the symbol was checked when the device was opened.
+            unsafe { sys::cuMemPrefetchAsync(p, bytes, to, std::ptr::null_mut()) }
+                .result()
+                .map_err(|e| format!("moving managed memory: {}", describe(e)))?;
+        }
+        result::ctx::synchronize().map_err(|e| format!("moving managed memory: {}", describe(e)))
+    }
+
     fn alloc(&mut self, bytes: usize) -> Result<*mut u8, String> {
         // Safety: the device's context is current (the engine binds it
         // before marshaling); the memory is released on drop.
@@ -31,6 +57,7 @@ impl Memory for ManagedMemory {
         // Safety: managed memory is addressable by the host; `p` holds at
         // least `bytes.len()` bytes and no kernel runs during marshaling.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        self.copies.push((p as usize as sys::CUdeviceptr, bytes.len()));
         Ok(p)
     }
 
@@ -43,6 +70,15 @@ impl Memory for ManagedMemory {
 
     fn sees_host_memory(&self) -> bool {
         false
+    }
+
+    fn to_device(&mut self) -> Result<(), String> {
+        self.prefetch(self.device.device)
+    }
+
+    fn to_host(&mut self) {
+        // Only a speed-up: on failure the host's reads fault the pages in.
+        let _ = self.prefetch(HOST);
     }
 }
 

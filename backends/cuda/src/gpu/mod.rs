@@ -91,7 +91,7 @@ impl Engine for GpuEngine {
         let mut memory: Box<dyn Memory> = match self.program.device {
             Some(d) => {
                 d.bind().map_err(|e| m.fail(format!("cuda-gpu: {e}"), site.boundary.span))?;
-                Box::new(memory::ManagedMemory::default())
+                Box::new(memory::ManagedMemory::new(d))
             }
             None => Box::new(HostMemory::separate()),
         };
