@@ -74,14 +74,40 @@ fn generated_cuda_compiles_with_nvrtc() {
         eprintln!("skipped: {why}");
         return;
     }
+    // The GPU engine's choice for an sm_80 device (A100), and the oldest
+    // architecture CUDA 12 supports without a warning.
+    let sm80 = pmx_cuda::nvrtc::arch_for(80).expect("NVRTC 12 knows sm_80");
+    assert_eq!(sm80, "compute_80");
     let mut compiled = 0;
     for p in programs() {
-        if let Err(log) = pmx_cuda::nvrtc::compile(&generated(&p), pmx_cuda::nvrtc::DEFAULT_ARCH) {
-            panic!("{}: NVRTC rejects the generated CUDA:\n{log}", p.display());
+        let source = generated(&p);
+        for arch in [pmx_cuda::nvrtc::DEFAULT_ARCH, sm80] {
+            if let Err(log) = pmx_cuda::nvrtc::compile(&source, arch) {
+                panic!("{}: NVRTC rejects the generated CUDA for {arch}:\n{log}", p.display());
+            }
         }
         compiled += 1;
     }
-    eprintln!("{compiled} generated CUDA programs compiled by NVRTC");
+    eprintln!(
+        "{compiled} generated CUDA programs compiled by NVRTC (for {} and {sm80})",
+        pmx_cuda::nvrtc::DEFAULT_ARCH
+    );
+}
+
+/// A device newer than NVRTC gets the newest architecture NVRTC knows (the
+/// driver compiles that PTX for it); one older than any it knows is an
+/// error, not a panic.
+#[test]
+fn nvrtc_architecture_for_a_device() {
+    if let Err(why) = pmx_cuda::nvrtc::load() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let newest = pmx_cuda::nvrtc::arch_for(10_000).expect("some architecture");
+    let number = |a: &str| a.trim_start_matches("compute_").parse::<i32>().expect("compute_NN");
+    assert!(number(newest) >= 90, "{newest}");
+    assert_eq!(pmx_cuda::nvrtc::arch_for(number(newest)), Ok(newest));
+    assert!(pmx_cuda::nvrtc::arch_for(10).is_err());
 }
 
 /// Runs every CUDA-class test program (those without Futhark-class
