@@ -40,8 +40,12 @@ pub fn choose(
     match target {
         Target::Interp => {}
         Target::Auto => {
+            // Not asked for explicitly: when the GPU cannot be used after
+            // all, say why and run the bindings in the interpreter.
             if of(Backend::Cuda).next().is_some() && pmx_cuda::gpu::usable().is_ok() {
-                cuda_on_gpu(analysis, checked, verbose, locate, &mut engines, &profile, "auto")?;
+                if let Err(e) = cuda_on_gpu(analysis, checked, verbose, locate, &mut engines, &profile, "auto") {
+                    eprintln!("pmx: note: {e}; CUDA-class bindings run in the interpreter");
+                }
             }
         }
         Target::Gpu => {

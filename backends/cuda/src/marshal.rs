@@ -257,6 +257,18 @@ impl Marshaled {
     }
 }
 
+/// `len` elements at `p` (nothing when `len` is 0, whatever `p` is).
+///
+/// # Safety
+/// When `len > 0`, `p` points to `len` initialised values of `T`.
+unsafe fn elements<'a, T>(p: *const u8, len: usize) -> &'a [T] {
+    if len == 0 {
+        return &[];
+    }
+    // Safety: as the caller promises.
+    unsafe { std::slice::from_raw_parts(p as *const T, len) }
+}
+
 /// The result value from its slots.
 pub fn unmarshal(t: &Type, slots: &[Arg], k: &mut usize) -> Result<Value, String> {
     let v = match t {
@@ -271,6 +283,25 @@ pub fn unmarshal(t: &Type, slots: &[Arg], k: &mut usize) -> Result<Value, String
                 out.push((label.clone(), unmarshal(ft, slots, k)?));
             }
             return Ok(Value::Record(Arc::new(pmx_cpu::value::Record::from_fields(out))));
+        }
+        Type::Seq(e) => {
+            let (p, len) = (slots[*k].p, slots[*k].len.max(0) as usize);
+            // Safety: the generated code packs a sequence of scalars as its
+            // element pointer and length, into memory alive until the
+            // engine's memory is dropped, after this.
+            let values: Vec<Value> = unsafe {
+                match &**e {
+                    Type::Int => elements::<i64>(p, len).iter().map(|&x| Value::Int(x)).collect(),
+                    Type::Float => elements::<f64>(p, len).iter().map(|&x| Value::Float(x)).collect(),
+                    Type::Bool => elements::<bool>(p, len).iter().map(|&x| Value::Bool(x)).collect(),
+                    Type::Char => elements::<u32>(p, len)
+                        .iter()
+                        .map(|&c| Value::Char(char::from_u32(c).unwrap_or('\u{fffd}')))
+                        .collect(),
+                    other => return Err(format!("a result of type [{other}] cannot come back from CUDA code yet")),
+                }
+            };
+            Value::Seq(Arc::new(Seq::from_values(values)))
         }
         other => return Err(format!("a result of type {other} cannot come back from CUDA code yet")),
     };

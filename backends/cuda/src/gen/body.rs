@@ -186,12 +186,13 @@ impl<'p> Body<'p> {
                         let values: Vec<String> = items.iter().map(|a| self.atom(a)).collect();
                         let _ = writeln!(code, "{pad}{et} {name}_data[{}] = {{{}}};", items.len(), values.join(", "));
                         if host {
-                            // Host code may hand the sequence to a kernel:
-                            // in the GPU engine's host library it is copied
-                            // into memory the device sees.
+                            // Host code may hand the sequence to a kernel
+                            // (the GPU engine's memory is what the device
+                            // sees) or return it (memory from the engine
+                            // outlives the entry's frame): it is copied.
                             let _ = writeln!(
                                 code,
-                                "#if defined(PMX_HOST_LAUNCH)\n{pad}{ct} {name} = {{({et} *)rt->alloc(rt->ctx, (int64_t)sizeof {name}_data), {n}}};\n{pad}memcpy({name}.data, {name}_data, sizeof {name}_data);\n#else\n{pad}{ct} {name} = {{{name}_data, {n}}};\n#endif",
+                                "{pad}{ct} {name} = {{({et} *)rt->alloc(rt->ctx, (int64_t)sizeof {name}_data), {n}}};\n{pad}memcpy({name}.data, {name}_data, sizeof {name}_data);",
                                 n = items.len()
                             );
                         } else {
@@ -508,6 +509,9 @@ impl<'p> Body<'p> {
             Type::Unit => return String::new(),
             Type::Int | Type::Bool | Type::Char => format!("  result[{k}].i = (int64_t){v};\n"),
             Type::Float => format!("  result[{k}].f = {v};\n"),
+            // The elements stay where they are (a parameter's, or memory
+            // from `rt->alloc`, alive until the engine has read them).
+            Type::Seq(e) if scalar(e) => format!("  result[{k}].p = (void *){v}.data;\n  result[{k}].len = {v}.len;\n"),
             Type::Record(fields) => {
                 return fields.iter().map(|(l, ft)| self.pack(ft, &format!("{v}.{}", field(l)), slot, span)).collect();
             }
