@@ -173,10 +173,10 @@ fn cuda_class_programs_run_through_the_gpu_engine_with_kernels_on_the_cpu() {
     eprintln!("{matched} CUDA-class programs ran through the GPU engine with kernels on the CPU");
 }
 
-/// On a machine with a GPU (`cargo test --release --test cuda -- --ignored
-/// on_a_gpu`, with NVRTC from `pip install nvidia-cuda-nvrtc-cu12`):
-/// every CUDA-class program with `--target gpu` as in debug mode. Prints
-/// `gpu: N programs matched, M differed`.
+/// On a machine with a GPU (`cargo test --release --test cuda --
+/// --ignored --nocapture on_a_gpu`, with NVRTC from `pip install
+/// nvidia-cuda-nvrtc-cu12`): every CUDA-class program with `--target gpu`
+/// as in debug mode. Prints `gpu: N programs matched, M differed`.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn cuda_class_programs_run_on_a_gpu_as_in_debug_mode() {

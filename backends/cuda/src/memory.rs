@@ -38,21 +38,24 @@ impl HostMemory {
         HostMemory { blocks: Vec::new(), separate: true }
     }
 
-    fn block(&mut self, words: usize, fill: impl FnOnce(&mut Vec<u64>)) -> *mut u8 {
+    /// A block of `words` words filled by `fill` (which must not grow it
+    /// past them). Memory the system refuses is an error, not an abort.
+    fn block(&mut self, words: usize, fill: impl FnOnce(&mut Vec<u64>)) -> Result<*mut u8, String> {
         let mut b = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
         b.clear();
-        b.reserve(words.max(1));
+        b.try_reserve_exact(words.max(1))
+            .map_err(|_| format!("cannot allocate {} bytes for CUDA-class code", words * 8))?;
         fill(&mut b);
         let p = b.as_mut_ptr() as *mut u8;
         self.blocks.push(b);
-        p
+        Ok(p)
     }
 }
 
 impl Memory for HostMemory {
     fn copy_of(&mut self, bytes: &[u8]) -> Result<*mut u8, String> {
         let words = bytes.len().div_ceil(8);
-        Ok(self.block(words, |b| {
+        self.block(words, |b| {
             if bytes.len().is_multiple_of(8) && (bytes.as_ptr() as usize).is_multiple_of(8) {
                 // Safety: the length and alignment were just checked;
                 // every bit pattern is a `u64`.
@@ -62,11 +65,11 @@ impl Memory for HostMemory {
                 // Safety: the block holds `words * 8 >= bytes.len()` bytes.
                 unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.as_mut_ptr() as *mut u8, bytes.len()) };
             }
-        }))
+        })
     }
 
     fn zeroed(&mut self, bytes: usize) -> Result<*mut u8, String> {
-        Ok(self.block(bytes.div_ceil(8), |b| b.resize(bytes.div_ceil(8), 0)))
+        self.block(bytes.div_ceil(8), |b| b.resize(bytes.div_ceil(8), 0))
     }
 
     fn sees_host_memory(&self) -> bool {
