@@ -8,10 +8,12 @@
 //!   compiled by `futhark multicore` (`pmx_futhark::engine`). Without a
 //!   `futhark` (`PMX_FUTHARK`, `PATH`), `--target cpu` on a program with
 //!   Futhark-class bindings is an error that says what to install.
-//! - `gpu`: not available yet (the GPU engine is not written; the
-//!   generated CUDA is compiled by NVRTC in the tests): an error.
-//! - `auto` (the default): the interpreter, until the native engines cover
-//!   both backends; it will then pick `gpu`, else `cpu`.
+//! - `gpu`: CUDA-class bindings on the GPU (`pmx_cuda::gpu`); an error
+//!   that says what is missing without a usable device (driver, device,
+//!   NVRTC), and for Futhark-class bindings (Futhark's GPU backend is not
+//!   wired in).
+//! - `auto` (the default): CUDA-class bindings on the GPU when one is
+//!   usable; the rest in the interpreter.
 
 use pmx_accelerate::{Analysis, Backend, Class};
 use pmx_cpu::Engine;
@@ -36,11 +38,35 @@ pub fn choose(
     let mut engines: FxHashMap<pmx_ast::NameId, Arc<dyn Engine>> = FxHashMap::default();
     let of = |b: Backend| analysis.accelerates.iter().filter(move |a| a.class == Class::One(b));
     match target {
-        Target::Interp | Target::Auto => {}
+        Target::Interp => {}
+        Target::Auto => {
+            // Not asked for explicitly: when the GPU cannot be used after
+            // all, say why and run the bindings in the interpreter.
+            if of(Backend::Cuda).next().is_some() && pmx_cuda::gpu::usable().is_ok() {
+                if let Err(e) = cuda_on_gpu(analysis, checked, verbose, locate, &mut engines, &profile, "auto") {
+                    eprintln!("pmx: note: {e}; CUDA-class bindings run in the interpreter");
+                }
+            }
+        }
         Target::Gpu => {
-            return Err("--target gpu: the GPU engine is not available yet (generated CUDA is compiled by NVRTC \
-                        but pmx cannot launch it); use --target cpu or interp"
-                .into())
+            if let Some(a) = of(Backend::Futhark).next() {
+                return Err(format!(
+                    "--target gpu: {} at {} is Futhark-class, and Futhark code cannot run on the GPU yet; \
+                     use --target cpu",
+                    a.boundary.name,
+                    locate(a.boundary.span)
+                ));
+            }
+            if let Some(a) = of(Backend::Cuda).next() {
+                pmx_cuda::gpu::usable().map_err(|e| {
+                    format!(
+                        "--target gpu: {e}; {} at {} cannot run on a GPU (use --target cpu)",
+                        a.boundary.name,
+                        locate(a.boundary.span)
+                    )
+                })?;
+                cuda_on_gpu(analysis, checked, verbose, locate, &mut engines, &profile, "gpu")?;
+            }
         }
         Target::Cpu => {
             if let Some(a) = of(Backend::Futhark).next() {
@@ -74,25 +100,16 @@ pub fn choose(
                 });
             }
             if of(Backend::Cuda).next().is_some() {
-                let (program, diagnostics) = pmx_lower::lower(analysis, Backend::Cuda);
-                if let Some(d) = diagnostics.first() {
-                    return Err(format!("--target cpu: {} at {}", d.message, locate(d.span())));
-                }
-                let generated = pmx_cuda::gen::generate(&program, locate, pmx_cuda::gen::Options { checked }).map_err(
-                    |errors| {
-                        let e = &errors[0];
-                        format!("--target cpu: {} at {}", e.message, locate(e.span))
-                    },
-                )?;
+                let generated = cuda_generated(analysis, checked, locate, "cpu")?;
                 let library = Arc::new(pmx_cuda::cpu::build(&generated)?);
                 let how = "CUDA compiled for the CPU (OpenMP".to_string();
                 let entries = generated.entries.iter().map(|e| (e.id, e));
                 register(analysis, entries, &mut engines, &profile, verbose, locate, |entry, index| {
-                    let engine = pmx_cuda::cpu::CpuEngine {
+                    let engine = pmx_cuda::cpu::CpuEngine(pmx_cuda::host::Entry {
                         library: library.clone(),
                         entry: entry.clone(),
                         profile: Some((profile.clone(), index)),
-                    };
+                    });
                     (Arc::new(engine) as Arc<dyn Engine>, "cuda-cpu", how.clone(), library.cached, library.compile_time)
                 });
             }
@@ -115,6 +132,52 @@ pub fn choose(
         engines.insert(a.boundary.id, Arc::new(Timed { profile: profile.clone(), index }));
     }
     Ok(Choice { engines, profile })
+}
+
+/// The CUDA program of the CUDA-class bindings; `target` names the flag
+/// in errors.
+fn cuda_generated(
+    analysis: &Analysis,
+    checked: bool,
+    locate: &dyn Fn(pmx_ast::Span) -> String,
+    target: &str,
+) -> Result<pmx_cuda::gen::Generated, String> {
+    let (program, diagnostics) = pmx_lower::lower(analysis, Backend::Cuda);
+    if let Some(d) = diagnostics.first() {
+        return Err(format!("--target {target}: {} at {}", d.message, locate(d.span())));
+    }
+    pmx_cuda::gen::generate(&program, locate, pmx_cuda::gen::Options { checked }).map_err(|errors| {
+        let e = &errors[0];
+        format!("--target {target}: {} at {}", e.message, locate(e.span))
+    })
+}
+
+/// Registers the GPU engine for every CUDA-class binding (the device was
+/// found usable).
+fn cuda_on_gpu(
+    analysis: &Analysis,
+    checked: bool,
+    verbose: bool,
+    locate: &dyn Fn(pmx_ast::Span) -> String,
+    engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
+    profile: &Arc<pmx_native::profile::Profile>,
+    target: &str,
+) -> Result<(), String> {
+    let generated = cuda_generated(analysis, checked, locate, target)?;
+    let program = Arc::new(pmx_cuda::gpu::build(&generated).map_err(|e| format!("--target {target}: {e}"))?);
+    let entries = generated.entries.iter().map(|e| (e.id, e));
+    register(analysis, entries, engines, profile, verbose, locate, |entry, index| {
+        let engine = pmx_cuda::gpu::GpuEngine {
+            entry: pmx_cuda::host::Entry {
+                library: program.host.clone(),
+                entry: entry.clone(),
+                profile: Some((profile.clone(), index)),
+            },
+            program: program.clone(),
+        };
+        (Arc::new(engine) as Arc<dyn Engine>, "cuda-gpu", program.how.clone(), program.cached, program.compile_time)
+    });
+    Ok(())
 }
 
 /// Registers one native engine per generated entry, with its profile

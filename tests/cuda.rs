@@ -1,7 +1,8 @@
 //! Generated CUDA is judged by real compilers: for every test program
 //! with CUDA-class accelerate code, `pmx emit --stage cuda` must give a
-//! translation unit that NVRTC compiles to PTX (the GPU path) and that the
-//! system C++ compiler compiles with OpenMP (the CPU path), and that
+//! translation unit that NVRTC compiles to PTX (the GPU path's kernels),
+//! that the system C++ compiler compiles with OpenMP (the CPU path, and
+//! with `-DPMX_HOST_LAUNCH` the GPU path's host code), and that
 //! `nvcc -c` compiles as it is. Without NVRTC (`pip install
 //! nvidia-cuda-nvrtc-cu12`) or nvcc (`pip install nvidia-cuda-nvcc
 //! nvidia-cuda-runtime`) those tests say they were skipped.
@@ -13,7 +14,7 @@ mod fixtures;
 mod process;
 
 use fixtures::name;
-use process::pmx;
+use process::{pmx, pmx_with_env};
 use std::path::{Path, PathBuf};
 
 /// Test programs whose accelerate code includes CUDA-class bindings
@@ -52,9 +53,13 @@ fn generated_cuda_compiles_for_the_cpu() {
         let src = dir.join(format!("{}.cu", name(&p)));
         std::fs::write(&src, generated(&p)).expect("writable");
         let lib = dir.join(format!("lib{}.so", name(&p)));
-        let flags = ["-x", "c++", "-std=c++17", "-O1", "-fopenmp", "-Werror=return-type"];
-        if let Err(e) = cxx.shared_library(&[&src], &lib, &flags) {
-            panic!("{}: the generated CUDA does not compile for the CPU:\n{e}", p.display());
+        // The CPU build, and the GPU engine's host library.
+        for extra in [None, Some("-DPMX_HOST_LAUNCH")] {
+            let mut flags = vec!["-x", "c++", "-std=c++17", "-O1", "-fopenmp", "-Werror=return-type"];
+            flags.extend(extra);
+            if let Err(e) = cxx.shared_library(&[&src], &lib, &flags) {
+                panic!("{}: the generated CUDA does not compile for the CPU {extra:?}:\n{e}", p.display());
+            }
         }
         compiled += 1;
     }
@@ -69,26 +74,51 @@ fn generated_cuda_compiles_with_nvrtc() {
         eprintln!("skipped: {why}");
         return;
     }
+    // The GPU engine's choice for an sm_80 device (A100), and the oldest
+    // architecture CUDA 12 supports without a warning.
+    let sm80 = pmx_cuda::nvrtc::arch_for(80).expect("NVRTC 12 knows sm_80");
+    assert_eq!(sm80, "compute_80");
     let mut compiled = 0;
     for p in programs() {
-        if let Err(log) = pmx_cuda::nvrtc::compile(&generated(&p), pmx_cuda::nvrtc::DEFAULT_ARCH) {
-            panic!("{}: NVRTC rejects the generated CUDA:\n{log}", p.display());
+        let source = generated(&p);
+        for arch in [pmx_cuda::nvrtc::DEFAULT_ARCH, sm80] {
+            if let Err(log) = pmx_cuda::nvrtc::compile(&source, arch) {
+                panic!("{}: NVRTC rejects the generated CUDA for {arch}:\n{log}", p.display());
+            }
         }
         compiled += 1;
     }
-    eprintln!("{compiled} generated CUDA programs compiled by NVRTC");
+    eprintln!(
+        "{compiled} generated CUDA programs compiled by NVRTC (for {} and {sm80})",
+        pmx_cuda::nvrtc::DEFAULT_ARCH
+    );
 }
 
-/// Every CUDA-class test program (those without Futhark-class bindings)
-/// runs with `--target cpu` (generated CUDA compiled for the CPU, with
-/// alias reconstruction into per-root buffers) and prints what it prints
-/// in debug mode, passes the same utests and exits the same way. Programs
-/// that debug mode rejects for a broken assumption of GPU code (a rank too
-/// large, say) are compared with the interpreter instead. A failure inside
-/// generated code is located like the interpreter's.
+/// A device newer than NVRTC gets the newest architecture NVRTC knows (the
+/// driver compiles that PTX for it); one older than any it knows is an
+/// error, not a panic.
 #[test]
-fn cuda_class_programs_run_on_the_cpu_as_in_debug_mode() {
-    let mut ran = 0;
+fn nvrtc_architecture_for_a_device() {
+    if let Err(why) = pmx_cuda::nvrtc::load() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let newest = pmx_cuda::nvrtc::arch_for(10_000).expect("some architecture");
+    let number = |a: &str| a.trim_start_matches("compute_").parse::<i32>().expect("compute_NN");
+    assert!(number(newest) >= 90, "{newest}");
+    assert_eq!(pmx_cuda::nvrtc::arch_for(number(newest)), Ok(newest));
+    assert!(pmx_cuda::nvrtc::arch_for(10).is_err());
+}
+
+/// Runs every CUDA-class test program (those without Futhark-class
+/// bindings) with `args` and `env` and compares it with debug mode: the
+/// same output, utest counts and exit code, and a failure at the same
+/// place. Programs that debug mode rejects for a broken assumption of GPU
+/// code (a rank too large, say) are compared with the interpreter instead.
+/// Returns how many matched and a description of each that differed.
+fn compare_with_debug(args: &[&str], env: &[(&str, &str)]) -> (usize, Vec<String>) {
+    let mut matched = 0;
+    let mut differed = Vec::new();
     for p in programs() {
         let (_, explained, _) = pmx(&["explain", "--color=never"], &p);
         if explained.contains("backend: Futhark") {
@@ -98,18 +128,85 @@ fn cuda_class_programs_run_on_the_cpu_as_in_debug_mode() {
         if debug.0 != 0 && debug.2.contains("passed to accelerate") {
             debug = pmx(&["test", "--target", "interp", "--color=never"], &p);
         }
-        let cpu = pmx(&["test", "--target", "cpu", "--color=never"], &p);
-        assert_eq!(debug.0, cpu.0, "{}: exit codes differ\n{}\n---\n{}", p.display(), debug.2, cpu.2);
-        assert_eq!(debug.1, cpu.1, "{}: outputs differ\n{}", p.display(), cpu.2);
-        if debug.0 != 0 {
-            // Both failed: at the same place.
-            let at = |s: &str| s.lines().find(|l| l.contains("┌─")).map(str::to_string);
-            assert_eq!(at(&debug.2), at(&cpu.2), "{}: failures differ\n{}\n---\n{}", p.display(), debug.2, cpu.2);
+        let all: Vec<&str> = ["test", "--color=never"].iter().chain(args).copied().collect();
+        let run = pmx_with_env(&all, &p, env);
+        let at = |s: &str| s.lines().find(|l| l.contains("┌─")).map(str::to_string);
+        let difference = if debug.0 != run.0 {
+            Some(format!("exit codes differ ({} in debug mode, {} here)\n{}\n---\n{}", debug.0, run.0, debug.2, run.2))
+        } else if debug.1 != run.1 {
+            Some(format!("outputs differ\n{}\n---\n{}\n{}", debug.1, run.1, run.2))
+        } else if debug.0 != 0 && at(&debug.2) != at(&run.2) {
+            Some(format!("failures differ\n{}\n---\n{}", debug.2, run.2))
+        } else {
+            None
+        };
+        match difference {
+            None => matched += 1,
+            Some(d) => differed.push(format!("{}: {d}", p.display())),
         }
-        ran += 1;
     }
-    assert!(ran > 0);
-    eprintln!("{ran} CUDA-class programs ran with --target cpu");
+    (matched, differed)
+}
+
+/// Every CUDA-class test program runs with `--target cpu` (generated CUDA
+/// compiled for the CPU, with alias reconstruction into per-root buffers)
+/// as in debug mode; a failure inside generated code is located like the
+/// interpreter's.
+#[test]
+fn cuda_class_programs_run_on_the_cpu_as_in_debug_mode() {
+    let (matched, differed) = compare_with_debug(&["--target", "cpu"], &[]);
+    assert!(differed.is_empty(), "{}", differed.join("\n\n"));
+    assert!(matched > 0);
+    eprintln!("{matched} CUDA-class programs ran with --target cpu");
+}
+
+/// The GPU engine's whole path but the device: the host library built
+/// with `-DPMX_HOST_LAUNCH`, every launch a callback into Rust (here
+/// running the kernel's CPU launcher), sequences copied as for a device,
+/// the failure flag read after each launch. Every CUDA-class program runs
+/// so as in debug mode.
+#[test]
+fn cuda_class_programs_run_through_the_gpu_engine_with_kernels_on_the_cpu() {
+    let (matched, differed) = compare_with_debug(&["--target", "gpu"], &[("PMX_GPU_KERNELS", "cpu")]);
+    assert!(differed.is_empty(), "{}", differed.join("\n\n"));
+    assert!(matched > 0);
+    eprintln!("{matched} CUDA-class programs ran through the GPU engine with kernels on the CPU");
+}
+
+/// On a machine with a GPU (`cargo test --release --test cuda --
+/// --ignored --nocapture on_a_gpu`, with NVRTC from `pip install
+/// nvidia-cuda-nvrtc-cu12`): every CUDA-class program with `--target gpu`
+/// as in debug mode. Prints `gpu: N programs matched, M differed`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cuda_class_programs_run_on_a_gpu_as_in_debug_mode() {
+    if let Err(why) = pmx_cuda::gpu::device::usable() {
+        panic!("no usable GPU: {why}");
+    }
+    let (matched, differed) = compare_with_debug(&["--target", "gpu"], &[]);
+    for d in &differed {
+        eprintln!("{d}\n");
+    }
+    println!("gpu: {matched} programs matched, {} differed", differed.len());
+    assert!(differed.is_empty() && matched > 0);
+}
+
+/// Without a usable device, `--target gpu` is an error that says what is
+/// missing, with exit code 1 (cudarc would panic if asked blindly).
+#[test]
+fn target_gpu_without_a_device_is_a_clear_error() {
+    if pmx_cuda::gpu::device::open().is_ok() {
+        eprintln!("skipped: this machine has a CUDA device");
+        return;
+    }
+    let p = programs()
+        .into_iter()
+        .find(|p| !pmx(&["explain", "--color=never"], p).1.contains("backend: Futhark"))
+        .expect("a CUDA-class program");
+    let (code, _, err) = pmx(&["run", "--target", "gpu", "--color=never"], &p);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--target gpu: ") && err.contains("use --target cpu"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }
 
 /// `nvcc`: `PMX_NVCC`, else the one Python's `nvidia-cuda-nvcc` package

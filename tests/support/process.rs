@@ -7,9 +7,21 @@ use std::process::Command;
 /// to it when it lies inside, so that outputs name it the same way on every
 /// machine); returns the exit code, stdout and stderr.
 pub fn pmx(args: &[&str], file: &Path) -> (i32, String, String) {
+    pmx_with_env(args, file, &[])
+}
+
+/// [`pmx`] with extra environment variables.
+#[allow(dead_code)]
+pub fn pmx_with_env(args: &[&str], file: &Path, env: &[(&str, &str)]) -> (i32, String, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rel = file.strip_prefix(root).unwrap_or(file);
-    let out = Command::new(env!("CARGO_BIN_EXE_pmx")).args(args).arg(rel).current_dir(root).output().expect("pmx runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_pmx"))
+        .args(args)
+        .arg(rel)
+        .envs(env.iter().copied())
+        .current_dir(root)
+        .output()
+        .expect("pmx runs");
     // A bug in pmx fails the test whatever the caller checks.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -1,14 +1,34 @@
-//! The CUDA backend. What is here so far: alias reconstruction for
-//! marshaling (`alias.rs`): the tensors a call passes, wherever they sit in
-//! its parameters, merged into the roots that must be allocated once on the
-//! device so that views which alias on the CPU alias there too.
+//! The CUDA backend: CUDA-class accelerate bindings as generated CUDA C++,
+//! run on a GPU or as native parallel code on the CPU.
 //!
-//! Code generation from the lowered IR, the GPU engine (cudarc: NVRTC and
-//! the driver API) and the CPU engine (the same source through the system
-//! C++ compiler) are not written yet.
+//! - `gen/`: the lowered IR to one translation unit that compiles under
+//!   nvcc, NVRTC and a plain C++ compiler (`prelude.h`), with located
+//!   failures recorded in a flag (`pmx_failed`) the host checks after
+//!   every launch.
+//! - `alias.rs`: the tensor views of a call merged into roots;
+//!   `marshal.rs`: parameters flattened into the host ABI's slots, tensors
+//!   as views into per-root buffers of the engine's memory (`memory.rs`).
+//! - `host.rs`: what both engines share: the unit compiled as host code
+//!   into a cached shared library, and one call of an entry (marshal,
+//!   call, failure code to a located error, copy back, profile).
+//! - `cpu.rs`: the CPU engine (kernels as OpenMP loops); `gpu/`: the GPU
+//!   engine through cudarc (host library built with `-DPMX_HOST_LAUNCH`
+//!   whose launches call back into Rust, kernels compiled by NVRTC and
+//!   launched with the driver API, managed memory); `nvrtc.rs`: NVRTC
+//!   loaded at run time.
+//!
+//! Invariants: nothing here panics on a missing driver, device or NVRTC
+//! (cudarc would, so every library and function is checked before the
+//! first call; see `gpu/device.rs`, `nvrtc.rs`); a failure of generated
+//! code is reported as its location id (positive) and an engine error as
+//! a message, never as a crash of pmx; views that alias in the program
+//! alias in the buffers generated code sees.
 
 pub mod alias;
 pub mod cpu;
 pub mod gen;
+pub mod gpu;
+pub mod host;
 pub mod marshal;
+pub mod memory;
 pub mod nvrtc;

@@ -2,9 +2,12 @@
 //! values become `pmx_arg` slots, depth first; tensors become views into
 //! per-root buffers made by alias reconstruction (`alias.rs`), so views
 //! that alias in the program alias in the buffers; after the call the
-//! roots of parameters the binding may write are copied back.
+//! roots of parameters the binding may write are copied back. Buffers come
+//! from the engine's [`Memory`] (host memory for the CPU engine, managed
+//! memory for the GPU engine).
 
 use crate::alias::{self, Span as ViewSpan};
+use crate::memory::Memory;
 use pmx_cpu::tensor::{Tensor, TensorData};
 use pmx_cpu::value::{Seq, Value};
 use pmx_lower::Type;
@@ -35,12 +38,15 @@ impl Default for Arg {
 struct Root {
     tensor: Arc<Tensor>,
     start: usize,
-    buffer: Vec<u64>,
+    /// `words` words in the engine's memory.
+    buffer: *mut u64,
+    words: usize,
     /// Copied back after the call.
     write_back: bool,
 }
 
-/// What one call needs alive while it runs, and what it copies back.
+/// What one call needs alive while it runs (with the memory it was
+/// marshaled into), and what it copies back.
 pub struct Marshaled {
     pub args: Vec<Arg>,
     roots: Vec<Root>,
@@ -64,14 +70,19 @@ enum SlotRef {
 }
 
 /// Flattens the parameters (`written[k]`: the binding may write parameter
-/// `k`). A tensor of rank above [`MAX_RANK`] or of boxed elements is an
-/// error.
-pub fn marshal(values: &[Value], types: &[Type], written: &[bool]) -> Result<Marshaled, String> {
+/// `k`) into buffers of `memory`. A tensor of rank above [`MAX_RANK`] or
+/// of boxed elements is an error.
+pub fn marshal(
+    values: &[Value],
+    types: &[Type],
+    written: &[bool],
+    memory: &mut dyn Memory,
+) -> Result<Marshaled, String> {
     let mut m = Marshaled { args: Vec::new(), roots: Vec::new(), nested: Vec::new(), bytes_in: 0 };
     let mut pending = Vec::new();
     for (k, (v, t)) in values.iter().zip(types).enumerate() {
         let w = written.get(k).copied().unwrap_or(true);
-        flatten(&mut m, None, v, t, w, &mut pending)?;
+        flatten(&mut m, memory, None, v, t, w, &mut pending)?;
     }
     // Alias reconstruction over every tensor of the call.
     let spans: Vec<ViewSpan> = pending.iter().map(|p| alias::span_of(&p.tensor)).collect();
@@ -83,15 +94,20 @@ pub fn marshal(values: &[Value], types: &[Type], written: &[bool]) -> Result<Mar
             .find(|(_, s)| s.storage == r.storage && s.start >= r.start && s.end <= r.end)
             .map(|(p, _)| p.tensor.clone())
             .expect("every root has a view");
-        let buffer = copy_in(&owner.data, r.start, r.end)?;
-        m.bytes_in += (buffer.len() * 8) as u64;
-        m.roots.push(Root { tensor: owner, start: r.start, buffer, write_back: false });
+        let w = words(&owner.data).ok_or("only tensors of Int or Float can cross into CUDA code")?;
+        let range = &w[r.start..r.end];
+        // Safety: any `u64` slice is readable as bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(range.as_ptr() as *const u8, range.len() * 8) };
+        let buffer = memory.copy_of(bytes)? as *mut u64;
+        m.bytes_in += bytes.len() as u64;
+        let words = range.len();
+        m.roots.push(Root { tensor: owner.clone(), start: r.start, buffer, words, write_back: false });
     }
     for (p, (root, offset)) in pending.iter().zip(&merged.views) {
         if p.written {
             m.roots[*root].write_back = true;
         }
-        let base = m.roots[*root].buffer.as_mut_ptr() as *mut u8;
+        let base = m.roots[*root].buffer as *mut u8;
         let slot = match p.slot {
             SlotRef::Top(i) => &mut m.args[i],
             SlotRef::Nested(a, i) => &mut m.nested[a][i],
@@ -116,37 +132,6 @@ fn words(data: &TensorData) -> Option<&[u64]> {
     }
 }
 
-fn copy_in(data: &TensorData, start: usize, end: usize) -> Result<Vec<u64>, String> {
-    let w = words(data).ok_or("only tensors of Int or Float can cross into CUDA code")?;
-    let mut buffer = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
-    buffer.clear();
-    buffer.extend_from_slice(&w[start..end]);
-    Ok(buffer)
-}
-
-thread_local! {
-    /// Root buffers of earlier calls, kept for the next: a program that
-    /// calls accelerated code in a loop would otherwise map fresh memory
-    /// (and fault in every page of it) on every call.
-    static POOL: std::cell::RefCell<Vec<Vec<u64>>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// How many buffers the pool keeps.
-const POOL_SIZE: usize = 8;
-
-impl Drop for Marshaled {
-    fn drop(&mut self) {
-        POOL.with(|p| {
-            let mut p = p.borrow_mut();
-            for r in self.roots.drain(..) {
-                if p.len() < POOL_SIZE {
-                    p.push(r.buffer);
-                }
-            }
-        });
-    }
-}
-
 fn push(m: &mut Marshaled, nested: Option<usize>, a: Arg) -> SlotRef {
     match nested {
         None => {
@@ -162,6 +147,7 @@ fn push(m: &mut Marshaled, nested: Option<usize>, a: Arg) -> SlotRef {
 
 fn flatten(
     m: &mut Marshaled,
+    memory: &mut dyn Memory,
     nested: Option<usize>,
     v: &Value,
     t: &Type,
@@ -196,23 +182,24 @@ fn flatten(
         (Type::Record(fields), Value::Record(r)) => {
             for (label, ft) in fields {
                 let f = r.get(label).ok_or_else(|| format!("a record without field `{label}` crossed"))?;
-                flatten(m, nested, f, ft, written, pending)?;
+                flatten(m, memory, nested, f, ft, written, pending)?;
             }
         }
         (Type::Seq(elem), Value::Seq(s)) => {
             let len = s.len() as i64;
-            // Unboxed sequences are passed as they are (generated code
-            // never writes a sequence).
+            // Unboxed sequences are passed as they are where generated
+            // code sees this process's memory (it never writes a
+            // sequence), else copied.
             let p = match &**s {
-                Seq::Int(view) => view.as_slice().as_ptr() as *mut u8,
-                Seq::Float(view) => view.as_slice().as_ptr() as *mut u8,
-                Seq::Bool(view) => view.as_slice().as_ptr() as *mut u8,
-                Seq::Char(view) => view.as_slice().as_ptr() as *mut u8,
+                Seq::Int(view) => unboxed(memory, view.as_slice())?,
+                Seq::Float(view) => unboxed(memory, view.as_slice())?,
+                Seq::Bool(view) => unboxed(memory, view.as_slice())?,
+                Seq::Char(view) => unboxed(memory, view.as_slice())?,
                 Seq::Boxed(_) => {
                     let k = m.nested.len();
                     m.nested.push(Vec::new());
                     for e in s.to_values() {
-                        flatten(m, Some(k), &e, elem, written, pending)?;
+                        flatten(m, memory, Some(k), &e, elem, written, pending)?;
                     }
                     std::ptr::null_mut()
                 }
@@ -233,6 +220,17 @@ fn flatten(
     Ok(())
 }
 
+/// An unboxed sequence's elements as generated code reads them.
+fn unboxed<T: Copy>(memory: &mut dyn Memory, elems: &[T]) -> Result<*mut u8, String> {
+    if memory.sees_host_memory() {
+        return Ok(elems.as_ptr() as *mut u8);
+    }
+    // Safety: the elements are plain values (integers, floats, booleans,
+    // characters), readable as bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(elems.as_ptr() as *const u8, std::mem::size_of_val(elems)) };
+    memory.copy_of(bytes)
+}
+
 impl Marshaled {
     /// Copies the written roots back into the program's tensors; returns
     /// the bytes copied.
@@ -244,19 +242,31 @@ impl Marshaled {
                     // Safety: as in `words`; the range is the root's, inside
                     // the storage.
                     let dst = unsafe { d.as_ptr().add(r.start) as *mut u64 };
-                    unsafe { std::ptr::copy_nonoverlapping(r.buffer.as_ptr(), dst, r.buffer.len()) };
+                    unsafe { std::ptr::copy_nonoverlapping(r.buffer, dst, r.words) };
                 }
                 TensorData::Float(d) => {
                     // Safety: as above.
                     let dst = unsafe { d.as_ptr().add(r.start) as *mut u64 };
-                    unsafe { std::ptr::copy_nonoverlapping(r.buffer.as_ptr(), dst, r.buffer.len()) };
+                    unsafe { std::ptr::copy_nonoverlapping(r.buffer, dst, r.words) };
                 }
                 TensorData::Boxed(_) => {}
             }
-            bytes += (r.buffer.len() * 8) as u64;
+            bytes += (r.words * 8) as u64;
         }
         bytes
     }
+}
+
+/// `len` elements at `p` (nothing when `len` is 0, whatever `p` is).
+///
+/// # Safety
+/// When `len > 0`, `p` points to `len` initialised values of `T`.
+unsafe fn elements<'a, T>(p: *const u8, len: usize) -> &'a [T] {
+    if len == 0 {
+        return &[];
+    }
+    // Safety: as the caller promises.
+    unsafe { std::slice::from_raw_parts(p as *const T, len) }
 }
 
 /// The result value from its slots.
@@ -273,6 +283,25 @@ pub fn unmarshal(t: &Type, slots: &[Arg], k: &mut usize) -> Result<Value, String
                 out.push((label.clone(), unmarshal(ft, slots, k)?));
             }
             return Ok(Value::Record(Arc::new(pmx_cpu::value::Record::from_fields(out))));
+        }
+        Type::Seq(e) => {
+            let (p, len) = (slots[*k].p, slots[*k].len.max(0) as usize);
+            // Safety: the generated code packs a sequence of scalars as its
+            // element pointer and length, into memory alive until the
+            // engine's memory is dropped, after this.
+            let values: Vec<Value> = unsafe {
+                match &**e {
+                    Type::Int => elements::<i64>(p, len).iter().map(|&x| Value::Int(x)).collect(),
+                    Type::Float => elements::<f64>(p, len).iter().map(|&x| Value::Float(x)).collect(),
+                    Type::Bool => elements::<bool>(p, len).iter().map(|&x| Value::Bool(x)).collect(),
+                    Type::Char => elements::<u32>(p, len)
+                        .iter()
+                        .map(|&c| Value::Char(char::from_u32(c).unwrap_or('\u{fffd}')))
+                        .collect(),
+                    other => return Err(format!("a result of type [{other}] cannot come back from CUDA code yet")),
+                }
+            };
+            Value::Seq(Arc::new(Seq::from_values(values)))
         }
         other => return Err(format!("a result of type {other} cannot come back from CUDA code yet")),
     };

@@ -16,7 +16,36 @@ pub fn load() -> Result<(), String> {
     LOADED.get_or_init(find_and_load).clone()
 }
 
+/// The NVRTC functions pmx calls; cudarc panics on a missing one, so
+/// their presence is checked once, up front.
+const SYMBOLS: &[&str] = &[
+    "nvrtcVersion",
+    "nvrtcGetNumSupportedArchs",
+    "nvrtcGetSupportedArchs",
+    "nvrtcCreateProgram",
+    "nvrtcCompileProgram",
+    "nvrtcGetPTXSize",
+    "nvrtcGetPTX",
+    "nvrtcGetProgramLogSize",
+    "nvrtcGetProgramLog",
+    "nvrtcDestroyProgram",
+];
+
 fn find_and_load() -> Result<(), String> {
+    find_library()?;
+    // Safety: the library is present (just checked); looking a symbol up
+    // has no other precondition.
+    let lib = unsafe { cudarc::nvrtc::sys::culib() };
+    for name in SYMBOLS {
+        // Safety: as above; the symbol is only looked up, not called.
+        if unsafe { lib.get::<*const ()>(name.as_bytes()) }.is_err() {
+            return Err(format!("the NVRTC library found lacks {name} (too old); install nvidia-cuda-nvrtc-cu12"));
+        }
+    }
+    Ok(())
+}
+
+fn find_library() -> Result<(), String> {
     // Safety: `is_culib_present` only tries to open the library.
     if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Ok(());
@@ -78,4 +107,52 @@ pub fn compile(source: &str, arch: &'static str) -> Result<String, String> {
         Err(cudarc::nvrtc::CompileError::CompileError { log, .. }) => Err(log.to_string_lossy().into_owned()),
         Err(e) => Err(format!("NVRTC failed: {e:?}")),
     }
+}
+
+/// NVRTC's version (major, minor), for cache keys and messages.
+pub fn version() -> Result<(i32, i32), String> {
+    load()?;
+    let (mut major, mut minor) = (0, 0);
+    // Safety: NVRTC is loaded and has the symbol (checked by `load`).
+    let r = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    if r != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(format!("nvrtcVersion failed: {r:?}"));
+    }
+    Ok((major, minor))
+}
+
+/// The virtual architecture to compile for a device of compute
+/// capability `cc` (major * 10 + minor): the device's own when NVRTC
+/// supports it, else the newest older one NVRTC knows (the driver
+/// compiles that PTX for the device), as `compute_XY`.
+pub fn arch_for(cc: i32) -> Result<&'static str, String> {
+    load()?;
+    let mut count = 0;
+    // Safety: NVRTC is loaded and has these symbols (checked by `load`);
+    // the buffer has the length NVRTC reports.
+    let archs = unsafe {
+        let mut archs = Vec::new();
+        if cudarc::nvrtc::sys::nvrtcGetNumSupportedArchs(&mut count) == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+            archs.resize(count.max(0) as usize, 0);
+            if cudarc::nvrtc::sys::nvrtcGetSupportedArchs(archs.as_mut_ptr())
+                != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS
+            {
+                archs.clear();
+            }
+        }
+        archs
+    };
+    let chosen = archs.iter().copied().filter(|&a| a <= cc).max().ok_or_else(|| {
+        format!("NVRTC supports none of the architectures up to compute capability {}.{}", cc / 10, cc % 10)
+    })?;
+    // The names are few (one per architecture a process meets), so they
+    // are kept for the process's life, as NVRTC's options want them.
+    static NAMES: std::sync::Mutex<Vec<(i32, &'static str)>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, n)) = names.iter().find(|(a, _)| *a == chosen) {
+        return Ok(n);
+    }
+    let name: &'static str = Box::leak(format!("compute_{chosen}").into_boxed_str());
+    names.push((chosen, name));
+    Ok(name)
 }

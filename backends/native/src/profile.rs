@@ -1,5 +1,6 @@
 //! Per-binding profiles for `pmx run --profile`: calls, time inside, bytes
-//! copied in and out, compile time. Engines record into one shared table;
+//! copied in and out, compile time, and time in kernels where an engine
+//! launches them itself (the GPU engine: each launch and the wait for it). Engines record into one shared table;
 //! the CLI renders it.
 
 use std::sync::Mutex;
@@ -16,6 +17,8 @@ pub struct Entry {
     pub bytes_out: u64,
     pub compile: Duration,
     pub cached: bool,
+    /// Time in kernel launches, waits included (zero: not measured).
+    pub kernels: Duration,
 }
 
 #[derive(Default)]
@@ -45,8 +48,8 @@ impl Profile {
     /// The table, one line per binding.
     pub fn render(&self) -> String {
         let mut out = format!(
-            "{:<28}  {:<18}  {:>7}  {:>14}  {:>12}  {:>12}  {:>12}\n",
-            "binding", "engine", "calls", "time inside", "bytes in", "bytes out", "compile"
+            "{:<28}  {:<18}  {:>7}  {:>14}  {:>12}  {:>12}  {:>12}  {:>14}\n",
+            "binding", "engine", "calls", "time inside", "bytes in", "bytes out", "compile", "kernels"
         );
         for e in self.entries() {
             let compile = match (e.engine.as_str(), e.cached) {
@@ -54,15 +57,17 @@ impl Profile {
                 (_, true) => "cached".to_string(),
                 (_, false) => ms(e.compile),
             };
+            let kernels = if e.kernels.is_zero() { "-".to_string() } else { ms(e.kernels) };
             out.push_str(&format!(
-                "{:<28}  {:<18}  {:>7}  {:>14}  {:>12}  {:>12}  {:>12}\n",
+                "{:<28}  {:<18}  {:>7}  {:>14}  {:>12}  {:>12}  {:>12}  {:>14}\n",
                 e.name,
                 e.engine,
                 e.calls,
                 ms(e.inside),
                 e.bytes_in,
                 e.bytes_out,
-                compile
+                compile,
+                kernels
             ));
         }
         out

@@ -67,6 +67,13 @@ static void pmx_cpu_thread() {
   threadIdx.x = 0;
   blockDim.x = 1;
 }
+// The kernels' failure, cleared: for a host library built with
+// PMX_HOST_LAUNCH whose launches this build runs (`gpu::launch`).
+extern "C" int64_t pmx_cpu_take_failed() {
+  int64_t f = pmx_failed;
+  pmx_failed = 0;
+  return f;
+}
 #endif
 #endif
 "#;
@@ -80,6 +87,8 @@ pub struct Body<'p> {
     p: &'p Program,
     options: Options,
     pub kernels: String,
+    /// One CPU launcher per kernel (host code of the CPU build).
+    pub cpu_launchers: String,
     pub kernel_list: Vec<super::Kernel>,
     /// Host functions that unpack sequences of structured elements.
     pub unpackers: String,
@@ -99,6 +108,7 @@ impl<'p> Body<'p> {
             p,
             options,
             kernels: String::new(),
+            cpu_launchers: String::new(),
             kernel_list: Vec::new(),
             unpackers: String::new(),
             unpacker_names: FxHashMap::default(),
@@ -175,7 +185,19 @@ impl<'p> Body<'p> {
                     } else {
                         let values: Vec<String> = items.iter().map(|a| self.atom(a)).collect();
                         let _ = writeln!(code, "{pad}{et} {name}_data[{}] = {{{}}};", items.len(), values.join(", "));
-                        let _ = writeln!(code, "{pad}{ct} {name} = {{{name}_data, {}}};", items.len());
+                        if host {
+                            // Host code may hand the sequence to a kernel
+                            // (the GPU engine's memory is what the device
+                            // sees) or return it (memory from the engine
+                            // outlives the entry's frame): it is copied.
+                            let _ = writeln!(
+                                code,
+                                "{pad}{ct} {name} = {{({et} *)rt->alloc(rt->ctx, (int64_t)sizeof {name}_data), {n}}};\n{pad}memcpy({name}.data, {name}_data, sizeof {name}_data);",
+                                n = items.len()
+                            );
+                        } else {
+                            let _ = writeln!(code, "{pad}{ct} {name} = {{{name}_data, {}}};", items.len());
+                        }
                     }
                 }
                 Expr::Con { tag, payload, .. } => {
@@ -313,13 +335,30 @@ impl<'p> Body<'p> {
         let mut all = bound_names.clone();
         all.push("n".into());
         let addrs: Vec<String> = all.iter().map(|a| format!("(void *)&{a}")).collect();
+        // Under nvcc the host code launches itself. Otherwise the launch
+        // goes through `ps`, the addresses of the values: to the engine's
+        // callback in the GPU engine's host library (not after a failure
+        // of host code, so the first failure is the one reported), or to
+        // this kernel's CPU launcher.
         let _ = writeln!(
             code,
-            "#if defined(__CUDACC__)\n{pad}  int64_t blocks = (n + {tpb} - 1) / {tpb};\n{pad}  if (blocks > 65535) blocks = 65535;\n{pad}  if (blocks > 0) {symbol}<<<(unsigned)blocks, {tpb}>>>({args});\n{pad}  {{ int64_t f = pmx_read_failed(); if (f) return f; }}\n#elif defined(PMX_HOST_LAUNCH)\n{pad}  void *ps[] = {{{addrs}}};\n{pad}  {{ int64_t f = rt->launch(rt->ctx, {k}, ps, {count}, n); if (f) return f; }}\n#else\n{pad}  #pragma omp parallel\n{pad}  {{\n{pad}    pmx_cpu_thread();\n{pad}    {symbol}({args});\n{pad}  }}\n{pad}  if (pmx_failed) return pmx_failed;\n#endif",
+            "#if defined(__CUDACC__)\n{pad}  int64_t blocks = (n + {tpb} - 1) / {tpb};\n{pad}  if (blocks > {max_blocks}) blocks = {max_blocks};\n{pad}  if (blocks > 0) {symbol}<<<(unsigned)blocks, {tpb}>>>({args});\n{pad}  {{ int64_t f = pmx_read_failed(); if (f) return f; }}\n#else\n{pad}  void *ps[] = {{{addrs}}};\n#if defined(PMX_HOST_LAUNCH)\n{pad}  int64_t f = pmx_failed ? pmx_failed : rt->launch(rt->ctx, {k}, ps, {count}, n);\n#else\n{pad}  int64_t f = pmx_cpu_launch_{k}(ps, n);\n#endif\n{pad}  if (f) return f;\n#endif",
             tpb = THREADS_PER_BLOCK,
+            max_blocks = super::MAX_BLOCKS,
             args = all.join(", "),
             addrs = addrs.join(", "),
             count = all.len(),
+        );
+        // The CPU launcher: each OpenMP thread is one block of one thread
+        // of the grid. It is exported so that the GPU engine's host code
+        // can be driven with kernels run on the CPU (`gpu::launch`).
+        let loads: Vec<String> =
+            params.iter().enumerate().map(|(j, (t, name))| format!("  {t} {name} = *({t} *)ps[{j}];\n")).collect();
+        let _ = writeln!(
+            self.cpu_launchers,
+            "extern \"C\" int64_t pmx_cpu_launch_{k}(void **ps, int64_t n) {{\n  (void)ps;\n{loads}  #pragma omp parallel\n  {{\n    pmx_cpu_thread();\n    {symbol}({args});\n  }}\n  return pmx_failed;\n}}",
+            loads = loads.concat(),
+            args = all.join(", "),
         );
         let _ = writeln!(code, "{pad}}}");
     }
@@ -470,6 +509,9 @@ impl<'p> Body<'p> {
             Type::Unit => return String::new(),
             Type::Int | Type::Bool | Type::Char => format!("  result[{k}].i = (int64_t){v};\n"),
             Type::Float => format!("  result[{k}].f = {v};\n"),
+            // The elements stay where they are (a parameter's, or memory
+            // from `rt->alloc`, alive until the engine has read them).
+            Type::Seq(e) if scalar(e) => format!("  result[{k}].p = (void *){v}.data;\n  result[{k}].len = {v}.len;\n"),
             Type::Record(fields) => {
                 return fields.iter().map(|(l, ft)| self.pack(ft, &format!("{v}.{}", field(l)), slot, span)).collect();
             }

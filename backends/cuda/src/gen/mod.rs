@@ -31,6 +31,11 @@ pub const PRELUDE: &str = include_str!("prelude.h");
 /// keeps several blocks resident per multiprocessor.
 pub const THREADS_PER_BLOCK: u32 = 256;
 
+/// The most blocks of a launch (the grid-stride loops cover the rest):
+/// the limit of a grid's y and z dimensions, and more blocks than any
+/// device keeps resident at once, so a larger grid would not run faster.
+pub const MAX_BLOCKS: u32 = 65535;
+
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
     /// Bounds, rank and division checks (`--unchecked` drops them).
@@ -147,6 +152,11 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     source.push_str(&functions);
     source.push_str("// Kernels: one per parallel loop on an entry's top level.\n");
     source.push_str(&cx.kernels);
+    if !cx.cpu_launchers.is_empty() {
+        source.push_str("\n#if !defined(PMX_GPU) && !defined(PMX_HOST_LAUNCH)\n// CPU launchers: one per kernel.\n");
+        source.push_str(&cx.cpu_launchers);
+        source.push_str("#endif\n");
+    }
     source.push_str("\n#if !defined(PMX_DEVICE_ONLY)\n// Host entries.\n");
     source.push_str(&cx.unpackers);
     source.push_str(&hosts);

@@ -1,0 +1,121 @@
+//! The kernels of a program on the device: the generated unit compiled by
+//! NVRTC to PTX for the device's architecture (cached like host code),
+//! loaded as a module, one function per kernel, and the address of the
+//! kernels' failure flag (`pmx_failed`). Launches go to the default
+//! stream and are waited for, so the host library sees the kernels'
+//! writes to managed memory and the flag is read after each launch.
+
+use super::device::{describe, Device};
+use crate::gen::{Generated, MAX_BLOCKS, THREADS_PER_BLOCK};
+use crate::host::Launcher;
+use cudarc::driver::{result, sys};
+use std::ffi::{c_void, CString};
+use std::time::{Duration, Instant};
+
+pub struct Module {
+    device: &'static Device,
+    functions: Vec<(sys::CUfunction, usize)>,
+    failed: sys::CUdeviceptr,
+    pub arch: &'static str,
+    pub cached: bool,
+    pub compile_time: Duration,
+}
+
+// Safety: the handles belong to the device's primary context, which any
+// thread may make current; the driver API is thread-safe.
+unsafe impl Send for Module {}
+unsafe impl Sync for Module {}
+
+/// Compiles (or finds in the cache) the PTX of `g` and loads it.
+pub fn load(g: &Generated, device: &'static Device) -> Result<Module, String> {
+    let arch = crate::nvrtc::arch_for(device.capability)?;
+    let (major, minor) = crate::nvrtc::version()?;
+    let root = pmx_native::cache::dir().ok_or("no cache folder (set PMX_CACHE_DIR)")?;
+    let nvrtc = format!("{major}.{minor}");
+    let key = pmx_native::cache::key(&[b"cuda-ptx", g.source.as_bytes(), nvrtc.as_bytes(), arch.as_bytes()]);
+    let started = Instant::now();
+    let progress = std::cell::Cell::new(None);
+    let (dir, found) = pmx_native::cache::entry(&root, &key, |dir| {
+        progress.set(Some(pmx_native::progress::Progress::start("compiling CUDA-class accelerate code with NVRTC")));
+        let ptx = crate::nvrtc::compile(&g.source, arch).map_err(|log| {
+            let src = dir.join("pmx.cu");
+            let _ = std::fs::write(&src, &g.source);
+            format!("internal error: NVRTC rejects the generated CUDA (kept at {}):\n{log}", src.display())
+        })?;
+        let path = dir.join("pmx.ptx");
+        std::fs::write(&path, ptx).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    })?;
+    if let Some(p) = progress.take() {
+        p.finish();
+    }
+    let path = dir.join("pmx.ptx");
+    let ptx = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let ptx = CString::new(ptx).map_err(|_| format!("{} holds a NUL byte", path.display()))?;
+    device.bind()?;
+    // Safety: the image is NUL-terminated PTX text; the context is current.
+    let module = unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) }.map_err(|e| {
+        format!(
+            "the CUDA driver (CUDA {}.{}) cannot load the PTX from NVRTC {nvrtc}: {} (a driver older than NVRTC \
+             refuses its PTX; install an nvidia-cuda-nvrtc-cu12 no newer than the driver, or set PMX_NVRTC)",
+            device.driver_version / 1000,
+            device.driver_version % 1000 / 10,
+            describe(e)
+        )
+    })?;
+    let mut functions = Vec::new();
+    for k in &g.kernels {
+        let name = CString::new(k.symbol.clone()).map_err(|_| format!("bad kernel name {}", k.symbol))?;
+        // Safety: `module` was just loaded and is never unloaded.
+        let f = unsafe { result::module::get_function(module, name) }
+            .map_err(|e| format!("internal error: kernel {} missing from the PTX: {}", k.symbol, describe(e)))?;
+        functions.push((f, k.params.len()));
+    }
+    let failed = if g.kernels.is_empty() {
+        0
+    } else {
+        // Safety: as above.
+        unsafe { result::module::get_global(module, CString::new("pmx_failed").expect("no NUL")) }
+            .map_err(|e| format!("internal error: pmx_failed missing from the PTX: {}", describe(e)))?
+            .0
+    };
+    Ok(Module {
+        device,
+        functions,
+        failed,
+        arch,
+        cached: found == pmx_native::cache::Found::Cached,
+        compile_time: started.elapsed(),
+    })
+}
+
+impl Launcher for Module {
+    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<i64, String> {
+        let &(f, count) =
+            self.functions.get(kernel).ok_or_else(|| format!("internal error: no kernel {kernel} in the module"))?;
+        if params.len() != count {
+            return Err(format!("internal error: kernel {kernel} takes {count} arguments, given {}", params.len()));
+        }
+        if n <= 0 {
+            return Ok(0);
+        }
+        let tpb = THREADS_PER_BLOCK as i64;
+        let blocks = ((n + tpb - 1) / tpb).min(MAX_BLOCKS as i64) as u32;
+        self.device.bind()?;
+        // Safety: `f` is a kernel of the loaded module whose parameters
+        // are the C types the generated launch took the addresses of;
+        // every pointer inside them is to managed memory of this call.
+        unsafe { result::launch_kernel(f, (blocks, 1, 1), (THREADS_PER_BLOCK, 1, 1), 0, std::ptr::null_mut(), params) }
+            .map_err(|e| format!("launching kernel {kernel}: {}", describe(e)))?;
+        result::ctx::synchronize().map_err(|e| format!("kernel {kernel}: {}", describe(e)))?;
+        let mut flag = [0i64];
+        // Safety: `failed` is the address of the 8-byte `pmx_failed`.
+        unsafe { result::memcpy_dtoh_sync(&mut flag, self.failed) }
+            .map_err(|e| format!("reading the failure flag: {}", describe(e)))?;
+        if flag[0] != 0 {
+            // Safety: as above.
+            unsafe { result::memcpy_htod_sync(self.failed, &[0i64]) }
+                .map_err(|e| format!("clearing the failure flag: {}", describe(e)))?;
+        }
+        Ok(flag[0])
+    }
+}

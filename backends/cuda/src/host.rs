@@ -1,0 +1,224 @@
+//! What both engines share: the generated source compiled as host code by
+//! the system C++ compiler into a cached shared library, and one call of
+//! an entry through the host ABI (marshal, call, check the failure code,
+//! copy back, unmarshal, profile).
+//!
+//! The CPU engine builds the whole unit for the CPU (kernels launched as
+//! OpenMP loops); the GPU engine builds it with `-DPMX_HOST_LAUNCH`, so
+//! that its kernel launches call back into Rust ([`Launcher`]), which runs
+//! the NVRTC-compiled kernels. The runtime handed to the entry
+//! ([`Runtime`], the generated `struct pmx_runtime`) carries the call's
+//! [`Memory`] and launcher.
+
+use crate::gen::{EntryAbi, Generated};
+use crate::marshal::{self, Arg};
+use crate::memory::Memory;
+use pmx_ast::Span;
+use pmx_cpu::value::Value;
+use pmx_cpu::{Args, Machine, Site};
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A compiled host library of one program's CUDA-class bindings.
+pub struct Library {
+    /// Never unloaded: the OpenMP runtime it started keeps threads whose
+    /// code must stay mapped until the process exits.
+    lib: std::mem::ManuallyDrop<libloading::Library>,
+    pub failures: Vec<(Span, String)>,
+    /// Whether it was found in the cache.
+    pub cached: bool,
+    pub compile_time: Duration,
+}
+
+/// Flags of every host build (part of the cache key).
+pub const FLAGS: &[&str] = &["-x", "c++", "-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno"];
+
+/// Compiles (or finds in the cache) and loads the generated source with
+/// `FLAGS` and `extra` flags; `what` names the build in the progress line.
+pub fn build(g: &Generated, extra: &[&str], what: &str) -> Result<Library, String> {
+    let cxx = pmx_native::cc::Compiler::find(pmx_native::cc::Language::Cxx)
+        .ok_or(format!("no C++ compiler found (set CXX, or install g++): {what} cannot be compiled"))?;
+    let root = pmx_native::cache::dir().ok_or("no cache folder (set PMX_CACHE_DIR)")?;
+    let flags: Vec<&str> = FLAGS.iter().chain(extra).copied().collect();
+    let key = pmx_native::cache::key(&[
+        b"cuda-host",
+        g.source.as_bytes(),
+        cxx.version.as_bytes(),
+        flags.join(" ").as_bytes(),
+    ]);
+    let started = Instant::now();
+    let progress = std::cell::Cell::new(None);
+    let (dir, found) = pmx_native::cache::entry(&root, &key, |dir| {
+        progress.set(Some(pmx_native::progress::Progress::start(&format!("compiling {what}"))));
+        let src = dir.join("pmx.cu");
+        std::fs::write(&src, &g.source).map_err(|e| format!("cannot write {}: {e}", src.display()))?;
+        cxx.shared_library(&[&src], &dir.join("libpmx.so"), &flags).map_err(|e| {
+            format!("internal error: the generated CUDA code does not compile (kept at {}):\n{e}", src.display())
+        })
+    })?;
+    if let Some(p) = progress.take() {
+        p.finish();
+    }
+    let path = dir.join("libpmx.so");
+    // Safety: the library is pmx's own generated code, whose initialisers
+    // do nothing but set up statics.
+    let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| format!("cannot load {}: {e}", path.display()))?;
+    Ok(Library {
+        lib: std::mem::ManuallyDrop::new(lib),
+        failures: g.failures.clone(),
+        cached: found == pmx_native::cache::Found::Cached,
+        compile_time: started.elapsed(),
+    })
+}
+
+impl Library {
+    /// A symbol of the library with the C type `T` (a function pointer).
+    ///
+    /// # Safety
+    /// `T` must be the symbol's type in the generated source.
+    pub unsafe fn symbol<T: Copy>(&self, name: &str) -> Result<T, String> {
+        // Safety: as the caller promises.
+        unsafe { self.lib.get::<T>(name.as_bytes()) }
+            .map(|s| *s)
+            .map_err(|e| format!("internal error: {name} missing from the generated library: {e}"))
+    }
+}
+
+/// Runs kernels for host code built with `-DPMX_HOST_LAUNCH`.
+pub trait Launcher: Send + Sync {
+    /// Runs kernel `kernel` over `n` elements with `params` (the address of
+    /// each argument, as the kernel takes them) and waits for it. Returns
+    /// the kernels' failure (a location id, 0 for none), leaving the flag
+    /// clear for the next launch; `Err` is an error of the device.
+    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<i64, String>;
+}
+
+/// Mirrors the generated `struct pmx_runtime`.
+#[repr(C)]
+struct Runtime {
+    ctx: *mut c_void,
+    alloc: extern "C" fn(*mut c_void, i64) -> *mut c_void,
+    launch: extern "C" fn(*mut c_void, i64, *mut *mut c_void, i64, i64) -> i64,
+}
+
+/// What the callbacks of one call reach through `ctx`.
+struct CallCtx<'a> {
+    memory: &'a mut dyn Memory,
+    launcher: Option<&'a dyn Launcher>,
+    /// The first error of the engine (memory or device) during the call.
+    error: Option<String>,
+    /// Time in launches (each waits for its kernel).
+    kernels: Duration,
+}
+
+/// What an entry returns when the engine failed (see `CallCtx::error`);
+/// location ids are positive.
+const ENGINE_FAILED: i64 = -1;
+
+extern "C" fn ctx_alloc(ctx: *mut c_void, bytes: i64) -> *mut c_void {
+    // Safety: `ctx` is the `CallCtx` of the running call.
+    let cx = unsafe { &mut *(ctx as *mut CallCtx) };
+    match cx.memory.zeroed(bytes.max(0) as usize) {
+        Ok(p) => p as *mut c_void,
+        Err(e) => {
+            cx.error.get_or_insert(e);
+            // Host code writes what it asked for before it launches
+            // again; ordinary memory (leaked: this only happens when the
+            // call fails) keeps it from crashing until the launch refuses
+            // and the call reports the error.
+            let words = (bytes.max(0) as usize).div_ceil(8).max(1);
+            Box::leak(vec![0u64; words].into_boxed_slice()).as_mut_ptr() as *mut c_void
+        }
+    }
+}
+
+extern "C" fn ctx_launch(ctx: *mut c_void, kernel: i64, params: *mut *mut c_void, count: i64, n: i64) -> i64 {
+    // Safety: `ctx` is the `CallCtx` of the running call.
+    let cx = unsafe { &mut *(ctx as *mut CallCtx) };
+    if cx.error.is_some() {
+        return ENGINE_FAILED;
+    }
+    let Some(launcher) = cx.launcher else {
+        cx.error = Some("internal error: a kernel launch reached an engine without a launcher".into());
+        return ENGINE_FAILED;
+    };
+    // Safety: the generated launch passes `count` argument addresses.
+    let params = unsafe { std::slice::from_raw_parts_mut(params, count.max(0) as usize) };
+    let started = Instant::now();
+    let launched = launcher.launch(kernel as usize, params, n);
+    cx.kernels += started.elapsed();
+    match launched {
+        Ok(failure) => failure,
+        Err(e) => {
+            cx.error = Some(e);
+            ENGINE_FAILED
+        }
+    }
+}
+
+type EntryFn = unsafe extern "C" fn(*const Arg, *mut Arg, *const Runtime) -> i64;
+
+/// One binding's entry in a library, and where its profile goes.
+pub struct Entry {
+    pub library: Arc<Library>,
+    pub entry: EntryAbi,
+    pub profile: Option<(Arc<pmx_native::profile::Profile>, usize)>,
+}
+
+impl Entry {
+    /// Calls the entry on `args` with buffers from `memory` and kernel
+    /// launches by `launcher`; `engine` names the engine in errors.
+    pub fn call(
+        &self,
+        m: &mut Machine,
+        site: &Site,
+        args: Args,
+        memory: &mut dyn Memory,
+        launcher: Option<&dyn Launcher>,
+        engine: &str,
+    ) -> pmx_cpu::Res<Value> {
+        let span = site.boundary.span;
+        let started = Instant::now();
+        let values: Vec<Value> = if site.boundary.dummy { Vec::new() } else { args.into_iter().collect() };
+        let written: Vec<bool> = site.boundary.params.iter().map(|p| p.written).collect();
+        let marshaled = marshal::marshal(&values, &self.entry.params, &written, memory).map_err(|e| m.fail(e, span))?;
+        let mut result = vec![Arg::default(); crate::gen::leaves(&self.entry.result).max(1)];
+        if let Err(e) = memory.to_device() {
+            return Err(m.fail(format!("{engine}: {e} (running {})", site.boundary.name), span));
+        }
+        let mut cx = CallCtx { memory, launcher, error: None, kernels: Duration::ZERO };
+        let rt = Runtime { ctx: &mut cx as *mut CallCtx as *mut c_void, alloc: ctx_alloc, launch: ctx_launch };
+        // Safety: the symbol is an entry of the generated library with the
+        // ABI `EntryFn`; the argument and result slots match its types.
+        let code = unsafe {
+            let f: EntryFn = self.library.symbol(&self.entry.symbol).map_err(|e| m.fail(e, span))?;
+            f(marshaled.args.as_ptr(), result.as_mut_ptr(), &rt)
+        };
+        if let Some(e) = cx.error.take() {
+            return Err(m.fail(format!("{engine}: {e} (running {})", site.boundary.name), span));
+        }
+        if code != 0 {
+            let (at, what) = usize::try_from(code - 1)
+                .ok()
+                .and_then(|k| self.library.failures.get(k).cloned())
+                .unwrap_or((span, format!("internal error: unknown failure {code} in generated code")));
+            return Err(m.fail(format!("{what} (in CUDA-class accelerated code)"), at));
+        }
+        cx.memory.to_host();
+        let bytes_out = marshaled.copy_back();
+        let mut k = 0;
+        let value = marshal::unmarshal(&self.entry.result, &result, &mut k).map_err(|e| m.fail(e, span))?;
+        if let Some((profile, index)) = &self.profile {
+            let elapsed = started.elapsed();
+            profile.update(*index, |e| {
+                e.calls += 1;
+                e.inside += elapsed;
+                e.bytes_in += marshaled.bytes_in;
+                e.bytes_out += bytes_out;
+                e.kernels += cx.kernels;
+            });
+        }
+        Ok(value)
+    }
+}
