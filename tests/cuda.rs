@@ -209,6 +209,26 @@ fn target_gpu_without_a_device_is_a_clear_error() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// What the generator cannot do yet is a located error of `--target cpu`
+/// and of `pmx emit --stage cuda`, never generated code that runs wrongly.
+#[test]
+fn unsupported_cuda_is_a_located_error() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda/unsupported");
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(&dir).expect("tests/cuda/unsupported").flatten().map(|e| e.path()).collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for p in files {
+        for args in [&["run", "--target", "cpu", "--color=never"][..], &["emit", "--stage", "cuda", "--color=never"]] {
+            let (code, out, err) = pmx(args, &p);
+            assert_eq!(code, 1, "{} {args:?}: {out}{err}", p.display());
+            let file = p.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(err.contains(&file) && err.contains("CUDA"), "{} {args:?}: {err}", p.display());
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+}
+
 /// `nvcc`: `PMX_NVCC`, else the one Python's `nvidia-cuda-nvcc` package
 /// carries (called by its real path, which its include lookup needs).
 fn nvcc() -> Result<PathBuf, String> {

@@ -95,7 +95,25 @@ pub struct Body<'p> {
     unpacker_names: FxHashMap<Type, String>,
     pub failures: Vec<(Span, String)>,
     pub errors: Vec<Unsupported>,
+    /// The storage of the sequence literals of the function being written:
+    /// declared at the top of its body, so that a literal built inside a
+    /// branch outlives the branch.
+    frame: String,
     next: u32,
+}
+
+/// Whether a value of type `t` may hold a sequence (`seen`: the variants
+/// already looked into, which may be recursive).
+fn holds_seq(p: &Program, t: &Type, seen: &mut Vec<pmx_lower::VariantId>) -> bool {
+    match t {
+        Type::Seq(_) => true,
+        Type::Record(fields) => fields.iter().any(|(_, f)| holds_seq(p, f, seen)),
+        Type::Variant(id) if !seen.contains(id) => {
+            seen.push(*id);
+            p.variants[id.0 as usize].constructors.iter().any(|c| holds_seq(p, &c.payload, seen))
+        }
+        _ => false,
+    }
 }
 
 fn scalar(t: &Type) -> bool {
@@ -114,6 +132,7 @@ impl<'p> Body<'p> {
             unpacker_names: FxHashMap::default(),
             failures: Vec::new(),
             errors: Vec::new(),
+            frame: String::new(),
             next: 0,
         }
     }
@@ -133,11 +152,20 @@ impl<'p> Body<'p> {
         self.errors.push(Unsupported { span, message: message.into() });
     }
 
-    pub fn function_body(&mut self, types: &mut Types, b: &Block, span: Span) -> String {
+    pub fn function_body(&mut self, types: &mut Types, b: &Block, result: &Type, span: Span) -> String {
         let mut code = String::new();
         let r = self.block(types, b, false, span, &mut code, 1);
         let _ = writeln!(code, "  return {r};");
-        code
+        let frame = std::mem::take(&mut self.frame);
+        if !frame.is_empty() && holds_seq(self.p, result, &mut Vec::new()) {
+            // The literal's storage is this call's frame: returned, it
+            // would point at memory the next call reuses.
+            self.unsupported(
+                span,
+                "a CUDA function that builds a sequence literal and returns a sequence (the literal's storage ends with the call); build it in the caller or pass a tensor",
+            );
+        }
+        frame + &code
     }
 
     pub fn entry_body(&mut self, types: &mut Types, b: &Block, span: Span) -> (String, String) {
@@ -184,8 +212,9 @@ impl<'p> Body<'p> {
                         let _ = writeln!(code, "{pad}{ct} {name} = {{nullptr, 0}};");
                     } else {
                         let values: Vec<String> = items.iter().map(|a| self.atom(a)).collect();
-                        let _ = writeln!(code, "{pad}{et} {name}_data[{}] = {{{}}};", items.len(), values.join(", "));
                         if host {
+                            let _ =
+                                writeln!(code, "{pad}{et} {name}_data[{}] = {{{}}};", items.len(), values.join(", "));
                             // Host code may hand the sequence to a kernel
                             // (the GPU engine's memory is what the device
                             // sees) or return it (memory from the engine
@@ -196,6 +225,10 @@ impl<'p> Body<'p> {
                                 n = items.len()
                             );
                         } else {
+                            let _ = writeln!(self.frame, "  {et} {name}_data[{}];", items.len());
+                            for (i, v) in values.iter().enumerate() {
+                                let _ = writeln!(code, "{pad}{name}_data[{i}] = {v};");
+                            }
                             let _ = writeln!(code, "{pad}{ct} {name} = {{{name}_data, {}}};", items.len());
                         }
                     }

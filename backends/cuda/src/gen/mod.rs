@@ -98,7 +98,7 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
             let inst: Vec<String> = f.instance.iter().map(|(v, t)| format!("{v} = {t}")).collect();
             let _ = writeln!(functions, "// instance: {}", inst.join(", "));
         }
-        let code = cx.function_body(&mut types, &f.body, f.span);
+        let code = cx.function_body(&mut types, &f.body, &f.result, f.span);
         let _ = writeln!(functions, "{sig} {{\n{code}}}\n");
     }
     let mut entries = Vec::new();
