@@ -293,7 +293,7 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         None => None,
         Some(a) => {
             let locate = render::locator(&db);
-            match crate::engines::choose(a, target, !run.unchecked, run.verbose, &locate) {
+            match crate::engines::choose(a, target, !run.unchecked, run.verbose, utest_files, &locate) {
                 Ok(choice) => {
                     profile = Some(choice.profile);
                     Some(pmx_cpu::Accelerated {
@@ -468,7 +468,7 @@ fn emit_futhark(
         render::human(db, &diagnostics, color);
         return ExitCode::from(1);
     }
-    match pmx_futhark::gen::generate(&program, &render::locator(db)) {
+    match pmx_futhark::gen::generate(&program, &render::locator(db), &pmx_futhark::gen::Options::RUN) {
         Ok(g) => write_output(output, &g.source),
         Err(errors) => {
             let diagnostics: Vec<pmx_diagnostics::Diagnostic> = errors

@@ -10,8 +10,11 @@
 //!   Futhark-class bindings is an error that says what to install.
 //! - `gpu`: not available yet (the GPU engine is not written; the
 //!   generated CUDA is compiled by NVRTC in the tests): an error.
-//! - `auto` (the default): the interpreter, until the native engines cover
-//!   both backends; it will then pick `gpu`, else `cpu`.
+//! - `auto` (the default): `cpu` for each class whose toolchain is there
+//!   (`futhark` and a C compiler for Futhark-class code, a C++ compiler
+//!   for CUDA-class code), else the interpreter, saying once on stderr
+//!   what is missing and what to install; code a generator does not take
+//!   yet also stays in the interpreter, with a note.
 
 use pmx_accelerate::{Analysis, Backend, Class};
 use pmx_cpu::Engine;
@@ -30,71 +33,26 @@ pub fn choose(
     target: Target,
     checked: bool,
     verbose: bool,
+    utests: pmx_cpu::UtestFiles,
     locate: &dyn Fn(pmx_ast::Span) -> String,
 ) -> Result<Choice, String> {
     let profile = Arc::new(pmx_native::profile::Profile::default());
     let mut engines: FxHashMap<pmx_ast::NameId, Arc<dyn Engine>> = FxHashMap::default();
     let of = |b: Backend| analysis.accelerates.iter().filter(move |a| a.class == Class::One(b));
     match target {
-        Target::Interp | Target::Auto => {}
+        Target::Interp => {}
         Target::Gpu => {
             return Err("--target gpu: the GPU engine is not available yet (generated CUDA is compiled by NVRTC \
                         but pmx cannot launch it); use --target cpu or interp"
                 .into())
         }
-        Target::Cpu => {
-            if let Some(a) = of(Backend::Futhark).next() {
-                let futhark = pmx_futhark::engine::find().map_err(|e| {
-                    format!("--target cpu: {e} (needed for {} at {})", a.boundary.name, locate(a.boundary.span))
-                })?;
-                let (program, diagnostics) = pmx_lower::lower(analysis, Backend::Futhark);
-                if let Some(d) = diagnostics.first() {
-                    return Err(format!("--target cpu: {} at {}", d.message, locate(d.span())));
-                }
-                let generated = pmx_futhark::gen::generate(&program, locate).map_err(|errors| {
-                    let e = &errors[0];
-                    format!("--target cpu: Futhark code generation: {} at {}", e.message, locate(e.span))
-                })?;
-                let library = Arc::new(pmx_futhark::engine::build(&generated, &futhark)?);
-                let how = format!("Futhark compiled by {} for the CPU (multicore", futhark.version);
-                let entries = generated.entries.iter().map(|e| (e.id, e));
-                register(analysis, entries, &mut engines, &profile, verbose, locate, |entry, index| {
-                    let engine = pmx_futhark::engine::FutharkEngine {
-                        library: library.clone(),
-                        entry: entry.clone(),
-                        profile: Some((profile.clone(), index)),
-                    };
-                    (
-                        Arc::new(engine) as Arc<dyn Engine>,
-                        "futhark-multicore",
-                        how.clone(),
-                        library.cached,
-                        library.compile_time,
-                    )
-                });
+        Target::Cpu | Target::Auto => {
+            let cx = Cx { analysis, auto: target == Target::Auto, verbose, locate, profile: &profile };
+            if of(Backend::Futhark).next().is_some() {
+                futhark_on_cpu(&cx, utests, &mut engines)?;
             }
             if of(Backend::Cuda).next().is_some() {
-                let (program, diagnostics) = pmx_lower::lower(analysis, Backend::Cuda);
-                if let Some(d) = diagnostics.first() {
-                    return Err(format!("--target cpu: {} at {}", d.message, locate(d.span())));
-                }
-                let generated = pmx_cuda::gen::generate(&program, locate, pmx_cuda::gen::Options { checked }).map_err(
-                    |errors| {
-                        let e = &errors[0];
-                        format!("--target cpu: {} at {}", e.message, locate(e.span))
-                    },
-                )?;
-                let library = Arc::new(pmx_cuda::cpu::build(&generated)?);
-                let how = "CUDA compiled for the CPU (OpenMP".to_string();
-                let entries = generated.entries.iter().map(|e| (e.id, e));
-                register(analysis, entries, &mut engines, &profile, verbose, locate, |entry, index| {
-                    let engine = pmx_cuda::cpu::CpuEngine {
-                        library: library.clone(),
-                        entry: entry.clone(),
-                        profile: Some((profile.clone(), index)),
-                    };
-                    (Arc::new(engine) as Arc<dyn Engine>, "cuda-cpu", how.clone(), library.cached, library.compile_time)
-                });
+                cuda_on_cpu(&cx, checked, &mut engines)?;
             }
         }
     }
@@ -115,6 +73,121 @@ pub fn choose(
         engines.insert(a.boundary.id, Arc::new(Timed { profile: profile.clone(), index }));
     }
     Ok(Choice { engines, profile })
+}
+
+/// What the native engines of a run share while they are chosen.
+struct Cx<'a> {
+    analysis: &'a Analysis,
+    /// `--target auto`: what cannot run natively stays in the
+    /// interpreter, said once on stderr; with `--target cpu` it is an
+    /// error.
+    auto: bool,
+    verbose: bool,
+    locate: &'a dyn Fn(pmx_ast::Span) -> String,
+    profile: &'a Arc<pmx_native::profile::Profile>,
+}
+
+impl Cx<'_> {
+    /// A piece that is missing: an error for `--target cpu`, a note (and
+    /// the interpreter) for `auto`. `Ok(())` means "leave it".
+    fn missing(&self, class: &str, why: String, install: &str) -> Result<(), String> {
+        if self.auto {
+            eprintln!("pmx: {why}: {class} accelerate runs in the interpreter; {install}");
+            Ok(())
+        } else {
+            Err(format!("--target cpu: {why}; {install}"))
+        }
+    }
+}
+
+/// Futhark-class bindings as Futhark compiled by `futhark multicore`.
+fn futhark_on_cpu(
+    cx: &Cx,
+    utests: pmx_cpu::UtestFiles,
+    engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
+) -> Result<(), String> {
+    const CLASS: &str = "Futhark-class";
+    let futhark = match pmx_futhark::engine::find() {
+        Ok(f) => f,
+        Err(e) if !cx.auto => {
+            let a = cx.analysis.accelerates.iter().find(|a| a.class == Class::One(Backend::Futhark));
+            let at = a.map(|a| format!(" (needed for {} at {})", a.boundary.name, (cx.locate)(a.boundary.span)));
+            return Err(format!("--target cpu: {e}{}", at.unwrap_or_default()));
+        }
+        Err(_) => {
+            let install = format!("install Futhark to compile it ({})", pmx_futhark::engine::RELEASES);
+            return cx.missing(CLASS, "futhark not found (PATH or PMX_FUTHARK)".into(), &install);
+        }
+    };
+    if pmx_native::cc::Compiler::find(pmx_native::cc::Language::C).is_none() {
+        return cx.missing(CLASS, "no C compiler found (CC, or cc on PATH)".into(), "install gcc to compile it");
+    }
+    let (program, diagnostics) = pmx_lower::lower(cx.analysis, Backend::Futhark);
+    if let Some(d) = diagnostics.first() {
+        let why = format!("{} at {}", d.message, (cx.locate)(d.span()));
+        return cx.missing(CLASS, why, "the Futhark backend does not take it yet");
+    }
+    // Utests inside the code run and count as in the interpreter
+    // (`pmx test`).
+    let counts = |s: pmx_ast::Span| utests.includes(s);
+    let options = pmx_futhark::gen::Options { utests: &counts };
+    let generated = match pmx_futhark::gen::generate(&program, cx.locate, &options) {
+        Ok(g) => g,
+        Err(errors) => {
+            let e = &errors[0];
+            let why = format!("Futhark code generation: {} at {}", e.message, (cx.locate)(e.span));
+            return cx.missing(CLASS, why, "the Futhark backend does not take it yet");
+        }
+    };
+    let library = Arc::new(pmx_futhark::engine::build(&generated, &futhark)?);
+    let how = format!("Futhark compiled by {} for the CPU (multicore", futhark.version);
+    let entries = generated.entries.iter().map(|e| (e.id, e));
+    register(cx.analysis, entries, engines, cx.profile, cx.verbose, cx.locate, |entry, index| {
+        let engine = pmx_futhark::engine::FutharkEngine {
+            library: library.clone(),
+            entry: entry.clone(),
+            profile: Some((cx.profile.clone(), index)),
+        };
+        (Arc::new(engine) as Arc<dyn Engine>, "futhark-multicore", how.clone(), library.cached, library.compile_time)
+    });
+    Ok(())
+}
+
+/// CUDA-class bindings as their CUDA compiled for the CPU (C++, OpenMP).
+fn cuda_on_cpu(
+    cx: &Cx,
+    checked: bool,
+    engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
+) -> Result<(), String> {
+    const CLASS: &str = "CUDA-class";
+    if pmx_native::cc::Compiler::find(pmx_native::cc::Language::Cxx).is_none() {
+        return cx.missing(CLASS, "no C++ compiler found (CXX, or c++ on PATH)".into(), "install g++ to compile it");
+    }
+    let (program, diagnostics) = pmx_lower::lower(cx.analysis, Backend::Cuda);
+    if let Some(d) = diagnostics.first() {
+        let why = format!("{} at {}", d.message, (cx.locate)(d.span()));
+        return cx.missing(CLASS, why, "the CUDA backend does not take it yet");
+    }
+    let generated = match pmx_cuda::gen::generate(&program, cx.locate, pmx_cuda::gen::Options { checked }) {
+        Ok(g) => g,
+        Err(errors) => {
+            let e = &errors[0];
+            let why = format!("{} at {}", e.message, (cx.locate)(e.span));
+            return cx.missing(CLASS, why, "the CUDA backend does not take it yet");
+        }
+    };
+    let library = Arc::new(pmx_cuda::cpu::build(&generated)?);
+    let how = "CUDA compiled for the CPU (OpenMP".to_string();
+    let entries = generated.entries.iter().map(|e| (e.id, e));
+    register(cx.analysis, entries, engines, cx.profile, cx.verbose, cx.locate, |entry, index| {
+        let engine = pmx_cuda::cpu::CpuEngine {
+            library: library.clone(),
+            entry: entry.clone(),
+            profile: Some((cx.profile.clone(), index)),
+        };
+        (Arc::new(engine) as Arc<dyn Engine>, "cuda-cpu", how.clone(), library.cached, library.compile_time)
+    });
+    Ok(())
 }
 
 /// Registers one native engine per generated entry, with its profile
