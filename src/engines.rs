@@ -49,7 +49,7 @@ pub fn choose(
         Target::Cpu | Target::Auto => {
             let cx = Cx { analysis, auto: target == Target::Auto, verbose, locate, profile: &profile };
             if of(Backend::Futhark).next().is_some() {
-                futhark_on_cpu(&cx, utests, &mut engines)?;
+                futhark_on_cpu(&cx, utests, checked, &mut engines)?;
             }
             if of(Backend::Cuda).next().is_some() {
                 cuda_on_cpu(&cx, checked, &mut engines)?;
@@ -104,6 +104,7 @@ impl Cx<'_> {
 fn futhark_on_cpu(
     cx: &Cx,
     utests: pmx_cpu::UtestFiles,
+    checked: bool,
     engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
 ) -> Result<(), String> {
     const CLASS: &str = "Futhark-class";
@@ -130,7 +131,7 @@ fn futhark_on_cpu(
     // Utests inside the code run and count as in the interpreter
     // (`pmx test`).
     let counts = |s: pmx_ast::Span| utests.includes(s);
-    let options = pmx_futhark::gen::Options { utests: &counts };
+    let options = pmx_futhark::gen::Options { utests: &counts, checked };
     let generated = match pmx_futhark::gen::generate(&program, cx.locate, &options) {
         Ok(g) => g,
         Err(errors) => {

@@ -156,3 +156,40 @@ fn missing_futhark_is_an_error_for_an_explicit_target() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("futhark not found (PATH or PMX_FUTHARK)") && err.contains("install Futhark"), "{err}");
 }
+
+/// `--target auto` (the default) without a Futhark compiler runs
+/// Futhark-class code in the interpreter, saying so once with what to
+/// install; the output is the same.
+#[test]
+fn auto_without_futhark_runs_in_the_interpreter_with_one_note() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/utest_in_accelerate.mc");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pmx"))
+        .args(["test", "--color=never"])
+        .arg(&p)
+        .env("PMX_FUTHARK", "/nonexistent/futhark")
+        .env_remove("PMX_TARGET")
+        .output()
+        .expect("pmx runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.ends_with("4 passed, 0 failed\n"), "{stdout}");
+    let note = "futhark not found (PATH or PMX_FUTHARK): Futhark-class accelerate runs in the interpreter; install \
+                Futhark";
+    assert_eq!(stderr.matches(note).count(), 1, "{stderr}");
+}
+
+/// `--unchecked` marks every entry `#[unsafe]` (Futhark drops its run-time
+/// checks there); a correct program runs the same.
+#[test]
+fn unchecked_futhark_code_drops_the_checks_and_runs_the_same() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/futhark/constructs.mc");
+    let (code, out, err) = pmx(&["emit", "--stage", "futhark", "--unchecked", "--color=never"], &p);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("#[unsafe]").count(), out.matches("\nentry ").count(), "{out}");
+    if futhark().is_none() {
+        return;
+    }
+    let checked = pmx(&["test", "--target", "cpu", "--color=never"], &p);
+    let unchecked = pmx(&["test", "--target", "cpu", "--unchecked", "--color=never"], &p);
+    assert_eq!(checked, unchecked);
+}

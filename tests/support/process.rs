@@ -3,13 +3,24 @@
 use std::path::Path;
 use std::process::Command;
 
+/// The cache of compiled accelerate code that the tests' runs share (kept
+/// between test runs under the target folder, so that only changed
+/// programs compile again).
+pub const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/pmx-cache");
+
 /// Runs `pmx ARGS FILE` from the repository's root (with `FILE` relative
 /// to it when it lies inside, so that outputs name it the same way on every
 /// machine); returns the exit code, stdout and stderr.
 pub fn pmx(args: &[&str], file: &Path) -> (i32, String, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rel = file.strip_prefix(root).unwrap_or(file);
-    let out = Command::new(env!("CARGO_BIN_EXE_pmx")).args(args).arg(rel).current_dir(root).output().expect("pmx runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_pmx"))
+        .args(args)
+        .arg(rel)
+        .current_dir(root)
+        .env("PMX_CACHE_DIR", CACHE)
+        .output()
+        .expect("pmx runs");
     // A bug in pmx fails the test whatever the caller checks.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

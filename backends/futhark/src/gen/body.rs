@@ -37,6 +37,8 @@ pub struct Writer<'p> {
     terms: Vec<String>,
     /// What the expression just written returns (read by `stmt`).
     shape: Shape,
+    /// Whether entries keep Futhark's run-time checks (`Options`).
+    pub checked: bool,
 }
 
 /// What an expression returns when utests are counted.
@@ -100,6 +102,7 @@ impl<'p> Writer<'p> {
             counting: false,
             terms: Vec::new(),
             shape: Shape::Plain,
+            checked: true,
         }
     }
 
@@ -406,6 +409,9 @@ impl<'p> Writer<'p> {
             params.push("(_: i64)".into());
         }
         self.line(0, &format!("entry {name}{sizes} {} : {result_type} =", params.join(" ")));
+        if !self.checked {
+            self.line(1, "#[unsafe]");
+        }
         let rebuild_count = rebuild.len();
         for r in rebuild {
             self.line(1, &r);
