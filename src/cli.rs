@@ -293,7 +293,7 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         None => None,
         Some(a) => {
             let locate = render::locator(&db);
-            match crate::engines::choose(a, target, !run.unchecked, run.verbose, &locate) {
+            match crate::engines::choose(a, target, !run.unchecked, run.verbose, utest_files, &locate) {
                 Ok(choice) => {
                     profile = Some(choice.profile);
                     Some(pmx_cpu::Accelerated {
@@ -392,7 +392,7 @@ fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, all: 
         Stage::FutharkIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Futhark, color),
         Stage::CudaIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Cuda, color),
         Stage::Cuda => return emit_cuda(&db, &analysis, output, unchecked, color),
-        Stage::Futhark => return emit_futhark(&db, &analysis, output, color),
+        Stage::Futhark => return emit_futhark(&db, &analysis, output, unchecked, color),
     };
     let mut module = pmx_accelerate::program::to_module(program);
     let mut text = String::new();
@@ -467,6 +467,7 @@ fn emit_futhark(
     db: &Database,
     analysis: &pmx_accelerate::Analysis,
     output: Option<&Path>,
+    unchecked: bool,
     color: &OutputArgs,
 ) -> ExitCode {
     let (program, diagnostics) = pmx_lower::lower(analysis, pmx_accelerate::Backend::Futhark);
@@ -474,7 +475,11 @@ fn emit_futhark(
         render::human(db, &diagnostics, color);
         return ExitCode::from(1);
     }
-    match pmx_futhark::gen::generate(&program, &render::locator(db)) {
+    match pmx_futhark::gen::generate(
+        &program,
+        &render::locator(db),
+        &pmx_futhark::gen::Options { checked: !unchecked, ..pmx_futhark::gen::Options::RUN },
+    ) {
         Ok(g) => write_output(output, &g.source),
         Err(errors) => {
             let diagnostics: Vec<pmx_diagnostics::Diagnostic> = errors

@@ -13,7 +13,12 @@
 //!   NVRTC), and for Futhark-class bindings (Futhark's GPU backend is not
 //!   wired in).
 //! - `auto` (the default): CUDA-class bindings on the GPU when one is
-//!   usable; the rest in the interpreter.
+//!   usable; otherwise, and for Futhark-class bindings, `cpu` for each
+//!   class whose toolchain is there (`futhark` and a C compiler for
+//!   Futhark-class code, a C++ compiler for CUDA-class code), else the
+//!   interpreter, saying once on stderr what is missing and what to
+//!   install; code a generator does not take yet also stays in the
+//!   interpreter, with a note.
 
 use pmx_accelerate::{Analysis, Backend, Class};
 use pmx_cpu::Engine;
@@ -32,6 +37,7 @@ pub fn choose(
     target: Target,
     checked: bool,
     verbose: bool,
+    utests: pmx_cpu::UtestFiles,
     locate: &dyn Fn(pmx_ast::Span) -> String,
 ) -> Result<Choice, String> {
     let profile = Arc::new(pmx_native::profile::Profile::default());
@@ -39,15 +45,6 @@ pub fn choose(
     let of = |b: Backend| analysis.accelerates.iter().filter(move |a| a.class == Class::One(b));
     match target {
         Target::Interp => {}
-        Target::Auto => {
-            // Not asked for explicitly: when the GPU cannot be used after
-            // all, say why and run the bindings in the interpreter.
-            if of(Backend::Cuda).next().is_some() && pmx_cuda::gpu::usable().is_ok() {
-                if let Err(e) = cuda_on_gpu(analysis, checked, verbose, locate, &mut engines, &profile, "auto") {
-                    eprintln!("pmx: note: {e}; CUDA-class bindings run in the interpreter");
-                }
-            }
-        }
         Target::Gpu => {
             if let Some(a) = of(Backend::Futhark).next() {
                 return Err(format!(
@@ -65,53 +62,31 @@ pub fn choose(
                         locate(a.boundary.span)
                     )
                 })?;
-                cuda_on_gpu(analysis, checked, verbose, locate, &mut engines, &profile, "gpu")?;
+                let cx = Cx { analysis, target: "gpu", auto: false, verbose, locate, profile: &profile };
+                cuda_on_gpu(&cx, checked, &mut engines)?;
             }
         }
-        Target::Cpu => {
-            if let Some(a) = of(Backend::Futhark).next() {
-                let futhark = pmx_futhark::engine::find().map_err(|e| {
-                    format!("--target cpu: {e} (needed for {} at {})", a.boundary.name, locate(a.boundary.span))
-                })?;
-                let (program, diagnostics) = pmx_lower::lower(analysis, Backend::Futhark);
-                if let Some(d) = diagnostics.first() {
-                    return Err(format!("--target cpu: {} at {}", d.message, locate(d.span())));
-                }
-                let generated = pmx_futhark::gen::generate(&program, locate).map_err(|errors| {
-                    let e = &errors[0];
-                    format!("--target cpu: Futhark code generation: {} at {}", e.message, locate(e.span))
-                })?;
-                let library = Arc::new(pmx_futhark::engine::build(&generated, &futhark)?);
-                let how = format!("Futhark compiled by {} for the CPU (multicore", futhark.version);
-                let entries = generated.entries.iter().map(|e| (e.id, e));
-                register(analysis, entries, &mut engines, &profile, verbose, locate, |entry, index| {
-                    let engine = pmx_futhark::engine::FutharkEngine {
-                        library: library.clone(),
-                        entry: entry.clone(),
-                        profile: Some((profile.clone(), index)),
-                    };
-                    (
-                        Arc::new(engine) as Arc<dyn Engine>,
-                        "futhark-multicore",
-                        how.clone(),
-                        library.cached,
-                        library.compile_time,
-                    )
-                });
+        Target::Cpu | Target::Auto => {
+            let auto = target == Target::Auto;
+            let cx = Cx { analysis, target: if auto { "auto" } else { "cpu" }, auto, verbose, locate, profile: &profile };
+            if of(Backend::Futhark).next().is_some() {
+                futhark_on_cpu(&cx, utests, checked, &mut engines)?;
             }
             if of(Backend::Cuda).next().is_some() {
-                let generated = cuda_generated(analysis, checked, locate, "cpu")?;
-                let library = Arc::new(pmx_cuda::cpu::build(&generated)?);
-                let how = "CUDA compiled for the CPU (OpenMP".to_string();
-                let entries = generated.entries.iter().map(|e| (e.id, e));
-                register(analysis, entries, &mut engines, &profile, verbose, locate, |entry, index| {
-                    let engine = pmx_cuda::cpu::CpuEngine(pmx_cuda::host::Entry {
-                        library: library.clone(),
-                        entry: entry.clone(),
-                        profile: Some((profile.clone(), index)),
-                    });
-                    (Arc::new(engine) as Arc<dyn Engine>, "cuda-cpu", how.clone(), library.cached, library.compile_time)
-                });
+                // Not asked for explicitly: when the GPU cannot be used
+                // after all, say why and run the bindings on the CPU.
+                let on_gpu = auto
+                    && pmx_cuda::gpu::usable().is_ok()
+                    && match cuda_on_gpu(&cx, checked, &mut engines) {
+                        Ok(()) => true,
+                        Err(e) => {
+                            eprintln!("pmx: note: {e}; CUDA-class bindings run on the CPU");
+                            false
+                        }
+                    };
+                if !on_gpu {
+                    cuda_on_cpu(&cx, checked, &mut engines)?;
+                }
             }
         }
     }
@@ -134,44 +109,149 @@ pub fn choose(
     Ok(Choice { engines, profile })
 }
 
-/// The CUDA program of the CUDA-class bindings; `target` names the flag
-/// in errors.
-fn cuda_generated(
-    analysis: &Analysis,
-    checked: bool,
-    locate: &dyn Fn(pmx_ast::Span) -> String,
-    target: &str,
-) -> Result<pmx_cuda::gen::Generated, String> {
-    let (program, diagnostics) = pmx_lower::lower(analysis, Backend::Cuda);
-    if let Some(d) = diagnostics.first() {
-        return Err(format!("--target {target}: {} at {}", d.message, locate(d.span())));
-    }
-    pmx_cuda::gen::generate(&program, locate, pmx_cuda::gen::Options { checked }).map_err(|errors| {
-        let e = &errors[0];
-        format!("--target {target}: {} at {}", e.message, locate(e.span))
-    })
+/// What the native engines of a run share while they are chosen.
+struct Cx<'a> {
+    analysis: &'a Analysis,
+    /// The target as the user named it, for messages.
+    target: &'static str,
+    /// `--target auto`: what cannot run natively stays in the
+    /// interpreter, said once on stderr; with `--target cpu` it is an
+    /// error.
+    auto: bool,
+    verbose: bool,
+    locate: &'a dyn Fn(pmx_ast::Span) -> String,
+    profile: &'a Arc<pmx_native::profile::Profile>,
 }
 
-/// Registers the GPU engine for every CUDA-class binding (the device was
-/// found usable).
-fn cuda_on_gpu(
-    analysis: &Analysis,
+impl Cx<'_> {
+    /// A piece that is missing: an error for `--target cpu`, a note (and
+    /// the interpreter) for `auto`. `Ok(())` means "leave it".
+    fn missing(&self, class: &str, why: String, install: &str) -> Result<(), String> {
+        if self.auto {
+            eprintln!("pmx: {why}: {class} accelerate runs in the interpreter; {install}");
+            Ok(())
+        } else {
+            Err(format!("--target {}: {why}; {install}", self.target))
+        }
+    }
+}
+
+/// Futhark-class bindings as Futhark compiled by `futhark multicore`.
+fn futhark_on_cpu(
+    cx: &Cx,
+    utests: pmx_cpu::UtestFiles,
     checked: bool,
-    verbose: bool,
-    locate: &dyn Fn(pmx_ast::Span) -> String,
     engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
-    profile: &Arc<pmx_native::profile::Profile>,
-    target: &str,
 ) -> Result<(), String> {
-    let generated = cuda_generated(analysis, checked, locate, target)?;
-    let program = Arc::new(pmx_cuda::gpu::build(&generated).map_err(|e| format!("--target {target}: {e}"))?);
+    const CLASS: &str = "Futhark-class";
+    let futhark = match pmx_futhark::engine::find() {
+        Ok(f) => f,
+        Err(e) if !cx.auto => {
+            let a = cx.analysis.accelerates.iter().find(|a| a.class == Class::One(Backend::Futhark));
+            let at = a.map(|a| format!(" (needed for {} at {})", a.boundary.name, (cx.locate)(a.boundary.span)));
+            return Err(format!("--target {}: {e}{}", cx.target, at.unwrap_or_default()));
+        }
+        Err(_) => {
+            let install = format!("install Futhark to compile it ({})", pmx_futhark::engine::RELEASES);
+            return cx.missing(CLASS, "futhark not found (PATH or PMX_FUTHARK)".into(), &install);
+        }
+    };
+    if pmx_native::cc::Compiler::find(pmx_native::cc::Language::C).is_none() {
+        return cx.missing(CLASS, "no C compiler found (CC, or cc on PATH)".into(), "install gcc to compile it");
+    }
+    let (program, diagnostics) = pmx_lower::lower(cx.analysis, Backend::Futhark);
+    if let Some(d) = diagnostics.first() {
+        let why = format!("{} at {}", d.message, (cx.locate)(d.span()));
+        return cx.missing(CLASS, why, "the Futhark backend does not take it yet");
+    }
+    // Utests inside the code run and count as in the interpreter
+    // (`pmx test`).
+    let counts = |s: pmx_ast::Span| utests.includes(s);
+    let options = pmx_futhark::gen::Options { utests: &counts, checked };
+    let generated = match pmx_futhark::gen::generate(&program, cx.locate, &options) {
+        Ok(g) => g,
+        Err(errors) => {
+            let e = &errors[0];
+            let why = format!("Futhark code generation: {} at {}", e.message, (cx.locate)(e.span));
+            return cx.missing(CLASS, why, "the Futhark backend does not take it yet");
+        }
+    };
+    let library = Arc::new(pmx_futhark::engine::build(&generated, &futhark)?);
+    let how = format!("Futhark compiled by {} for the CPU (multicore", futhark.version);
     let entries = generated.entries.iter().map(|e| (e.id, e));
-    register(analysis, entries, engines, profile, verbose, locate, |entry, index| {
+    register(cx.analysis, entries, engines, cx.profile, cx.verbose, cx.locate, |entry, index| {
+        let engine = pmx_futhark::engine::FutharkEngine {
+            library: library.clone(),
+            entry: entry.clone(),
+            profile: Some((cx.profile.clone(), index)),
+        };
+        (Arc::new(engine) as Arc<dyn Engine>, "futhark-multicore", how.clone(), library.cached, library.compile_time)
+    });
+    Ok(())
+}
+
+/// The CUDA program of the CUDA-class bindings, or `None` when the
+/// lowering or the generator does not take them yet under `auto` (said
+/// on stderr).
+fn cuda_generated(cx: &Cx, checked: bool) -> Result<Option<pmx_cuda::gen::Generated>, String> {
+    const CLASS: &str = "CUDA-class";
+    let (program, diagnostics) = pmx_lower::lower(cx.analysis, Backend::Cuda);
+    if let Some(d) = diagnostics.first() {
+        let why = format!("{} at {}", d.message, (cx.locate)(d.span()));
+        return cx.missing(CLASS, why, "the CUDA backend does not take it yet").map(|()| None);
+    }
+    match pmx_cuda::gen::generate(&program, cx.locate, pmx_cuda::gen::Options { checked }) {
+        Ok(g) => Ok(Some(g)),
+        Err(errors) => {
+            let e = &errors[0];
+            let why = format!("{} at {}", e.message, (cx.locate)(e.span));
+            cx.missing(CLASS, why, "the CUDA backend does not take it yet").map(|()| None)
+        }
+    }
+}
+
+/// CUDA-class bindings as their CUDA compiled for the CPU (C++, OpenMP).
+fn cuda_on_cpu(
+    cx: &Cx,
+    checked: bool,
+    engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
+) -> Result<(), String> {
+    if pmx_native::cc::Compiler::find(pmx_native::cc::Language::Cxx).is_none() {
+        let why = "no C++ compiler found (CXX, or c++ on PATH)".into();
+        return cx.missing("CUDA-class", why, "install g++ to compile it");
+    }
+    let Some(generated) = cuda_generated(cx, checked)? else { return Ok(()) };
+    let library = Arc::new(pmx_cuda::cpu::build(&generated)?);
+    let how = "CUDA compiled for the CPU (OpenMP".to_string();
+    let entries = generated.entries.iter().map(|e| (e.id, e));
+    register(cx.analysis, entries, engines, cx.profile, cx.verbose, cx.locate, |entry, index| {
+        let engine = pmx_cuda::cpu::CpuEngine(pmx_cuda::host::Entry {
+            library: library.clone(),
+            entry: entry.clone(),
+            profile: Some((cx.profile.clone(), index)),
+        });
+        (Arc::new(engine) as Arc<dyn Engine>, "cuda-cpu", how.clone(), library.cached, library.compile_time)
+    });
+    Ok(())
+}
+
+/// CUDA-class bindings on the GPU (the device was found usable).
+fn cuda_on_gpu(
+    cx: &Cx,
+    checked: bool,
+    engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
+) -> Result<(), String> {
+    // Under `auto`, code the generator does not take stays in the
+    // interpreter, as on the CPU.
+    let Some(generated) = cuda_generated(cx, checked)? else { return Ok(()) };
+    let program = Arc::new(pmx_cuda::gpu::build(&generated).map_err(|e| format!("--target {}: {e}", cx.target))?);
+    let entries = generated.entries.iter().map(|e| (e.id, e));
+    register(cx.analysis, entries, engines, cx.profile, cx.verbose, cx.locate, |entry, index| {
         let engine = pmx_cuda::gpu::GpuEngine {
             entry: pmx_cuda::host::Entry {
                 library: program.host.clone(),
                 entry: entry.clone(),
-                profile: Some((profile.clone(), index)),
+                profile: Some((cx.profile.clone(), index)),
             },
             program: program.clone(),
         };

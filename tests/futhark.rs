@@ -76,42 +76,27 @@ fn generated_futhark_passes_futhark_check() {
     eprintln!("{checked} generated Futhark programs passed futhark check");
 }
 
-/// The output without the utest dots and summary.
-fn without_tally(out: &str) -> String {
-    out.lines()
-        .filter(|l| {
-            let dots = !l.is_empty() && l.chars().all(|c| c == '.');
-            !dots && !l.ends_with(" failed")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// Every Futhark-class test program runs with `--target cpu` and prints
 /// what it prints in debug mode, with the same exit code and the same
-/// utests; a failure is located where debug mode locates it. One known
-/// difference: a size-equality utest inside Futhark code is checked (an
-/// `assert` and a size coercion) but not counted as a passed utest, and
-/// when one fails that involves values computed inside, it is located at
-/// the utest rather than at the `accelerate`; programs with such utests
-/// are compared without the utest tally and failure location.
+/// utests (those inside Futhark code are counted by the generated code);
+/// a failure is located where debug mode locates it, except a size
+/// constraint found false inside generated code, which is located at the
+/// utest (naming the `accelerate`) where debug mode, which checks it
+/// before the call, locates it at the `accelerate`.
 #[test]
 fn futhark_class_programs_run_on_the_cpu_as_in_debug_mode() {
     if futhark().is_none() {
         return;
     }
     let mut ran = 0;
+    let mut utests = 0;
     for p in programs() {
         let (_, ir, _) = pmx(&["emit", "--stage", "futhark-ir", "--color=never"], &p);
         let sizes = ir.contains("sizeEq");
         let debug = pmx(&["test", "--debug", "--color=never"], &p);
         let cpu = pmx(&["test", "--target", "cpu", "--color=never"], &p);
         assert_eq!(debug.0, cpu.0, "{}: exit codes differ\n{}\n---\n{}", p.display(), debug.2, cpu.2);
-        if sizes {
-            assert_eq!(without_tally(&debug.1), without_tally(&cpu.1), "{}: outputs differ\n{}", p.display(), cpu.2);
-        } else {
-            assert_eq!(debug.1, cpu.1, "{}: outputs differ\n{}", p.display(), cpu.2);
-        }
+        assert_eq!(debug.1, cpu.1, "{}: outputs or utest counts differ\n{}", p.display(), cpu.2);
         if debug.0 != 0 {
             let at = |s: &str| s.lines().find(|l| l.contains("┌─")).map(str::to_string);
             assert!(at(&cpu.2).is_some(), "{}: the failure is located\n{}", p.display(), cpu.2);
@@ -120,10 +105,16 @@ fn futhark_class_programs_run_on_the_cpu_as_in_debug_mode() {
             }
             assert!(!cpu.2.contains("internal error"), "{}: {}", p.display(), cpu.2);
         }
+        utests += passed(&cpu.1);
         ran += 1;
     }
     assert!(ran > 0);
-    eprintln!("{ran} Futhark-class programs ran with --target cpu");
+    eprintln!("{ran} Futhark-class programs ran with --target cpu as in --debug ({utests} utests passed)");
+}
+
+/// The number of passed utests in `pmx test`'s summary.
+fn passed(out: &str) -> usize {
+    out.lines().rev().find_map(|l| l.strip_suffix(" failed")?.split(' ').next()?.parse().ok()).unwrap_or(0)
 }
 
 /// Bad input at the boundary and failures inside generated code are
@@ -139,11 +130,15 @@ fn failures_in_futhark_code_are_located() {
         ("errors_index.mc", "out of bounds", "errors_index.mc:6:34"),
         ("errors_division.mc", "Division by zero", "errors_division.mc:6:34"),
         ("errors_size.mc", "size constraint does not hold", "errors_size.mc:5:3"),
+        ("errors_utest.mc", "size constraint does not hold", "errors_utest.mc:6:3"),
     ] {
         let (code, _, err) = pmx(&["run", "--target", "cpu", "--color=never"], &dir.join(file));
         assert_eq!(code, 1, "{file}: {err}");
         assert!(err.contains(message) && err.contains(at), "{file}: {err}");
     }
+    // A failure inside a function names the accelerate that ran it.
+    let (_, _, err) = pmx(&["test", "--target", "cpu", "--color=never"], &dir.join("errors_utest.mc"));
+    assert!(err.contains("run by the accelerate at tests/futhark/errors_utest.mc:10:12"), "{err}");
 }
 
 /// An explicit `--target cpu` without a Futhark compiler is an error that
@@ -160,4 +155,41 @@ fn missing_futhark_is_an_error_for_an_explicit_target() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("futhark not found (PATH or PMX_FUTHARK)") && err.contains("install Futhark"), "{err}");
+}
+
+/// `--target auto` (the default) without a Futhark compiler runs
+/// Futhark-class code in the interpreter, saying so once with what to
+/// install; the output is the same.
+#[test]
+fn auto_without_futhark_runs_in_the_interpreter_with_one_note() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/utest_in_accelerate.mc");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pmx"))
+        .args(["test", "--color=never"])
+        .arg(&p)
+        .env("PMX_FUTHARK", "/nonexistent/futhark")
+        .env_remove("PMX_TARGET")
+        .output()
+        .expect("pmx runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.ends_with("4 passed, 0 failed\n"), "{stdout}");
+    let note = "futhark not found (PATH or PMX_FUTHARK): Futhark-class accelerate runs in the interpreter; install \
+                Futhark";
+    assert_eq!(stderr.matches(note).count(), 1, "{stderr}");
+}
+
+/// `--unchecked` marks every entry `#[unsafe]` (Futhark drops its run-time
+/// checks there); a correct program runs the same.
+#[test]
+fn unchecked_futhark_code_drops_the_checks_and_runs_the_same() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/futhark/constructs.mc");
+    let (code, out, err) = pmx(&["emit", "--stage", "futhark", "--unchecked", "--color=never"], &p);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("#[unsafe]").count(), out.matches("\nentry ").count(), "{out}");
+    if futhark().is_none() {
+        return;
+    }
+    let checked = pmx(&["test", "--target", "cpu", "--color=never"], &p);
+    let unchecked = pmx(&["test", "--target", "cpu", "--unchecked", "--color=never"], &p);
+    assert_eq!(checked, unchecked);
 }

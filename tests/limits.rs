@@ -47,6 +47,8 @@ fn pmx_limited(dir: &TempDir, limit: &str, args: &[&str]) -> (i32, String, Strin
         .args(args)
         .arg("--color=never")
         .current_dir(&dir.0)
+        // Limits of the interpreter (futhark does not start under ulimit).
+        .env("PMX_TARGET", "interp")
         .env_remove("PMX_STDLIB")
         .env_remove("MCORE_STDLIB")
         .output()

@@ -447,6 +447,9 @@ fn pmx_run_bounded(dir: &TempDir, file: &Path) -> (Option<i32>, bool, String) {
         .arg("ulimit -v 4000000 && exec \"$0\" run --color never \"$1\"")
         .arg(env!("CARGO_BIN_EXE_pmx"))
         .arg(file)
+        // The interpreter is what this fuzzes (native code would compile
+        // each mutated program, and futhark does not start under ulimit).
+        .env("PMX_TARGET", "interp")
         .env_remove("PMX_STDLIB")
         .env_remove("MCORE_STDLIB")
         .stdin(std::process::Stdio::null())

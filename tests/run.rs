@@ -16,18 +16,32 @@ fn programs(dir: &str) -> Vec<PathBuf> {
     files
 }
 
+/// The cache of compiled accelerate code shared by the tests' runs.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/pmx-cache");
+
+/// `pmx test` with the default target (`auto`), which runs accelerate
+/// code natively where the toolchain is there, so the snapshots hold for
+/// both engines. Without `futhark`, `auto` would add a note to stderr:
+/// the interpreter is asked for explicitly instead (said once).
+fn pmx_test() -> Command {
+    static TARGET: std::sync::OnceLock<Vec<&str>> = std::sync::OnceLock::new();
+    let target = TARGET.get_or_init(|| match pmx_futhark::engine::find() {
+        Ok(_) => Vec::new(),
+        Err(why) => {
+            eprintln!("the run tests use --target interp: {why}");
+            vec!["--target", "interp"]
+        }
+    });
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pmx"));
+    cmd.arg("test").args(target).env("PMX_CACHE_DIR", CACHE);
+    cmd
+}
+
 /// Runs `pmx test [flags] FILE` from the repository root.
 fn run(file: &Path, flags: &[&str]) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rel = file.strip_prefix(root).expect("fixture inside the repository");
-    let out = Command::new(env!("CARGO_BIN_EXE_pmx"))
-        .arg("test")
-        .args(flags)
-        .arg("--color=never")
-        .arg(rel)
-        .current_dir(root)
-        .output()
-        .expect("pmx runs");
+    let out = pmx_test().args(flags).arg("--color=never").arg(rel).current_dir(root).output().expect("pmx runs");
     // A bug in pmx fails the test whatever the snapshot says.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -92,8 +106,7 @@ fn standard_library_utests_pass() {
     }
     assert!(files.len() >= 10);
     for f in files {
-        let out =
-            Command::new(env!("CARGO_BIN_EXE_pmx")).args(["test", "--color=never"]).arg(&f).output().expect("pmx runs");
+        let out = pmx_test().arg("--color=never").arg(&f).output().expect("pmx runs");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{}:\n{stdout}\n{}", f.display(), String::from_utf8_lossy(&out.stderr));
         assert!(stdout.contains(" passed, 0 failed"), "{}: {stdout}", f.display());
@@ -114,12 +127,7 @@ fn compatibility_suite_passes() {
     files.sort();
     assert!(!files.is_empty());
     for f in files {
-        let out = Command::new(env!("CARGO_BIN_EXE_pmx"))
-            .args(["test", "--color=never"])
-            .arg(&f)
-            .current_dir(&dir)
-            .output()
-            .expect("pmx runs");
+        let out = pmx_test().arg("--color=never").arg(&f).current_dir(&dir).output().expect("pmx runs");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{}:\n{stdout}\n{}", f.display(), String::from_utf8_lossy(&out.stderr));
         assert!(stdout.contains(" passed, 0 failed"), "{}: {stdout}", f.display());

@@ -3,6 +3,11 @@
 use std::path::Path;
 use std::process::Command;
 
+/// The cache of compiled accelerate code that the tests' runs share (kept
+/// between test runs under the target folder, so that only changed
+/// programs compile again).
+pub const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/pmx-cache");
+
 /// Runs `pmx ARGS FILE` from the repository's root (with `FILE` relative
 /// to it when it lies inside, so that outputs name it the same way on every
 /// machine); returns the exit code, stdout and stderr.
@@ -18,8 +23,9 @@ pub fn pmx_with_env(args: &[&str], file: &Path, env: &[(&str, &str)]) -> (i32, S
     let out = Command::new(env!("CARGO_BIN_EXE_pmx"))
         .args(args)
         .arg(rel)
-        .envs(env.iter().copied())
         .current_dir(root)
+        .env("PMX_CACHE_DIR", CACHE)
+        .envs(env.iter().copied())
         .output()
         .expect("pmx runs");
     // A bug in pmx fails the test whatever the caller checks.

@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Where Futhark's releases are (the message for a missing compiler).
+pub const RELEASES: &str = "https://github.com/diku-dk/futhark/releases";
 pub const INSTALL: &str = "install Futhark from its releases (https://github.com/diku-dk/futhark/releases)";
 
 /// The Futhark compiler.
@@ -199,6 +200,9 @@ fn check_manifest(g: &Generated, m: &Manifest) -> Result<(), String> {
         let mut outputs: Vec<String> = e.outputs.iter().map(Leaf::futhark_type).collect();
         if e.dummy_output {
             outputs.push("bool".into());
+        }
+        if e.counts {
+            outputs.push("i64".into());
         }
         let got_in: Vec<&str> = me.inputs.iter().map(|i| i.r#type.as_str()).collect();
         let got_out: Vec<&str> = me.outputs.iter().map(|o| o.r#type.as_str()).collect();
@@ -375,8 +379,9 @@ impl Library {
         }
     }
 
-    /// Runs an entry on its inputs; the leaves of its result.
-    pub fn run(&self, entry: &EntryAbi, inputs: &[Input]) -> Result<Vec<Value>, Failure> {
+    /// Runs an entry on its inputs; the leaves of its result, and how
+    /// many utests ran (0 unless the entry counts them).
+    pub fn run(&self, entry: &EntryAbi, inputs: &[Input]) -> Result<(Vec<Value>, i64), Failure> {
         let internal = |m: String| Failure { message: format!("internal error: {m}"), line: None };
         let call = *self.calls.get(&entry.name).ok_or_else(|| internal(format!("no entry {}", entry.name)))?;
         let mut guard = self.context.lock().unwrap_or_else(|e| e.into_inner());
@@ -423,7 +428,7 @@ impl Library {
         call: Call,
         entry: &EntryAbi,
         inputs: &[Input],
-    ) -> Result<Vec<Value>, Failure> {
+    ) -> Result<(Vec<Value>, i64), Failure> {
         let ops = |l: &Leaf| {
             self.arrays.get(&(l.scalar, l.rank)).copied().ok_or_else(|| Failure {
                 message: format!("internal error: no array type {}", l.futhark_type()),
@@ -466,7 +471,7 @@ impl Library {
             words.push(0);
         }
         let ins: Vec<*const c_void> = words.iter().map(|w| w as *const u64 as *const c_void).collect();
-        let n_out = entry.outputs.len() + entry.dummy_output as usize;
+        let n_out = entry.outputs.len() + entry.dummy_output as usize + entry.counts as usize;
         let mut outs: Vec<u64> = vec![0; n_out];
         let out_ptrs: Vec<*mut c_void> = outs.iter_mut().map(|w| w as *mut u64 as *mut c_void).collect();
         // Safety: the glue reads `ins` and writes `outs` as the manifest's
@@ -495,6 +500,7 @@ impl Library {
             free_outs(&outs);
             return Err(Failure::from_futhark(&text));
         }
+        let utests = if entry.counts { outs[entry.outputs.len()] as i64 } else { 0 };
         let mut values = Vec::with_capacity(entry.outputs.len());
         let mut pending: Vec<(usize, Output)> = Vec::new();
         for (k, leaf) in entry.outputs.iter().enumerate() {
@@ -551,7 +557,7 @@ impl Library {
             }
             values[k] = marshal::array_value(o).map_err(|m| Failure { message: m, line: None });
         }
-        values.into_iter().collect()
+        Ok((values.into_iter().collect::<Result<_, _>>()?, utests))
     }
 }
 
@@ -590,15 +596,23 @@ impl Engine for FutharkEngine {
         pmx_cpu::accelerate::check_sizes(m, site, &values)?;
         let inputs = marshal::inputs(&values, &self.entry.params, &self.entry.inputs).map_err(|e| m.fail(e, span))?;
         let bytes_in: u64 = self.entry.inputs.iter().zip(&inputs).map(|(l, i)| i.bytes(l.scalar)).sum();
-        let leaves = match self.library.run(&self.entry, &inputs) {
+        let (leaves, utests) = match self.library.run(&self.entry, &inputs) {
             Ok(v) => v,
             Err(f) => {
                 let line = f.line.and_then(|l| self.library.generated.locate(l));
                 let at = line.map(|l| l.span).filter(|s| !s.is_builtin()).unwrap_or(span);
                 let what = line.and_then(|l| l.what.clone()).unwrap_or(f.message);
-                return Err(m.fail(format!("{what} (in Futhark-class accelerated code)"), at));
+                // Located at the failing construct; the accelerate that
+                // ran it is named too when that is elsewhere.
+                let inside = if at == span {
+                    "in Futhark-class accelerated code".to_string()
+                } else {
+                    format!("in Futhark-class accelerated code, run by the accelerate at {}", pmx_cpu::io::locate(span))
+                };
+                return Err(m.fail(format!("{what} ({inside})"), at));
             }
         };
+        m.utests_passed(utests.max(0) as usize);
         drop(inputs);
         let bytes_out: u64 = if self.profile.is_some() { leaves.iter().map(value_bytes).sum() } else { 0 };
         let value = marshal::assemble(&self.entry.result, &mut leaves.into_iter()).map_err(|e| m.fail(e, span))?;

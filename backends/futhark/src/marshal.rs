@@ -23,12 +23,13 @@ pub enum Buf {
 }
 
 impl Buf {
-    fn new(s: Scalar) -> Buf {
+    /// An empty buffer with room for `n` elements.
+    fn with_capacity(s: Scalar, n: usize) -> Buf {
         match s {
-            Scalar::I64 => Buf::I64(Vec::new()),
-            Scalar::F64 => Buf::F64(Vec::new()),
-            Scalar::Bool => Buf::Bool(Vec::new()),
-            Scalar::I32 => Buf::I32(Vec::new()),
+            Scalar::I64 => Buf::I64(Vec::with_capacity(n)),
+            Scalar::F64 => Buf::F64(Vec::with_capacity(n)),
+            Scalar::Bool => Buf::Bool(Vec::with_capacity(n)),
+            Scalar::I32 => Buf::I32(Vec::with_capacity(n)),
         }
     }
 
@@ -138,7 +139,10 @@ fn input(v: &Value, leaf: &Leaf) -> Result<Input, String> {
         }
     }
     let mut dims: Vec<Option<i64>> = vec![None; leaf.rank];
-    let mut buf = Buf::new(leaf.scalar);
+    // Sized from the first row of each dimension, so that a regular
+    // sequence is gathered in one pass with no reallocation (an irregular
+    // one is refused by `gather`).
+    let mut buf = Buf::with_capacity(leaf.scalar, expected_len(v, &leaf.path));
     gather(v, &leaf.path, 0, &mut dims, &mut buf)?;
     let data = buf.ptr();
     Ok(Input::Array { data, owned: Some(buf), dims: dims.into_iter().map(|d| d.unwrap_or(0)).collect() })
@@ -149,6 +153,30 @@ fn field<'v>(v: &'v Value, l: &str) -> Result<&'v Value, String> {
         Value::Record(r) => r.get(l).ok_or_else(|| format!("a record without field `{l}` crossed into Futhark code")),
         _ => Err("a value of an unexpected type crossed into Futhark code".into()),
     }
+}
+
+/// The number of scalars at `path` under `v` if it is regular: the product
+/// of the lengths of the first rows (capped, as it is only a capacity).
+fn expected_len(v: &Value, path: &[Step]) -> usize {
+    let mut n: usize = 1;
+    let mut v = v.clone();
+    for step in path {
+        match step {
+            Step::Field(l) => match field(&v, l) {
+                Ok(f) => v = f.clone(),
+                Err(_) => return 0,
+            },
+            Step::Elems => {
+                let Value::Seq(s) = &v else { return 0 };
+                n = n.saturating_mul(s.len());
+                if s.is_empty() {
+                    return 0;
+                }
+                v = s.get(0);
+            }
+        }
+    }
+    n.min(1 << 28)
 }
 
 /// Appends the scalars at `path` under `v`, recording the length of each

@@ -7,7 +7,7 @@ use super::{leaves_of, EntryAbi, Line, Unsupported};
 use crate::abi::{has_record, Leaf, Step};
 use pmx_ast::{is_tuple_labels, Builtin, Span};
 use pmx_lower::{Atom, Block, Callee, Entry, Expr, FnId, FunRef, Function, Lit, Program, Stmt, Type, Var, VarId};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt::Write;
 
 pub struct Writer<'p> {
@@ -26,6 +26,32 @@ pub struct Writer<'p> {
     locals: Namer,
     /// The statement being written (failures are located there).
     span: Span,
+    /// Which utests count (`count.rs`), the functions that count, and
+    /// whether the function or entry being written does.
+    counts: &'p dyn Fn(Span) -> bool,
+    counted: FxHashSet<FnId>,
+    counting: bool,
+    /// Counts of the statements written so far in the enclosing blocks
+    /// (variables or literals); a block's count is the sum of those it
+    /// added.
+    terms: Vec<String>,
+    /// What the expression just written returns (read by `stmt`).
+    shape: Shape,
+    /// Whether entries keep Futhark's run-time checks (`Options`).
+    pub checked: bool,
+}
+
+/// What an expression returns when utests are counted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Its value.
+    Plain,
+    /// Its value, and it ran one utest.
+    One,
+    /// `(value, count)`.
+    Pair,
+    /// An array of `(element, count)`.
+    Pairs,
 }
 
 /// What a tail-recursive function's loop needs while its body is written.
@@ -35,6 +61,8 @@ struct TailLoop {
     params: Vec<String>,
     /// The result type's zero (the result slot before the last round).
     zero: String,
+    /// The loop's utest count, when the function counts.
+    count: Option<String>,
 }
 
 fn is_tuple(fields: &[(pmx_ast::SmolStr, Type)]) -> bool {
@@ -46,7 +74,7 @@ fn ind(depth: usize) -> String {
 }
 
 impl<'p> Writer<'p> {
-    pub fn new(p: &'p Program, locate: &'p dyn Fn(Span) -> String) -> Writer<'p> {
+    pub fn new(p: &'p Program, locate: &'p dyn Fn(Span) -> String, counts: &'p dyn Fn(Span) -> bool) -> Writer<'p> {
         let mut globals = Namer::default();
         let mut functions = FxHashMap::default();
         // Entries keep their binding's name (it is the C symbol's suffix);
@@ -69,6 +97,12 @@ impl<'p> Writer<'p> {
             literals: FxHashMap::default(),
             locals: Namer::default(),
             span: Span::BUILTIN,
+            counts,
+            counted: super::count::counting_functions(p, counts),
+            counting: false,
+            terms: Vec::new(),
+            shape: Shape::Plain,
+            checked: true,
         }
     }
 
@@ -96,7 +130,9 @@ impl<'p> Writer<'p> {
         self.errors.push(Unsupported { span: self.span, message: message.into() });
     }
 
-    fn begin(&mut self, span: Span) {
+    fn begin(&mut self, span: Span, counting: bool) {
+        self.counting = counting;
+        self.terms.clear();
         self.vars.clear();
         self.literals.clear();
         self.locals = Namer::default();
@@ -184,7 +220,7 @@ impl<'p> Writer<'p> {
     }
 
     pub fn function(&mut self, f: &Function) {
-        self.begin(f.span);
+        self.begin(f.span, self.counted.contains(&f.id));
         let mut head = self.comment_for(&f.source, f.span);
         if !f.instance.is_empty() {
             let inst: Vec<String> = f.instance.iter().map(|(v, t)| format!("{v} = {t}")).collect();
@@ -208,6 +244,7 @@ impl<'p> Writer<'p> {
             .collect();
         let name = self.functions[&f.id].clone();
         let result = self.ty(&f.result);
+        let result = if self.counting { format!("({result}, i64)") } else { result };
         let params = if params.is_empty() { String::new() } else { format!(" {}", params.join(" ")) };
         self.line(0, &format!("def {name}{params} : {result} ="));
         if f.recursive && f.tail_recursive {
@@ -226,17 +263,26 @@ impl<'p> Writer<'p> {
         let zero = self.zero(&f.result);
         let go = self.locals.fresh("go");
         let res = self.locals.fresh("res");
+        // A function that counts utests carries the count in the loop.
+        let count = self.counting.then(|| self.locals.fresh("cnt"));
         let mut pattern = vec![go.clone(), res.clone()];
-        pattern.extend(params.iter().cloned());
         let mut init = vec!["true".to_string(), zero.clone()];
+        let mut kept = res.clone();
+        if let Some(c) = &count {
+            pattern.push(c.clone());
+            init.push("0i64".into());
+            kept = format!("{res}, {c}");
+        }
+        pattern.extend(params.iter().cloned());
         init.extend(params.iter().cloned());
         let ignored: Vec<&str> = std::iter::repeat_n("_", params.len()).collect();
         let rest = if ignored.is_empty() { String::new() } else { format!(", {}", ignored.join(", ")) };
-        self.line(1, &format!("let (_, {res}{rest}) ="));
+        self.line(1, &format!("let (_, {kept}{rest}) ="));
         self.line(2, &format!("loop ({}) = ({}) while {go} do", pattern.join(", "), init.join(", ")));
-        let tail = TailLoop { id: f.id, params, zero };
+        let tail = TailLoop { id: f.id, params, zero, count };
         self.tail_block(&f.body, &tail, 3);
-        self.line(1, &format!("in {res}"));
+        let result = if self.counting { format!("({kept})") } else { res };
+        self.line(1, &format!("in {result}"));
     }
 
     /// A block in tail position of a loop body: its value is the loop's
@@ -255,9 +301,16 @@ impl<'p> Writer<'p> {
         for s in &b.stmts[..n] {
             self.stmt(s, depth);
         }
+        // The count so far: the loop's and this round's statements'.
+        let count = t.count.as_ref().map(|c| {
+            let mut all = vec![c.clone()];
+            all.extend(self.terms.iter().cloned());
+            format!("{}, ", all.join(" + "))
+        });
+        let count = count.unwrap_or_default();
         let Some(s) = tail_stmt else {
             let r = self.atom(&b.result);
-            let state = format!("(false, {r}, {})", t.params.join(", "));
+            let state = format!("(false, {r}, {count}{})", t.params.join(", "));
             self.line(depth, &format!("in {state}"));
             return;
         };
@@ -265,22 +318,26 @@ impl<'p> Writer<'p> {
         match &s.expr {
             Expr::Call(_, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
-                self.line(depth, &format!("in (true, {}, {})", t.zero, args.join(", ")));
+                self.line(depth, &format!("in (true, {}, {count}{})", t.zero, args.join(", ")));
             }
             Expr::If { cond, then, otherwise } => {
                 let c = self.atom(cond);
                 let lead = if n == 0 { "" } else { "in " };
                 self.line(depth, &format!("{lead}if {c} then"));
+                let mark = self.terms.len();
                 self.tail_block(then, t, depth + 1);
+                self.terms.truncate(mark);
                 self.line(depth, "else");
                 self.tail_block(otherwise, t, depth + 1);
+                self.terms.truncate(mark);
             }
             _ => unreachable!("only calls and ifs are tail statements"),
         }
     }
 
     pub fn entry(&mut self, e: &Entry) -> Option<EntryAbi> {
-        self.begin(e.span);
+        let counting = super::count::block_counts(&e.body, self.counts, &self.counted);
+        self.begin(e.span, counting);
         let comment = self.comment_for("accelerate", e.span);
         self.line(0, &comment);
         let mut inputs = Vec::new();
@@ -330,8 +387,12 @@ impl<'p> Writer<'p> {
                 return None;
             }
         };
-        let dummy_output = outputs.is_empty();
-        let out_types: Vec<String> = outputs.iter().map(Leaf::futhark_type).collect();
+        // An entry that counts utests returns the count last.
+        let dummy_output = outputs.is_empty() && !counting;
+        let mut out_types: Vec<String> = outputs.iter().map(Leaf::futhark_type).collect();
+        if counting {
+            out_types.push("i64".into());
+        }
         let result_type = match out_types.len() {
             0 => "bool".to_string(),
             1 => out_types[0].clone(),
@@ -348,12 +409,18 @@ impl<'p> Writer<'p> {
             params.push("(_: i64)".into());
         }
         self.line(0, &format!("entry {name}{sizes} {} : {result_type} =", params.join(" ")));
+        if !self.checked {
+            self.line(1, "#[unsafe]");
+        }
         let rebuild_count = rebuild.len();
         for r in rebuild {
             self.line(1, &r);
         }
         let r = self.block(&e.body, 1);
-        let parts = self.extract(&e.result, &r, 0);
+        let mut parts = self.extract(&e.result, &r, 0);
+        if counting {
+            parts.push(self.count_since(0));
+        }
         let value = match parts.len() {
             0 => "true".to_string(),
             1 => parts[0].clone(),
@@ -371,6 +438,7 @@ impl<'p> Writer<'p> {
             result: e.result.clone(),
             outputs,
             dummy_output,
+            counts: counting,
         })
     }
 
@@ -435,9 +503,21 @@ impl<'p> Writer<'p> {
         self.atom(&b.result)
     }
 
-    /// A nested block as an expression: `let ... in r`, or `r`.
+    /// The sum of the counts added since `mark`.
+    fn count_since(&self, mark: usize) -> String {
+        match &self.terms[mark..] {
+            [] => "0i64".into(),
+            terms => terms.join(" + "),
+        }
+    }
+
+    /// A nested block as an expression: `let ... in r`, or `r` (with the
+    /// count of its statements, `(r, c)`, when counting).
     fn nested(&mut self, b: &Block, depth: usize) {
+        let mark = self.terms.len();
         let r = self.block(b, depth);
+        let r = if self.counting { format!("({r}, {})", self.count_since(mark)) } else { r };
+        self.terms.truncate(mark);
         let text = if b.stmts.is_empty() { r } else { format!("in {r}") };
         self.line(depth, &text);
     }
@@ -451,7 +531,13 @@ impl<'p> Writer<'p> {
         match &s.expr {
             Expr::If { cond, then, otherwise } => {
                 let c = self.atom(cond);
-                self.line(depth, &format!("let {name} ="));
+                if self.counting {
+                    let count = self.locals.fresh("c");
+                    self.line(depth, &format!("let ({name}, {count}) ="));
+                    self.terms.push(count);
+                } else {
+                    self.line(depth, &format!("let {name} ="));
+                }
                 self.line(depth + 1, &format!("if {c} then"));
                 self.nested(then, depth + 2);
                 self.line(depth + 1, "else");
@@ -464,8 +550,25 @@ impl<'p> Writer<'p> {
                 self.line(depth, &format!("let {name} = {e}"));
             }
             other => {
+                self.shape = Shape::Plain;
                 let e = self.expr(other, &s.var.ty, depth);
-                self.line(depth, &format!("let {name} = {e}"));
+                match std::mem::replace(&mut self.shape, Shape::Plain) {
+                    Shape::Plain => self.line(depth, &format!("let {name} = {e}")),
+                    Shape::One => {
+                        self.line(depth, &format!("let {name} = {e}"));
+                        self.terms.push("1i64".into());
+                    }
+                    Shape::Pair => {
+                        let count = self.locals.fresh("c");
+                        self.line(depth, &format!("let ({name}, {count}) = {e}"));
+                        self.terms.push(count);
+                    }
+                    Shape::Pairs => {
+                        let counts = self.locals.fresh("cs");
+                        self.line(depth, &format!("let ({name}, {counts}) = unzip ({e})"));
+                        self.terms.push(format!("(i64.sum {counts})"));
+                    }
+                }
             }
         }
         self.span = outer;
@@ -505,6 +608,9 @@ impl<'p> Writer<'p> {
                 // A failure inside the callee is located there; the call
                 // line locates failures Futhark reports only by caller.
                 self.mark(None);
+                if self.counted.contains(id) {
+                    self.shape = Shape::Pair;
+                }
                 if args.is_empty() {
                     name
                 } else {
@@ -534,6 +640,9 @@ impl<'p> Writer<'p> {
                 let firsts: Vec<String> = names.iter().map(|s| format!("{s}[0]")).collect();
                 let guard = names.first().map(|s| format!("length {s}")).unwrap_or_default();
                 let f = self.sized_funval(fr, &firsts, &guard, depth);
+                if self.fun_counts(fr) {
+                    self.shape = Shape::Pairs;
+                }
                 let seqs = names;
                 match seqs.as_slice() {
                     [s] => format!("map {f} {s}"),
@@ -558,6 +667,13 @@ impl<'p> Writer<'p> {
                     [] => "[]".into(),
                 }
             }
+            Expr::Reduce { f, neutral, seq } if self.fun_counts(f) => {
+                // An operator that runs utests runs as the interpreter
+                // runs it in debug mode (a fold from the neutral element),
+                // so that the count is the same.
+                let ne = self.atom(neutral);
+                self.counted_fold(f, &ne, seq)
+            }
             Expr::Reduce { f, neutral, seq } => {
                 let ne = self.atom(neutral);
                 match &f.result {
@@ -581,6 +697,10 @@ impl<'p> Writer<'p> {
                     }
                 }
             }
+            Expr::Foldl { f, init, seq } if self.fun_counts(f) => {
+                let init = self.atom(init);
+                self.counted_fold(f, &init, seq)
+            }
             Expr::Foldl { f, init, seq } => {
                 let acc = self.locals.fresh("acc");
                 let x = self.locals.fresh("x");
@@ -590,7 +710,11 @@ impl<'p> Writer<'p> {
             }
             Expr::Create { len, f } => {
                 let n = self.atom(len);
+                let counts = self.fun_counts(f);
                 let f = self.sized_funval(f, &["0".to_string()], &n, depth);
+                if counts {
+                    self.shape = Shape::Pairs;
+                }
                 self.mark(Some("create with a negative length"));
                 format!("map {f} (iota {})", self.atom(len))
             }
@@ -610,6 +734,9 @@ impl<'p> Writer<'p> {
             }
             Expr::SizeEq { seq, dim, size } => {
                 let test = size_test(&self.atom(seq), *dim, &self.atom(size));
+                if self.counting && (self.counts)(self.span) {
+                    self.shape = Shape::One;
+                }
                 self.mark(Some("a size constraint does not hold"));
                 format!("assert ({test}) ()")
             }
@@ -642,12 +769,47 @@ impl<'p> Writer<'p> {
                 self.unsupported("`loop` in Futhark code (it is CUDA's keyword)");
                 "()".into()
             }
-            Expr::Utest { .. } => {
-                self.unsupported("a utest inside Futhark-class accelerated code (other than a size constraint)");
-                "()".into()
+            // A utest runs where the interpreter would run it (`pmx test`),
+            // and a failing one is an error: generated code cannot report
+            // it and go on.
+            Expr::Utest { .. } if !(self.counting && (self.counts)(self.span)) => "()".into(),
+            Expr::Utest { test, expected, using, .. } => {
+                let (a, b) = (self.atom(test), self.atom(expected));
+                let holds = match using {
+                    Some(eq) => self.apply(eq, &[a, b]),
+                    None if is_scalar(&test.ty()) => format!("({a} == {b})"),
+                    None => {
+                        self.unsupported(format!(
+                            "a utest on values of type {} inside Futhark code without a `using` function (only \
+                             Int, Float, Bool and Char compare)",
+                            test.ty()
+                        ));
+                        "true".into()
+                    }
+                };
+                self.shape = Shape::One;
+                self.mark(Some("a utest inside accelerated code failed"));
+                format!("assert {holds} ()")
             }
             Expr::If { .. } => unreachable!("ifs are statements"),
         }
+    }
+
+    fn fun_counts(&self, f: &FunRef) -> bool {
+        self.counting && super::count::fun_counts(f, &self.counted)
+    }
+
+    /// `foldl f init seq` for an `f` that counts: a loop carrying the
+    /// count (`(value, count)`).
+    fn counted_fold(&mut self, f: &FunRef, init: &str, seq: &Atom) -> String {
+        let [acc, c, x, a, k] = ["acc", "c", "x", "a", "k"].map(|n| self.locals.fresh(n));
+        let body = self.apply(f, &[acc.clone(), x.clone()]);
+        self.shape = Shape::Pair;
+        self.mark(None);
+        format!(
+            "loop ({acc}, {c}) = ({init}, 0i64) for {x} in {} do let ({a}, {k}) = {body} in ({a}, {c} + {k})",
+            self.atom(seq)
+        )
     }
 
     /// A function reference as a Futhark function value.
@@ -679,8 +841,11 @@ impl<'p> Writer<'p> {
         if !matches!(f.result, Type::Seq(_)) {
             return self.funval(f);
         }
+        let counts = self.fun_counts(f);
         let r = self.locals.fresh("r");
         let first = self.apply(f, firsts);
+        // The sizes come from a run whose utests are not counted.
+        let first = if counts { format!("({first}).0") } else { first };
         let dims = seq_depth(&f.result);
         let sizes: Vec<String> = (0..dims).map(|_| self.locals.fresh("m")).collect();
         let zeros: Vec<&str> = vec!["0"; dims];
@@ -718,6 +883,10 @@ impl<'p> Writer<'p> {
         let params: Vec<String> = (0..f.params.len()).map(|_| self.locals.fresh("p")).collect();
         let body = self.apply(f, &params);
         self.mark(Some("the sequences made by one map have different lengths"));
+        if counts {
+            let (v, c) = (self.locals.fresh("v"), self.locals.fresh("c"));
+            return format!("(\\{} -> let ({v}, {c}) = {body} in ({v} :> {t}, {c}))", params.join(" "));
+        }
         format!("(\\{} -> {body} :> {t})", params.join(" "))
     }
 
@@ -868,6 +1037,10 @@ fn size_test(s: &str, dim: usize, n: &str) -> String {
     }
     parts.push(format!("length {e} == {n}"));
     parts.join(" || ")
+}
+
+fn is_scalar(t: &Type) -> bool {
+    matches!(t, Type::Int | Type::Float | Type::Bool | Type::Char)
 }
 
 /// How many sequences are nested at the top of `t`.
