@@ -15,9 +15,10 @@
 //! 5. **Backend programs**: one extracted program per backend, rewritten
 //!    as section 4.6 of the reference says, then put in A-normal form
 //!    (`anf.rs`). CUDA: polymorphic functions are copied per concrete type
-//!    (`monomorphize.rs`), let-bound partial applications inlined with
-//!    their arguments evaluated once where they were bound
-//!    (`inline_partial.rs`). Futhark
+//!    (`monomorphize.rs`), higher-order functions called with known functions
+//!    specialised to them (`rewrite/inline_hof.rs`, as for Futhark),
+//!    let-bound partial applications inlined with their arguments
+//!    evaluated once where they were bound (`inline_partial.rs`). Futhark
 //!    (`rewrite/`): `cons`/`snoc` become `concat`; recursion shaped like
 //!    `map`, `map2` (`map2.rs`) or a fold (with an accumulator, or tail
 //!    recursion with a known associative operator, `assoc.rs`) becomes
@@ -219,6 +220,11 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
         match backend {
             Backend::Cuda => {
                 monomorphize::monomorphize(&mut program);
+                // CUDA code cannot take functions as parameters either, so a
+                // library function such as an ODE stepper called with the
+                // user's derivative function is specialised to it, as for
+                // Futhark; calls with unknown functions stay (and E0425).
+                rewrite::inline_higher_order(&mut program);
                 inline_partial::inline_partial_applications(&mut program);
             }
             Backend::Futhark => {

@@ -39,6 +39,17 @@ impl Lowerer<'_> {
                             let (f, ty) = self.instance(n.id, &[ty], e.span)?;
                             return Ok(FunVal { callee: Callee::Function(f), args: Vec::new(), ty });
                         }
+                        if self.is_external(n.id) {
+                            if let Some(m) = Math::of_external(&n.text) {
+                                return Ok(FunVal { callee: Callee::Math(m), args: Vec::new(), ty });
+                            }
+                            let message = format!(
+                                "the external `{}` cannot be called in accelerated code (only those of \
+                                 `ext/math-ext.mc` on floats: exp, log, sin, cos, tan, atan, atan2, pow, sqrt)",
+                                n.text
+                            );
+                            return Err(self.error(Code::LowerUnsupported, e.span, message, "here"));
+                        }
                     }
                 }
                 let message = format!("`{}` holds a function not known where it is used", n.text);
@@ -146,6 +157,10 @@ impl Lowerer<'_> {
                 let atoms = self.atoms(args, span)?;
                 return Ok(self.emit(cx, out, result, Expr::Call(id, atoms), span));
             }
+            Callee::Math(m) => {
+                let atoms = self.atoms(args, span)?;
+                return Ok(self.emit(cx, out, result, Expr::Math(m, atoms), span));
+            }
             Callee::Builtin(b) => b,
         };
         if signature::is_primitive(b) {
@@ -240,7 +255,7 @@ impl Lowerer<'_> {
         }
         let result = self.ty(cx, &result, span)?;
         let direct = match f.callee {
-            Callee::Function(_) => true,
+            Callee::Function(_) | Callee::Math(_) => true,
             Callee::Builtin(b) => signature::is_primitive(b),
         };
         if direct && f.args.iter().all(|a| matches!(a, Arg::Atom(_))) {

@@ -152,6 +152,7 @@ impl Printer<'_> {
         let name = match f.callee {
             Callee::Function(id) => self.p.function(id).map(|g| g.name.to_string()).unwrap_or(format!("fn#{}", id.0)),
             Callee::Builtin(b) => b.name().to_string(),
+            Callee::Math(m) => m.external().to_string(),
         };
         if f.bound.is_empty() {
             name
@@ -173,6 +174,7 @@ impl Printer<'_> {
             Expr::Atom(a) => atom(a),
             Expr::Prim(b, args) if args.is_empty() => b.name().to_string(),
             Expr::Prim(b, args) => format!("{} {}", b.name(), atoms(args)),
+            Expr::Math(m, args) => format!("{} {}", m.external(), atoms(args)),
             Expr::Call(f, args) => {
                 let name = self.p.function(*f).map(|g| g.name.to_string()).unwrap_or(format!("fn#{}", f.0));
                 if args.is_empty() {

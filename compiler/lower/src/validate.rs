@@ -200,6 +200,10 @@ impl<'a> Validator<'a> {
                     self.problem(e);
                 }
             }
+            Expr::Math(m, args) => {
+                let ts: Vec<Type> = args.iter().map(|a| self.atom(scope, a)).collect();
+                self.math(*m, &ts, ty);
+            }
             Expr::Call(f, args) => {
                 let ts: Vec<Type> = args.iter().map(|a| self.atom(scope, a)).collect();
                 match self.p.function(*f) {
@@ -395,7 +399,16 @@ impl<'a> Validator<'a> {
                     self.problem(e);
                 }
             }
+            Callee::Math(m) => self.math(m, &all, &f.result),
         }
+    }
+
+    /// A math external takes its arity of `Float`s and gives a `Float`.
+    fn math(&mut self, m: Math, args: &[Type], result: &Type) {
+        if args.len() != m.arity() || args.iter().any(|t| *t != Type::Float) {
+            self.problem(format!("`{}` applied to {args:?}, not {} floats", m.external(), m.arity()));
+        }
+        self.expect(&format!("the result of `{}`", m.external()), result, &Type::Float);
     }
 }
 

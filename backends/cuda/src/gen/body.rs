@@ -294,6 +294,10 @@ impl<'p> Body<'p> {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
                 self.prim(*b, &args, span)
             }
+            Expr::Math(m, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
+                format!("{}({})", m.name(), args.join(", "))
+            }
             Expr::Call(f, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
                 format!("{}({})", fn_name(self.p, *f), args.join(", "))
@@ -330,6 +334,7 @@ impl<'p> Body<'p> {
         args.extend(rest.iter().cloned());
         match f.callee {
             Callee::Function(id) => format!("{}({})", fn_name(self.p, id), args.join(", ")),
+            Callee::Math(m) => format!("{}({})", m.name(), args.join(", ")),
             Callee::Builtin(b) => self.prim(b, &args, span),
         }
     }
@@ -346,6 +351,7 @@ impl<'p> Body<'p> {
         inner_args.push("i".into());
         let call = match fake.callee {
             Callee::Function(id) => format!("{}({})", fn_name(self.p, id), inner_args.join(", ")),
+            Callee::Math(m) => format!("{}({})", m.name(), inner_args.join(", ")),
             Callee::Builtin(b) => self.prim(b, &inner_args, span),
         };
         let mut decl: Vec<String> = params.iter().map(|(t, n)| format!("{t} {n}")).collect();

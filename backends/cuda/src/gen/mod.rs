@@ -177,6 +177,6 @@ pub fn fn_name(p: &Program, id: pmx_lower::FnId) -> String {
 pub fn callee_name(p: &Program, c: Callee) -> Option<String> {
     match c {
         Callee::Function(id) => Some(fn_name(p, id)),
-        Callee::Builtin(_) => None,
+        Callee::Builtin(_) | Callee::Math(_) => None,
     }
 }

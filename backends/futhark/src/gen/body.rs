@@ -6,7 +6,7 @@ use super::names::{label, Namer};
 use super::{leaves_of, EntryAbi, Line, Unsupported};
 use crate::abi::{has_record, Leaf, Step};
 use pmx_ast::{is_tuple_labels, Builtin, Span};
-use pmx_lower::{Atom, Block, Callee, Entry, Expr, FnId, FunRef, Function, Lit, Program, Stmt, Type, Var, VarId};
+use pmx_lower::{Atom, Block, Callee, Entry, Expr, FnId, FunRef, Function, Lit, Math, Program, Stmt, Type, Var, VarId};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt::Write;
 
@@ -602,6 +602,10 @@ impl<'p> Writer<'p> {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
                 self.prim(*b, &args, ty)
             }
+            Expr::Math(m, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
+                math(*m, &args)
+            }
             Expr::Call(id, args) => {
                 let name = self.functions.get(id).cloned().unwrap_or_else(|| format!("f{}", id.0));
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
@@ -824,7 +828,7 @@ impl<'p> Writer<'p> {
                     format!("({name} {})", bound.join(" "))
                 }
             }
-            Callee::Builtin(_) => {
+            Callee::Builtin(_) | Callee::Math(_) => {
                 let params: Vec<String> = (0..f.params.len()).map(|_| self.locals.fresh("p")).collect();
                 let body = self.apply(f, &params);
                 format!("(\\{} -> {body})", params.join(" "))
@@ -929,6 +933,7 @@ impl<'p> Writer<'p> {
                 let result = f.result.clone();
                 self.prim(b, &all, &result)
             }
+            Callee::Math(m) => math(m, &all),
         }
     }
 
@@ -1083,5 +1088,13 @@ fn lit(l: &Lit) -> String {
         Lit::Bool(b) => b.to_string(),
         Lit::Char(c) => format!("{}i32", *c as u32),
         Lit::Unit => "()".into(),
+    }
+}
+
+/// A math external: `f64.NAME`, except that Futhark writes `pow` as `**`.
+fn math(m: Math, a: &[String]) -> String {
+    match m {
+        Math::Pow => format!("({} ** {})", a[0], a[1]),
+        _ => format!("(f64.{} {})", m.name(), a.join(" ")),
     }
 }

@@ -46,6 +46,7 @@ fn apply(p: &Program, env: &FxHashMap<VarId, V>, r: &FunRef, extra: Vec<V>) -> V
     match r.callee {
         Callee::Function(f) => call(p, f, args),
         Callee::Builtin(b) => prim(b, args),
+        Callee::Math(m) => math(m, args),
     }
 }
 
@@ -67,6 +68,27 @@ fn seq(v: V) -> Vec<V> {
     }
 }
 
+fn math(m: Math, args: Vec<V>) -> V {
+    let x: Vec<f64> = args
+        .iter()
+        .map(|v| match v {
+            V::Float(f) => *f,
+            v => panic!("not a Float: {v:?}"),
+        })
+        .collect();
+    V::Float(match m {
+        Math::Exp => x[0].exp(),
+        Math::Log => x[0].ln(),
+        Math::Sin => x[0].sin(),
+        Math::Cos => x[0].cos(),
+        Math::Tan => x[0].tan(),
+        Math::Atan => x[0].atan(),
+        Math::Atan2 => x[0].atan2(x[1]),
+        Math::Pow => x[0].powf(x[1]),
+        Math::Sqrt => x[0].sqrt(),
+    })
+}
+
 fn int(v: &V) -> i64 {
     match v {
         V::Int(i) => *i,
@@ -80,6 +102,7 @@ fn block(p: &Program, env: &mut FxHashMap<VarId, V>, b: &Block) -> V {
         let v = match &s.expr {
             Expr::Atom(x) => a(x),
             Expr::Prim(op, args) => prim(*op, args.iter().map(a).collect()),
+            Expr::Math(m, args) => math(*m, args.iter().map(a).collect()),
             Expr::Call(f, args) => call(p, *f, args.iter().map(a).collect()),
             Expr::Record(fields) => V::Rec(fields.iter().map(|(l, x)| (l.clone(), a(x))).collect()),
             Expr::Project(r, l) => match a(r) {

@@ -1,0 +1,67 @@
+//! Every example (`examples/*/` with a `main.mc`) passes its utests in
+//! debug mode, and, where the native toolchain is there (Futhark for
+//! Futhark-class code, a C++ compiler with OpenMP for CUDA-class code),
+//! `pmx test --target cpu` prints the same output with the same utest
+//! counts. The examples' default sizes are small so this stays quick;
+//! their realistic sizes are in each folder's `bench.json`.
+
+#[path = "support/process.rs"]
+mod process;
+
+use process::pmx;
+use std::path::{Path, PathBuf};
+
+/// The main program of each example folder, sorted.
+fn examples() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("examples/")
+        .flatten()
+        .map(|e| e.path().join("main.mc"))
+        .filter(|p| p.is_file())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The utest tally line, `N passed, M failed`.
+fn tally(out: &str) -> Option<&str> {
+    out.lines().rev().find(|l| l.ends_with(" failed"))
+}
+
+#[test]
+fn examples_pass_their_utests_in_debug_mode() {
+    let all = examples();
+    assert!(!all.is_empty(), "examples with a main.mc are found");
+    for p in all {
+        let (code, out, err) = pmx(&["test", "--debug", "--color=never"], &p);
+        assert_eq!(code, 0, "{}: {out}\n{err}", p.display());
+        let t = tally(&out).unwrap_or_default();
+        assert!(t.ends_with(" 0 failed") && !t.starts_with("0 passed"), "{}: {t}", p.display());
+    }
+}
+
+/// Whether `--target cpu` can run here: a Futhark compiler (the CUDA
+/// engine needs only the C++ compiler the build already has).
+fn native_toolchain() -> bool {
+    match pmx_futhark::engine::find() {
+        Ok(_) => true,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}
+
+#[test]
+fn examples_run_on_the_cpu_as_in_debug_mode() {
+    if !native_toolchain() {
+        return;
+    }
+    for p in examples() {
+        let debug = pmx(&["test", "--debug", "--color=never"], &p);
+        let cpu = pmx(&["test", "--target", "cpu", "--color=never"], &p);
+        assert_eq!(cpu.0, 0, "{}: {}\n{}", p.display(), cpu.1, cpu.2);
+        assert_eq!(debug.1, cpu.1, "{}: outputs differ\n{}", p.display(), cpu.2);
+    }
+}
