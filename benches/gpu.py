@@ -12,7 +12,8 @@
   memory, copying back), as a fraction of cudaMemcpy's bandwidth from
   pageable and from pinned host memory measured by matmul.cu.
 
-Usage: python3 benches/gpu.py   (builds pmx in release mode; finds nvcc at
+Usage: python3 benches/gpu.py   (builds pmx in release mode, or takes the
+binary at $PMX; finds nvcc at
 $PMX_NVCC or in Python's nvidia-cuda-nvcc package, NVRTC as pmx does:
 `pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-nvrtc
 nvidia-cuda-nvrtc-cu12`)
@@ -25,7 +26,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PMX = os.path.join(ROOT, "target", "release", "pmx")
+# A prebuilt binary (PMX=...) lets this run on a GPU machine without cargo.
+PMX = os.environ.get("PMX") or os.path.join(ROOT, "target", "release", "pmx")
 CACHE = tempfile.mkdtemp(prefix="pmx-gpu-bench-")
 ENV = dict(os.environ, PMX_CACHE_DIR=CACHE)
 
@@ -63,7 +65,8 @@ def profile(path):
 
 
 def main():
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    if not os.environ.get("PMX"):
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
     exe = os.path.join(CACHE, "matmul-cuda")
     subprocess.run([nvcc(), "-O3", "-arch=native", os.path.join(ROOT, "benches", "cuda", "matmul.cu"), "-o", exe],
                    check=True)

@@ -18,7 +18,7 @@ pub struct Device {
     /// The driver's CUDA version, major * 1000 + minor * 10.
     pub driver_version: i32,
     /// Whether managed memory can be moved ahead of use
-    /// (`cuMemPrefetchAsync` present, concurrent managed access).
+    /// (`cuMemPrefetchAsync_v2` present, concurrent managed access).
     pub prefetch: bool,
 }
 
@@ -99,7 +99,7 @@ fn find() -> Result<Device, String> {
         return Err(format!("the CUDA device {name} has no managed memory, which pmx's GPU engine needs"));
     }
     // Safety: the symbol is only looked up, not called.
-    let prefetch = unsafe { lib.get::<*const ()>(b"cuMemPrefetchAsync") }.is_ok()
+    let prefetch = unsafe { lib.get::<*const ()>(b"cuMemPrefetchAsync_v2") }.is_ok()
         && attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? != 0;
     // Safety: as above; the primary context lives as long as the process
     // (it is never released).

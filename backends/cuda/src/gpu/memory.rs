@@ -18,8 +18,12 @@ pub struct ManagedMemory {
     copies: Vec<(sys::CUdeviceptr, usize)>,
 }
 
-/// `CU_DEVICE_CPU`: the host as a prefetch destination.
-const HOST: sys::CUdevice = -1;
+/// Where managed memory is moved to.
+#[derive(Clone, Copy)]
+enum To {
+    Host,
+    Device,
+}
 
 impl ManagedMemory {
     pub fn new(device: &'static Device) -> ManagedMemory {
@@ -27,14 +31,21 @@ impl ManagedMemory {
     }
 
     /// Moves the copies to `to`, waiting for the moves.
-    fn prefetch(&self, to: sys::CUdevice) -> Result<(), String> {
+    fn prefetch(&self, to: To) -> Result<(), String> {
         if !self.device.prefetch || self.copies.is_empty() {
             return Ok(());
         }
+        let location = match to {
+            To::Host => sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, id: 0 },
+            To::Device => sys::CUmemLocation {
+                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                id: self.device.device,
+            },
+        };
         for &(p, bytes) in &self.copies {
             // Safety: `p` is a managed allocation of at least `bytes`
             // bytes; the symbol was checked when the device was opened.
-            unsafe { sys::cuMemPrefetchAsync(p, bytes, to, std::ptr::null_mut()) }
+            unsafe { sys::cuMemPrefetchAsync_v2(p, bytes, location, 0, std::ptr::null_mut()) }
                 .result()
                 .map_err(|e| format!("moving managed memory: {}", describe(e)))?;
         }
@@ -73,12 +84,12 @@ impl Memory for ManagedMemory {
     }
 
     fn to_device(&mut self) -> Result<(), String> {
-        self.prefetch(self.device.device)
+        self.prefetch(To::Device)
     }
 
     fn to_host(&mut self) {
         // Only a speed-up: on failure the host's reads fault the pages in.
-        let _ = self.prefetch(HOST);
+        let _ = self.prefetch(To::Host);
     }
 }
 
