@@ -13,13 +13,14 @@ pub trait Memory {
     /// Whether generated code may read the program's own memory, so that
     /// unboxed sequences are passed in place instead of copied.
     fn sees_host_memory(&self) -> bool;
-    /// Moves the copies made so far to where kernels run, once marshaled
-    /// (managed memory would otherwise move page by page as kernels fault).
-    fn to_device(&mut self) -> Result<(), String> {
+    /// Copies `bytes` bytes of a buffer of this memory (`src`) out to the
+    /// program's memory (`dst`).
+    fn copy_out(&mut self, dst: *mut u8, src: *const u8, bytes: usize) -> Result<(), String> {
+        // Safety: the caller gives a buffer of this memory and a
+        // destination of at least `bytes` bytes that do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, bytes) };
         Ok(())
     }
-    /// Moves them back before they are copied out.
-    fn to_host(&mut self) {}
 }
 
 /// Ordinary memory of this process, in blocks of 8-byte words.

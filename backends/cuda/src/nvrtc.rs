@@ -58,10 +58,10 @@ fn find_library() -> Result<(), String> {
     let mut candidates: Vec<PathBuf> =
         std::env::var_os("PMX_NVRTC").filter(|p| !p.is_empty()).map(PathBuf::from).into_iter().collect();
     let mut found: Vec<PathBuf> = Vec::new();
-    for dir in toolkit_dirs() {
+    for dir in crate::toolkit::toolkit_dirs() {
         found.extend(["libnvrtc.so.13", "libnvrtc.so.12"].map(|n| dir.join("lib64").join(n)));
     }
-    if let Some(dir) = python_nvidia_dir() {
+    if let Some(dir) = crate::toolkit::python_nvidia_dir() {
         found.push(dir.join("cu13").join("lib").join("libnvrtc.so.13"));
         found.push(dir.join("cuda_nvrtc").join("lib").join("libnvrtc.so.12"));
     }
@@ -94,29 +94,20 @@ fn find_library() -> Result<(), String> {
     ))
 }
 
-/// CUDA toolkits: `$CUDA_HOME`, `$CUDA_PATH`, `/usr/local/cuda`.
-pub fn toolkit_dirs() -> Vec<std::path::PathBuf> {
-    let mut dirs: Vec<std::path::PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
-        .iter()
-        .filter_map(|v| std::env::var_os(v).filter(|p| !p.is_empty()).map(std::path::PathBuf::from))
-        .collect();
-    dirs.push("/usr/local/cuda".into());
-    dirs
-}
-
-/// `site-packages/nvidia` (NVIDIA's Python packages: `cuda_nvrtc/` holds
-/// CUDA 12's NVRTC, `cu13/` CUDA 13's toolkit pieces), asked of Python
-/// once.
-pub fn python_nvidia_dir() -> Option<std::path::PathBuf> {
-    static DIR: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let out = std::process::Command::new("python3")
-            .args(["-c", "import nvidia; print(list(nvidia.__path__)[0])"])
-            .output()
-            .ok()?;
-        out.status.success().then(|| std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-    })
-    .clone()
+/// Loads NVRTC (as [`load`]) with its symbols visible to libraries
+/// loaded after it: generated code that calls NVRTC itself (Futhark's
+/// CUDA backend) resolves its calls to the NVRTC pmx found.
+pub fn load_globally() -> Result<(), String> {
+    load()?;
+    // The library cudarc opened by name is made global by opening it
+    // again with RTLD_GLOBAL (RTLD_NOLOAD: only if it is the one loaded);
+    // one found by path was opened globally already.
+    for name in cudarc::get_lib_name_candidates("nvrtc") {
+        if crate::toolkit::promote(&name) {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Compiles a translation unit to PTX for `arch`; the error is NVRTC's log.
