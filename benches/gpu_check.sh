@@ -47,7 +47,7 @@ fi
 mkdir -p target/release
 cp .dev/pmx target/release/pmx
 export PMX="$ROOT/target/release/pmx"
-export PMX_CACHE_DIR="$OUT/cache"
+export PMX_CACHE_DIR="${PMX_CACHE_DIR:-/tmp/pmx-gpu-cache}"
 if [ -f .dev/futhark.tar.xz ] && [ ! -x .dev/futhark ]; then
   tar -xJf .dev/futhark.tar.xz -C .dev
 fi
@@ -65,7 +65,7 @@ say "axpy --target gpu: exit $? ($(head -c 300 "$OUT/axpy.out" | tr '\n' ' '))"
 
 run_test() { # binary, filter, log
   say "== $1 $2"
-  timeout 240 ".dev/test-$1" --ignored --nocapture --test-threads 1 "$2" >"$OUT/$3.log" 2>&1
+  timeout 300 ".dev/test-$1" --ignored --nocapture "$2" >"$OUT/$3.log" 2>&1
   say "exit $?: $(grep -E '^(gpu|futhark-gpu|examples-gpu):|test result' "$OUT/$3.log" | tr '\n' ' ')"
 }
 run_test cuda on_a_gpu cuda-gpu
