@@ -174,7 +174,10 @@ pub fn build(g: &Generated, futhark: &Futhark, backend: Backend) -> Result<Libra
         Backend::Cuda => Some(pmx_cuda::nvrtc::arch_for(pmx_cuda::toolkit::load_globally()?.capability)?),
         Backend::Multicore => None,
     };
-    load(g, &dir, backend, arch, found == pmx_native::cache::Found::Cached, compile_time)
+    let mut library = load(g, &dir, backend, arch, found == pmx_native::cache::Found::Cached, compile_time)?;
+    library.make_context().map_err(|e| format!("internal error: {e} (generated program kept at {})", dir.display()))?;
+    library.compile_time = started.elapsed();
+    Ok(library)
 }
 
 /// Futhark to C, the glue from the manifest, C to `libpmx.so`, in `dir`.
@@ -203,6 +206,19 @@ fn compile(
         .current_dir(dir)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", futhark.program.display()))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("Known compiler limitation") {
+        // Not pmx's bug: Futhark says its backend cannot compile this
+        // program (0.22's GPU backends refuse, for one, arrays that grow
+        // in a loop inside a parallel `map`).
+        let why = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).skip(2).collect::<Vec<_>>().join(" ");
+        return Err(format!(
+            "futhark {} cannot compile this program, a limitation of Futhark's {0} backend: {why} (the generated \
+             program is kept at {})",
+            backend.command(),
+            src.display()
+        ));
+    }
     if !out.status.success() {
         return Err(format!(
             "internal error: futhark rejects the generated program (kept at {}); please report it:\n{}",
@@ -442,51 +458,66 @@ impl Library {
         }
     }
 
+    /// Makes the run's context (once): called when the library is built,
+    /// so that making it (for `cuda`, compiling the kernels with NVRTC or
+    /// loading them from the cache) counts as compile time, not as time
+    /// inside the first call.
+    pub fn make_context(&self) -> Result<(), String> {
+        let mut guard = self.context.lock().unwrap_or_else(|e| e.into_inner());
+        self.context_in(&mut guard).map(|_| ())
+    }
+
+    /// The context in `guard`, made if there is none yet.
+    fn context_in(&self, guard: &mut Option<Context>) -> Result<*mut c_void, String> {
+        if let Some(c) = guard.as_ref() {
+            return Ok(c.ctx);
+        }
+        // Safety: Futhark's documented construction of a context.
+        let (cfg, ctx) = unsafe {
+            let cfg = (self.config_new)();
+            if let (Some(c), false) = (&self.cuda_config, cfg.is_null()) {
+                // The device's own architecture (Futhark 0.22 knows
+                // none newer than 8.7, and warns), and a file for the
+                // kernels NVRTC compiles, so a later run loads them.
+                (c.add_nvrtc_option)(cfg, c.arch.as_ptr());
+                (c.set_cache_file)(cfg, c.cache_file.as_ptr());
+            }
+            (cfg, if cfg.is_null() { std::ptr::null_mut() } else { (self.context_new)(cfg) })
+        };
+        if ctx.is_null() {
+            return Err("cannot create a Futhark context".into());
+        }
+        // A context whose creation failed says so in its error.
+        // Safety: `ctx` was just made.
+        let err = unsafe {
+            let p = (self.get_error)(ctx);
+            if p.is_null() {
+                None
+            } else {
+                let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+                free(p as *mut c_void);
+                Some(s)
+            }
+        };
+        if let Some(e) = err {
+            // Safety: both were made above and are not used again.
+            unsafe {
+                (self.context_free)(ctx);
+                (self.config_free)(cfg);
+            }
+            return Err(format!("the Futhark context failed: {e}"));
+        }
+        *guard = Some(Context { cfg, ctx });
+        Ok(ctx)
+    }
+
     /// Runs an entry on its inputs; the leaves of its result, and how
     /// many utests ran (0 unless the entry counts them).
     pub fn run(&self, entry: &EntryAbi, inputs: &[Input]) -> Result<(Vec<Value>, i64), Failure> {
         let internal = |m: String| Failure { message: format!("internal error: {m}"), line: None };
         let call = *self.calls.get(&entry.name).ok_or_else(|| internal(format!("no entry {}", entry.name)))?;
         let mut guard = self.context.lock().unwrap_or_else(|e| e.into_inner());
-        if guard.is_none() {
-            // Safety: Futhark's documented construction of a context.
-            let (cfg, ctx) = unsafe {
-                let cfg = (self.config_new)();
-                if let (Some(c), false) = (&self.cuda_config, cfg.is_null()) {
-                    // The device's own architecture (Futhark 0.22 knows
-                    // none newer than 8.7, and warns), and a file for the
-                    // kernels NVRTC compiles, so a later run loads them.
-                    (c.add_nvrtc_option)(cfg, c.arch.as_ptr());
-                    (c.set_cache_file)(cfg, c.cache_file.as_ptr());
-                }
-                (cfg, if cfg.is_null() { std::ptr::null_mut() } else { (self.context_new)(cfg) })
-            };
-            if ctx.is_null() {
-                return Err(internal("cannot create a Futhark context".into()));
-            }
-            // A context whose creation failed says so in its error.
-            // Safety: `ctx` was just made.
-            let err = unsafe {
-                let p = (self.get_error)(ctx);
-                if p.is_null() {
-                    None
-                } else {
-                    let s = CStr::from_ptr(p).to_string_lossy().into_owned();
-                    free(p as *mut c_void);
-                    Some(s)
-                }
-            };
-            if let Some(e) = err {
-                // Safety: both were made above and are not used again.
-                unsafe {
-                    (self.context_free)(ctx);
-                    (self.config_free)(cfg);
-                }
-                return Err(internal(format!("the Futhark context failed: {e}")));
-            }
-            *guard = Some(Context { cfg, ctx });
-        }
-        let ctx = guard.as_ref().map(|c| c.ctx).expect("made above");
+        let ctx = self.context_in(&mut guard).map_err(internal)?;
         // Safety: the slots outlive the call; array handles are made and
         // freed with this context, each once.
         unsafe { self.run_in(ctx, call, entry, inputs) }

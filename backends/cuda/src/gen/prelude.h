@@ -89,26 +89,35 @@ template <typename T> PMX_FN int64_t pmx_tensor_size(const pmx_tensor<T> &t) {
   for (int64_t k = 0; k < t.rank; k++) n *= t.dims[k];
   return n;
 }
-// The linear position of a full index, or -1 after recording a failure.
+// The linear position of a full index in `*pos`; false after recording a
+// failure. The checks of every dimension are gathered into one flag and
+// one branch (an unsigned compare covers both ends), which the access
+// below shares, so that a kernel pays a few integer operations per access
+// rather than a branch per dimension.
 template <typename T>
-PMX_FN int64_t pmx_tensor_pos(const pmx_tensor<T> &t, const int64_t *ix, int64_t n, int64_t loc, bool checked) {
-  if (checked && n != t.rank) { pmx_fail(loc); return -1; }
-  int64_t pos = 0;
-  for (int64_t k = 0; k < n; k++) {
-    if (checked && (ix[k] < 0 || ix[k] >= t.dims[k])) { pmx_fail(loc); return -1; }
-    pos = pos * t.dims[k] + ix[k];
+PMX_FN bool pmx_tensor_pos(const pmx_tensor<T> &t, const int64_t *ix, int64_t n, int64_t loc, bool checked,
+                           int64_t *pos) {
+  bool bad = checked && n != t.rank;
+  int64_t m = n < PMX_MAX_RANK ? n : PMX_MAX_RANK;
+  int64_t p = 0;
+  for (int64_t k = 0; k < m; k++) {
+    bad |= checked && (uint64_t)ix[k] >= (uint64_t)t.dims[k];
+    p = p * t.dims[k] + ix[k];
   }
-  return t.offset + pos;
+  if (bad) { pmx_fail(loc); return false; }
+  *pos = t.offset + p;
+  return true;
 }
 template <typename T>
 PMX_FN T pmx_tensor_get(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, int64_t loc, bool checked) {
-  int64_t p = pmx_tensor_pos(t, ix.data, ix.len, loc, checked);
-  return p < 0 ? T() : t.data[p];
+  int64_t p;
+  if (!pmx_tensor_pos(t, ix.data, ix.len, loc, checked, &p)) return T();
+  return t.data[p];
 }
 template <typename T>
 PMX_FN pmx_unit pmx_tensor_set(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, T v, int64_t loc, bool checked) {
-  int64_t p = pmx_tensor_pos(t, ix.data, ix.len, loc, checked);
-  if (p >= 0) t.data[p] = v;
+  int64_t p;
+  if (pmx_tensor_pos(t, ix.data, ix.len, loc, checked, &p)) t.data[p] = v;
   return pmx_unit();
 }
 template <typename T>
@@ -154,6 +163,6 @@ PMX_FN pmx_tensor<T> pmx_tensor_slice(pmx_tensor<T> t, pmx_seq<int64_t> ix, int6
   return r;
 }
 template <typename T> PMX_FN T pmx_seq_get(pmx_seq<T> s, int64_t i, int64_t loc, bool checked) {
-  if (checked && (i < 0 || i >= s.len)) { pmx_fail(loc); return T(); }
+  if (checked && (uint64_t)i >= (uint64_t)s.len) { pmx_fail(loc); return T(); }
   return s.data[i];
 }
