@@ -439,7 +439,10 @@ impl<'p> Body<'p> {
             Ceilfi => format!("pmx_ceilfi({})", a[0]),
             Roundfi => format!("pmx_roundfi({})", a[0]),
             Char2int => format!("(int64_t){}", a[0]),
-            Int2char => format!("(uint32_t){}", a[0]),
+            Int2char => {
+                let loc = self.failure(span, "int2char: not the code of a character");
+                format!("pmx_int2char({}, {loc}, {chk})", a[0])
+            }
             Length => format!("{}.len", a[0]),
             Get => {
                 let loc = self.failure(span, "Index out of bounds");

@@ -162,6 +162,12 @@ PMX_FN pmx_tensor<T> pmx_tensor_slice(pmx_tensor<T> t, pmx_seq<int64_t> ix, int6
   (void)rest;
   return r;
 }
+// A code point, or a recorded failure for a number that is none (outside
+// 0..0x10FFFF or a surrogate), as the interpreter's `int2char`.
+PMX_FN uint32_t pmx_int2char(int64_t c, int64_t loc, bool checked) {
+  if (checked && ((uint64_t)c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))) { pmx_fail(loc); return 0; }
+  return (uint32_t)c;
+}
 template <typename T> PMX_FN T pmx_seq_get(pmx_seq<T> s, int64_t i, int64_t loc, bool checked) {
   if (checked && (uint64_t)i >= (uint64_t)s.len) { pmx_fail(loc); return T(); }
   return s.data[i];
