@@ -32,7 +32,15 @@ pub struct Library {
 }
 
 /// Flags of every host build (part of the cache key).
-pub const FLAGS: &[&str] = &["-x", "c++", "-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno"];
+pub const FLAGS: &[&str] =
+    &["-x", "c++", "-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fwrapv", "-DPMX_WRAPV"];
+
+/// Flags for GCC only. A loop that reads and writes several tensors is
+/// vectorised only in a version guarded by run-time checks that their
+/// accesses do not overlap, one check per pair; GCC gives up past 10 pairs
+/// (a loop updating four rows of one tensor from four rows of another has
+/// more), and generated code cannot tell it that views do not alias.
+pub const GCC_FLAGS: &[&str] = &["--param=vect-max-version-for-alias-checks=64"];
 
 /// Compiles (or finds in the cache) and loads the generated source with
 /// `FLAGS` and `extra` flags; `what` names the build in the progress line.
@@ -40,7 +48,10 @@ pub fn build(g: &Generated, extra: &[&str], what: &str) -> Result<Library, Strin
     let cxx = pmx_native::cc::Compiler::find(pmx_native::cc::Language::Cxx)
         .ok_or(format!("no C++ compiler found (set CXX, or install g++): {what} cannot be compiled"))?;
     let root = pmx_native::cache::dir().ok_or("no cache folder (set PMX_CACHE_DIR)")?;
-    let flags: Vec<&str> = FLAGS.iter().chain(extra).copied().collect();
+    let mut flags: Vec<&str> = FLAGS.iter().chain(extra).copied().collect();
+    if !cxx.version.contains("clang") {
+        flags.extend(GCC_FLAGS);
+    }
     let key = pmx_native::cache::key(&[
         b"cuda-host",
         g.source.as_bytes(),

@@ -405,12 +405,12 @@ impl<'p> Body<'p> {
     fn prim(&mut self, b: Builtin, a: &[String], span: Span) -> String {
         use Builtin::*;
         let chk = if self.options.checked { "pmx_checked" } else { "false" };
-        let wrap = |op: &str| format!("(int64_t)((uint64_t){} {op} (uint64_t){})", a[0], a[1]);
+        let wrap = |op: &str| format!("PMX_{op}({}, {})", a[0], a[1]);
         let bin = |op: &str| format!("({} {op} {})", a[0], a[1]);
         match b {
-            Addi => wrap("+"),
-            Subi => wrap("-"),
-            Muli => wrap("*"),
+            Addi => wrap("ADDI"),
+            Subi => wrap("SUBI"),
+            Muli => wrap("MULI"),
             Divi => {
                 let loc = self.failure(span, "Division by zero");
                 format!("pmx_divi({}, {}, {loc})", a[0], a[1])
@@ -419,7 +419,7 @@ impl<'p> Body<'p> {
                 let loc = self.failure(span, "Division by zero");
                 format!("pmx_modi({}, {}, {loc})", a[0], a[1])
             }
-            Negi => format!("(int64_t)(0ULL - (uint64_t){})", a[0]),
+            Negi => format!("PMX_NEGI({})", a[0]),
             Slli => format!("pmx_slli({}, {})", a[0], a[1]),
             Srli => format!("pmx_srli({}, {})", a[0], a[1]),
             Srai => format!("pmx_srai({}, {})", a[0], a[1]),

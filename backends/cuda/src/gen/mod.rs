@@ -88,10 +88,18 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     let mut cx = Body::new(p, options);
     let mut functions = String::new();
     let mut prototypes = String::new();
+    let sites = call_sites(p);
     for f in &p.functions {
         let ret = types.c(&f.result);
         let params: Vec<String> = f.params.iter().map(|v| format!("{} {}", types.c(&v.ty), body::var(v))).collect();
-        let sig = format!("PMX_FN {ret} {}({})", fn_name(p, f.id), params.join(", "));
+        // A function called from one place (most are lambdas lifted from
+        // loop bodies) is always inlined there: the C++ compiler would
+        // otherwise often keep the call (a cold call site, or the frame of
+        // the tensors passed by value), and the loop around it could not
+        // be vectorised. Inlining it never duplicates code.
+        let once = !f.recursive && sites.get(&f.id) == Some(&1);
+        let kind = if once { "PMX_INLINE" } else { "PMX_FN" };
+        let sig = format!("{kind} {ret} {}({})", fn_name(p, f.id), params.join(", "));
         let _ = writeln!(prototypes, "{sig};");
         let _ = writeln!(functions, "// {} at {}", f.source, locate(f.span));
         if !f.instance.is_empty() {
@@ -162,6 +170,22 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     source.push_str(&hosts);
     source.push_str("#endif\n");
     Ok(Generated { source, entries, kernels: cx.kernel_list, failures: cx.failures })
+}
+
+/// How many calls and function references name each function.
+fn call_sites(p: &Program) -> rustc_hash::FxHashMap<pmx_lower::FnId, usize> {
+    let mut all = Vec::new();
+    for f in &p.functions {
+        pmx_lower::callees(&f.body, &mut all);
+    }
+    for e in &p.entries {
+        pmx_lower::callees(&e.body, &mut all);
+    }
+    let mut out = rustc_hash::FxHashMap::default();
+    for f in all {
+        *out.entry(f).or_insert(0) += 1;
+    }
+    out
 }
 
 /// The C name of a function.
