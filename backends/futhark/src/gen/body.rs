@@ -635,7 +635,7 @@ impl<'p> Writer<'p> {
                 let in_place = self.stmt_var.is_some_and(|v| self.unique.direct(v, 0));
                 let elem = args[0].ty().elem().cloned();
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
-                self.set(&args, elem.as_ref(), in_place)
+                self.set(&args, elem.as_ref(), in_place, Some(depth))
             }
             Expr::Prim(b, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
@@ -1026,8 +1026,12 @@ impl<'p> Writer<'p> {
     /// have the type of `a`'s rows, which Futhark cannot see when their
     /// sizes come from different places: both are coerced to `v`'s
     /// sizes (checked when it runs: MExpr would make the array
-    /// irregular, which no Futhark array can be).
-    fn set(&mut self, a: &[String], elem: Option<&Type>, in_place: bool) -> String {
+    /// irregular, which no Futhark array can be). The sizes are lets
+    /// written before the statement (at `depth`), so that the result's
+    /// type names them for the statements after it (Futhark 0.22 cannot
+    /// take the length of an array whose size went out of scope); inside
+    /// an expression (`None`), lets in it.
+    fn set(&mut self, a: &[String], elem: Option<&Type>, in_place: bool, depth: Option<usize>) -> String {
         let (arr, i, v) = (&a[0], &a[1], &a[2]);
         let copy = if in_place { "" } else { "copy " };
         let Some(elem @ Type::Seq(_)) = elem else {
@@ -1053,9 +1057,19 @@ impl<'p> Writer<'p> {
         }
         let inner = inner.clone();
         let row_t = sizes.iter().map(|m| format!("[{m}]")).collect::<String>() + &self.ty(&inner);
+        let update = format!("{copy}({arr} :> [{n}]{row_t}) with [{i}] = ({v} :> {row_t})");
+        let e = match depth {
+            Some(depth) => {
+                for l in &lets {
+                    self.line(depth, l);
+                }
+                format!("({update})")
+            }
+            None => format!("({} in {update})", lets.join(" ")),
+        };
         // Futhark's message says which (an index, or a row's length).
         self.mark(None);
-        format!("({} in {copy}({arr} :> [{n}]{row_t}) with [{i}] = ({v} :> {row_t}))", lets.join(" "))
+        e
     }
 
     /// Argument `k` (`a`) of a call of `f` by the statement binding
@@ -1123,7 +1137,7 @@ impl<'p> Writer<'p> {
             }
             Set => {
                 let elem = ty.elem().cloned();
-                self.set(a, elem.as_ref(), false)
+                self.set(a, elem.as_ref(), false, None)
             }
             Concat => bin("++"),
             Cons => format!("([{}] ++ {})", a[0], a[1]),
