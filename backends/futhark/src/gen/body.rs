@@ -3,6 +3,7 @@
 //! located at the statement's MExpr span).
 
 use super::names::{label, Namer};
+use super::unique::Unique;
 use super::{leaves_of, EntryAbi, Line, Unsupported};
 use crate::abi::{has_record, Leaf, Step};
 use pmx_ast::{is_tuple_labels, Builtin, Span};
@@ -39,6 +40,12 @@ pub struct Writer<'p> {
     shape: Shape,
     /// Whether entries keep Futhark's run-time checks (`Options`).
     pub checked: bool,
+    /// Which updates are in place and which values are consumed
+    /// (`unique.rs`).
+    unique: Unique,
+    /// The variable the statement being written binds (`Unique::direct`
+    /// names operands by it).
+    stmt_var: Option<VarId>,
 }
 
 /// What an expression returns when utests are counted.
@@ -103,6 +110,8 @@ impl<'p> Writer<'p> {
             terms: Vec::new(),
             shape: Shape::Plain,
             checked: true,
+            unique: Unique::analyse(p),
+            stmt_var: None,
         }
     }
 
@@ -189,6 +198,23 @@ impl<'p> Writer<'p> {
         }
     }
 
+    /// A Futhark type whose arrays are unique (`*`): a consuming
+    /// parameter, an alias-free result.
+    fn uty(&mut self, t: &Type) -> String {
+        match t {
+            Type::Seq(_) => format!("*{}", self.ty(t)),
+            Type::Record(fields) if is_tuple(fields) => {
+                let parts: Vec<String> = fields.iter().map(|(_, t)| self.uty(t)).collect();
+                format!("({})", parts.join(", "))
+            }
+            Type::Record(fields) => {
+                let parts: Vec<String> = fields.iter().map(|(l, t)| format!("{}: {}", label(l), self.uty(t))).collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+            _ => self.ty(t),
+        }
+    }
+
     /// A value of type `t` that is never looked at (the result slot of a
     /// loop before its last round).
     fn zero(&mut self, t: &Type) -> String {
@@ -237,13 +263,15 @@ impl<'p> Writer<'p> {
         let params: Vec<String> = f
             .params
             .iter()
-            .map(|v| {
+            .enumerate()
+            .map(|(k, v)| {
                 let name = self.bind(v);
-                format!("({name}: {})", self.ty(&v.ty))
+                let t = if self.unique.param(f.id, k) { self.uty(&v.ty) } else { self.ty(&v.ty) };
+                format!("({name}: {t})")
             })
             .collect();
         let name = self.functions[&f.id].clone();
-        let result = self.ty(&f.result);
+        let result = if self.unique.result(f.id) { self.uty(&f.result) } else { self.ty(&f.result) };
         let result = if self.counting { format!("({result}, i64)") } else { result };
         let params = if params.is_empty() { String::new() } else { format!(" {}", params.join(" ")) };
         self.line(0, &format!("def {name}{params} : {result} ="));
@@ -308,21 +336,25 @@ impl<'p> Writer<'p> {
             format!("{}, ", all.join(" + "))
         });
         let count = count.unwrap_or_default();
+        // A block without statements is the bare expression.
+        let lead = if n == 0 { "" } else { "in " };
         let Some(s) = tail_stmt else {
             let r = self.atom(&b.result);
             let state = format!("(false, {r}, {count}{})", t.params.join(", "));
-            self.line(depth, &format!("in {state}"));
+            self.line(depth, &format!("{lead}{state}"));
             return;
         };
         self.span = s.span;
         match &s.expr {
             Expr::Call(_, args) => {
-                let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
-                self.line(depth, &format!("in (true, {}, {count}{})", t.zero, args.join(", ")));
+                // A consumed parameter gets a value nothing else uses, or
+                // a copy.
+                let args: Vec<String> =
+                    args.iter().enumerate().map(|(k, a)| self.consumed_arg(t.id, s.var.id, k, a)).collect();
+                self.line(depth, &format!("{lead}(true, {}, {count}{})", t.zero, args.join(", ")));
             }
             Expr::If { cond, then, otherwise } => {
                 let c = self.atom(cond);
-                let lead = if n == 0 { "" } else { "in " };
                 self.line(depth, &format!("{lead}if {c} then"));
                 let mark = self.terms.len();
                 self.tail_block(then, t, depth + 1);
@@ -528,6 +560,7 @@ impl<'p> Writer<'p> {
             self.span = s.span;
         }
         let name = self.bind(&s.var);
+        self.stmt_var = Some(s.var.id);
         match &s.expr {
             Expr::If { cond, then, otherwise } => {
                 let c = self.atom(cond);
@@ -598,6 +631,12 @@ impl<'p> Writer<'p> {
     fn expr(&mut self, e: &Expr, ty: &Type, depth: usize) -> String {
         match e {
             Expr::Atom(a) => self.atom(a),
+            Expr::Prim(Builtin::Set, args) => {
+                let in_place = self.stmt_var.is_some_and(|v| self.unique.direct(v, 0));
+                let elem = args[0].ty().elem().cloned();
+                let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
+                self.set(&args, elem.as_ref(), in_place, Some(depth))
+            }
             Expr::Prim(b, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
                 self.prim(*b, &args, ty)
@@ -608,7 +647,15 @@ impl<'p> Writer<'p> {
             }
             Expr::Call(id, args) => {
                 let name = self.functions.get(id).cloned().unwrap_or_else(|| format!("f{}", id.0));
-                let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
+                let stmt = self.stmt_var;
+                let args: Vec<String> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(k, a)| match stmt {
+                        Some(v) => self.consumed_arg(*id, v, k, a),
+                        None => self.atom(a),
+                    })
+                    .collect();
                 // A failure inside the callee is located there; the call
                 // line locates failures Futhark reports only by caller.
                 self.mark(None);
@@ -676,7 +723,7 @@ impl<'p> Writer<'p> {
                 // runs it in debug mode (a fold from the neutral element),
                 // so that the count is the same.
                 let ne = self.atom(neutral);
-                self.counted_fold(f, &ne, seq)
+                self.counted_fold(f, &ne, seq, false)
             }
             Expr::Reduce { f, neutral, seq } => {
                 let ne = self.atom(neutral);
@@ -701,16 +748,24 @@ impl<'p> Writer<'p> {
                     }
                 }
             }
-            Expr::Foldl { f, init, seq } if self.fun_counts(f) => {
-                let init = self.atom(init);
-                self.counted_fold(f, &init, seq)
-            }
             Expr::Foldl { f, init, seq } => {
+                // When the function consumes its accumulator, the loop
+                // does: its initial value is one nothing uses afterwards,
+                // or a copy made once.
+                let consumes = matches!(f.callee, Callee::Function(g) if self.unique.param(g, f.bound.len()));
+                let init = self.atom(init);
+                let init = match self.stmt_var {
+                    Some(v) if consumes && !self.unique.direct(v, 0) => format!("(copy {init})"),
+                    _ => init,
+                };
+                if self.fun_counts(f) {
+                    return self.counted_fold(f, &init, seq, consumes);
+                }
                 let acc = self.locals.fresh("acc");
                 let x = self.locals.fresh("x");
-                let body = self.apply(f, &[acc.clone(), x.clone()]);
+                let body = self.apply_consuming(f, &[acc.clone(), x.clone()], &[consumes]);
                 self.mark(None);
-                format!("loop {acc} = {} for {x} in {} do {body}", self.atom(init), self.atom(seq))
+                format!("loop {acc} = {init} for {x} in {} do {body}", self.atom(seq))
             }
             Expr::Create { len, f } => {
                 let n = self.atom(len);
@@ -804,10 +859,11 @@ impl<'p> Writer<'p> {
     }
 
     /// `foldl f init seq` for an `f` that counts: a loop carrying the
-    /// count (`(value, count)`).
-    fn counted_fold(&mut self, f: &FunRef, init: &str, seq: &Atom) -> String {
+    /// count (`(value, count)`); `consumes`: the loop consumes its
+    /// accumulator (`init` may be consumed).
+    fn counted_fold(&mut self, f: &FunRef, init: &str, seq: &Atom, consumes: bool) -> String {
         let [acc, c, x, a, k] = ["acc", "c", "x", "a", "k"].map(|n| self.locals.fresh(n));
-        let body = self.apply(f, &[acc.clone(), x.clone()]);
+        let body = self.apply_consuming(f, &[acc.clone(), x.clone()], &[consumes]);
         self.shape = Shape::Pair;
         self.mark(None);
         format!(
@@ -819,6 +875,13 @@ impl<'p> Writer<'p> {
     /// A function reference as a Futhark function value.
     fn funval(&mut self, f: &FunRef) -> String {
         match f.callee {
+            // Futhark does not pass a function that consumes its
+            // arguments: a lambda that copies them calls it.
+            Callee::Function(id) if self.unique.consumes(id) => {
+                let params: Vec<String> = (0..f.params.len()).map(|_| self.locals.fresh("p")).collect();
+                let body = self.apply(f, &params);
+                format!("(\\{} -> {body})", params.join(" "))
+            }
             Callee::Function(id) => {
                 let name = self.functions.get(&id).cloned().unwrap_or_else(|| format!("f{}", id.0));
                 if f.bound.is_empty() {
@@ -920,13 +983,34 @@ impl<'p> Writer<'p> {
         ty
     }
 
-    /// A function reference applied to more arguments.
+    /// A function reference applied to more arguments (copied where
+    /// the function consumes them).
     fn apply(&mut self, f: &FunRef, args: &[String]) -> String {
+        self.apply_consuming(f, args, &[])
+    }
+
+    /// `apply`, where `direct[k]` says that `args[k]` may be consumed as
+    /// it is (a loop's accumulator). The bound arguments are the
+    /// caller's variables, used again at every application: copied.
+    fn apply_consuming(&mut self, f: &FunRef, args: &[String], direct: &[bool]) -> String {
         let mut all: Vec<String> = f.bound.iter().map(|a| self.atom(a)).collect();
         all.extend(args.iter().cloned());
         match f.callee {
             Callee::Function(id) => {
                 let name = self.functions.get(&id).cloned().unwrap_or_else(|| format!("f{}", id.0));
+                let bound = f.bound.len();
+                let all: Vec<String> = all
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, a)| {
+                        let keep = k >= bound && direct.get(k - bound).copied().unwrap_or(false);
+                        if self.unique.param(id, k) && !keep {
+                            format!("(copy {a})")
+                        } else {
+                            a
+                        }
+                    })
+                    .collect();
                 format!("({name} {})", all.join(" "))
             }
             Callee::Builtin(b) => {
@@ -934,6 +1018,69 @@ impl<'p> Writer<'p> {
                 self.prim(b, &all, &result)
             }
             Callee::Math(m) => math(m, &all),
+        }
+    }
+
+    /// `set a i v` (`a`, `i`, `v` written): in place when `a` may be
+    /// consumed, else on a copy. A row `v` of an array of arrays must
+    /// have the type of `a`'s rows, which Futhark cannot see when their
+    /// sizes come from different places: both are coerced to `v`'s
+    /// sizes (checked when it runs: MExpr would make the array
+    /// irregular, which no Futhark array can be). The sizes are lets
+    /// written before the statement (at `depth`), so that the result's
+    /// type names them for the statements after it (Futhark 0.22 cannot
+    /// take the length of an array whose size went out of scope); inside
+    /// an expression (`None`), lets in it.
+    fn set(&mut self, a: &[String], elem: Option<&Type>, in_place: bool, depth: Option<usize>) -> String {
+        let (arr, i, v) = (&a[0], &a[1], &a[2]);
+        let copy = if in_place { "" } else { "copy " };
+        let Some(elem @ Type::Seq(_)) = elem else {
+            self.mark(None);
+            return format!("({copy}{arr} with [{i}] = {v})");
+        };
+        let n = self.locals.fresh("n");
+        let sizes: Vec<String> = (0..seq_depth(elem)).map(|_| self.locals.fresh("m")).collect();
+        let mut lets = vec![format!("let {n} = length {arr}")];
+        let mut row = v.clone();
+        for (k, m) in sizes.iter().enumerate() {
+            // The inner sizes of an empty row are not looked at.
+            let len = match k {
+                0 => format!("length {row}"),
+                _ => format!("if {} == 0 then 0 else length {row}", sizes[k - 1]),
+            };
+            lets.push(format!("let {m} = {len}"));
+            row.push_str("[0]");
+        }
+        let mut inner = elem;
+        while let Type::Seq(e) = inner {
+            inner = e;
+        }
+        let inner = inner.clone();
+        let row_t = sizes.iter().map(|m| format!("[{m}]")).collect::<String>() + &self.ty(&inner);
+        let update = format!("{copy}({arr} :> [{n}]{row_t}) with [{i}] = ({v} :> {row_t})");
+        let e = match depth {
+            Some(depth) => {
+                for l in &lets {
+                    self.line(depth, l);
+                }
+                format!("({update})")
+            }
+            None => format!("({} in {update})", lets.join(" ")),
+        };
+        // Futhark's message says which (an index, or a row's length).
+        self.mark(None);
+        e
+    }
+
+    /// Argument `k` (`a`) of a call of `f` by the statement binding
+    /// `stmt`: copied when `f` consumes it and the analysis did not find
+    /// that nothing uses it afterwards.
+    fn consumed_arg(&mut self, f: FnId, stmt: VarId, k: usize, a: &Atom) -> String {
+        let a = self.atom(a);
+        if self.unique.param(f, k) && !self.unique.direct(stmt, k) {
+            format!("(copy {a})")
+        } else {
+            a
         }
     }
 
@@ -989,8 +1136,8 @@ impl<'p> Writer<'p> {
                 format!("{}[{}]", a[0], a[1])
             }
             Set => {
-                self.mark(None);
-                format!("(copy {} with [{}] = {})", a[0], a[1], a[2])
+                let elem = ty.elem().cloned();
+                self.set(a, elem.as_ref(), false, None)
             }
             Concat => bin("++"),
             Cons => format!("([{}] ++ {})", a[0], a[1]),

@@ -11,6 +11,12 @@
 //! array literal) the arrays are coerced to one named size (`:>`), which
 //! is checked when the program runs, as MExpr checks nothing statically.
 //!
+//! `set` is an in-place update (`a with [i] = v`) where the array, and
+//! everything that may share its memory, is not used afterwards, and on a
+//! `copy` otherwise; functions consume (`*`) the array parameters they
+//! update, so a `foldl` whose accumulator is set at each step is a loop
+//! that copies nothing, or its initial value once (`unique.rs`).
+//!
 //! Entries take and return *leaves* (`abi.rs`): records are cut into
 //! their fields, sequences of records into one array per field, so the C
 //! API sees only scalars and arrays of scalars, never an opaque type.
@@ -27,6 +33,7 @@
 mod body;
 mod count;
 pub mod names;
+mod unique;
 
 use crate::abi::{self, Leaf};
 use body::Writer;
