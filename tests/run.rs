@@ -4,6 +4,8 @@
 //! snapshotted beside the source, so each built-in's behaviour and each
 //! run-time error message (with its source line) is pinned.
 
+#[path = "support/process.rs"]
+mod process;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -15,9 +17,6 @@ fn programs(dir: &str) -> Vec<PathBuf> {
     files.sort();
     files
 }
-
-/// The cache of compiled accelerate code shared by the tests' runs.
-const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/pmx-cache");
 
 /// `pmx test` with the default target (`auto`), which runs accelerate
 /// code natively where the toolchain is there, so the snapshots hold for
@@ -33,7 +32,7 @@ fn pmx_test() -> Command {
         }
     });
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pmx"));
-    cmd.arg("test").args(target).env("PMX_CACHE_DIR", CACHE);
+    cmd.arg("test").args(target).env("PMX_CACHE_DIR", process::CACHE);
     cmd
 }
 
@@ -53,7 +52,7 @@ fn run(file: &Path, flags: &[&str]) -> String {
         "exit code: {}\n---- stdout ----\n{}\n---- stderr ----\n{}",
         out.status.code().map_or("signal".to_string(), |c| c.to_string()),
         String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        process::without_progress(&stderr)
     )
 }
 

@@ -11,6 +11,7 @@ pub const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/pmx-cache");
 /// Runs `pmx ARGS FILE` from the repository's root (with `FILE` relative
 /// to it when it lies inside, so that outputs name it the same way on every
 /// machine); returns the exit code, stdout and stderr.
+#[allow(dead_code)]
 pub fn pmx(args: &[&str], file: &Path) -> (i32, String, String) {
     pmx_with_env(args, file, &[])
 }

@@ -245,7 +245,9 @@ impl Marshaled {
                 TensorData::Float(d) => unsafe { d.as_ptr().add(r.start) as *mut u8 },
                 TensorData::Boxed(_) => continue,
             };
-            memory.copy_out(dst, r.buffer as *const u8, r.words * 8)?;
+            // Safety: the root's buffer holds `words` words of this
+            // memory; the destination is the root's range of the storage.
+            unsafe { memory.copy_out(dst, r.buffer as *const u8, r.words * 8)? };
             bytes += (r.words * 8) as u64;
         }
         Ok(bytes)

@@ -15,9 +15,12 @@ pub trait Memory {
     fn sees_host_memory(&self) -> bool;
     /// Copies `bytes` bytes of a buffer of this memory (`src`) out to the
     /// program's memory (`dst`).
-    fn copy_out(&mut self, dst: *mut u8, src: *const u8, bytes: usize) -> Result<(), String> {
-        // Safety: the caller gives a buffer of this memory and a
-        // destination of at least `bytes` bytes that do not overlap.
+    ///
+    /// # Safety
+    /// `src` is a buffer of this memory and `dst` memory of the program,
+    /// both of at least `bytes` bytes, not overlapping.
+    unsafe fn copy_out(&mut self, dst: *mut u8, src: *const u8, bytes: usize) -> Result<(), String> {
+        // Safety: as the caller promises.
         unsafe { std::ptr::copy_nonoverlapping(src, dst, bytes) };
         Ok(())
     }

@@ -80,7 +80,7 @@ impl Memory for ManagedMemory {
         false
     }
 
-    fn copy_out(&mut self, dst: *mut u8, src: *const u8, bytes: usize) -> Result<(), String> {
+    unsafe fn copy_out(&mut self, dst: *mut u8, src: *const u8, bytes: usize) -> Result<(), String> {
         if !self.device.prefetch || bytes == 0 {
             // Safety: `src` is a block of this memory, `dst` the program's,
             // both of at least `bytes` bytes; every kernel has finished.
