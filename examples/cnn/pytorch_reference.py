@@ -78,6 +78,11 @@ def main():
     n_test = min(a.test, len(labels) - TRAIN_SIZE)
     test_xs = torch.tensor(np.array([to28(images[TRAIN_SIZE + i]) for i in range(n_test)])[:, None], dtype=dtype)
     test_ys = torch.tensor(labels[TRAIN_SIZE:TRAIN_SIZE + n_test])
+    # Each pixel standardised over the training images, as cnnStandardise.
+    mean = xs.mean(0, keepdim=True)
+    sd = xs.std(0, keepdim=True, unbiased=False)
+    sd[sd == 0] = 1.0
+    xs, test_xs = (xs - mean) / sd, (test_xs - mean) / sd
 
     net = torch.nn.Sequential(
         torch.nn.Conv2d(1, 6, 5), torch.nn.Sigmoid(), torch.nn.AvgPool2d(2),
