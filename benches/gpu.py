@@ -12,7 +12,8 @@
   memory, copying back), as a fraction of cudaMemcpy's bandwidth from
   pageable and from pinned host memory measured by matmul.cu.
 
-Usage: python3 benches/gpu.py   (builds pmx in release mode; finds nvcc at
+Usage: python3 benches/gpu.py   (builds pmx in release mode, or takes the
+binary at $PMX; finds nvcc at
 $PMX_NVCC or in Python's nvidia-cuda-nvcc package, NVRTC as pmx does:
 `pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-nvrtc
 nvidia-cuda-nvrtc-cu12`)
@@ -25,7 +26,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PMX = os.path.join(ROOT, "target", "release", "pmx")
+# A prebuilt binary (PMX=...) lets this run on a GPU machine without cargo.
+PMX = os.environ.get("PMX") or os.path.join(ROOT, "target", "release", "pmx")
 CACHE = tempfile.mkdtemp(prefix="pmx-gpu-bench-")
 ENV = dict(os.environ, PMX_CACHE_DIR=CACHE)
 
@@ -41,13 +43,13 @@ def nvcc():
     return path
 
 
-def profile(path):
+def profile(path, target="gpu"):
     """(ms inside, ms in kernels, bytes in, bytes out, stdout) of one
-    `pmx run --target gpu --profile` (summed over the bindings)."""
-    r = subprocess.run([PMX, "run", "--target", "gpu", "--profile", path], capture_output=True, text=True,
+    `pmx run --target TARGET --profile` (summed over the bindings)."""
+    r = subprocess.run([PMX, "run", "--target", target, "--profile", path], capture_output=True, text=True,
                        cwd=ROOT, env=ENV)
     if r.returncode != 0:
-        sys.exit(f"pmx run --target gpu {path} failed:\n{r.stderr}")
+        sys.exit(f"pmx run --target {target} {path} failed:\n{r.stderr}")
     inside = kernels = 0.0
     bytes_in = bytes_out = 0
     for line in r.stderr.splitlines():
@@ -63,7 +65,8 @@ def profile(path):
 
 
 def main():
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    if not os.environ.get("PMX"):
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
     exe = os.path.join(CACHE, "matmul-cuda")
     subprocess.run([nvcc(), "-O3", "-arch=native", os.path.join(ROOT, "benches", "cuda", "matmul.cu"), "-o", exe],
                    check=True)
@@ -89,6 +92,22 @@ def main():
     print(f"axpy copies: {(bytes_in + bytes_out) / 1e6:.0f} MB in {inside - kernels:.1f} ms outside kernels = "
           f"{gbs:.2f} GB/s; cudaMemcpy pageable {pageable:.2f} GB/s ({gbs / pageable:.2f}), "
           f"pinned {pinned:.2f} GB/s ({gbs / pinned:.2f})")
+    # Each benchmark program on this machine's GPU and on its CPU cores:
+    # time inside the bindings, best of three after a compiling run.
+    print("program | cpu ms | gpu ms | gpu kernels ms | cpu / gpu")
+    for kind in ["cuda", "futhark"]:
+        folder = os.path.join(ROOT, "benches", kind)
+        for name in sorted(f for f in os.listdir(folder) if f.endswith(".mc")):
+            path = os.path.join("benches", kind, name)
+            times = {}
+            for target in ["cpu", "gpu"]:
+                profile(path, target)
+                times[target] = min((profile(path, target) for _ in range(3)), key=lambda p: p[0])
+            cpu, gpu = times["cpu"][0], times["gpu"][0]
+            if times["cpu"][4] != times["gpu"][4]:
+                # A float reduction's order differs between the engines.
+                print(f"note: {path}: cpu printed {times['cpu'][4]}, gpu {times['gpu'][4]}")
+            print(f"{kind}/{name} | {cpu:.1f} | {gpu:.1f} | {times['gpu'][1]:.2f} | {cpu / gpu:.1f}x")
     shutil.rmtree(CACHE, ignore_errors=True)
 
 

@@ -8,12 +8,12 @@
 //!   compiled by `futhark multicore` (`pmx_futhark::engine`). Without a
 //!   `futhark` (`PMX_FUTHARK`, `PATH`), `--target cpu` on a program with
 //!   Futhark-class bindings is an error that says what to install.
-//! - `gpu`: CUDA-class bindings on the GPU (`pmx_cuda::gpu`); an error
-//!   that says what is missing without a usable device (driver, device,
-//!   NVRTC), and for Futhark-class bindings (Futhark's GPU backend is not
-//!   wired in).
-//! - `auto` (the default): CUDA-class bindings on the GPU when one is
-//!   usable; otherwise, and for Futhark-class bindings, `cpu` for each
+//! - `gpu`: CUDA-class bindings on the GPU (`pmx_cuda::gpu`), Futhark-class
+//!   bindings compiled by `futhark cuda` (`pmx_futhark::backend`); an
+//!   error that says what is missing without a usable device (driver,
+//!   device, NVRTC; for Futhark also `futhark` and CUDA's headers).
+//! - `auto` (the default): each class on the GPU when one is usable and
+//!   its build succeeds (else a note and the CPU); otherwise `cpu` for each
 //!   class whose toolchain is there (`futhark` and a C compiler for
 //!   Futhark-class code, a C++ compiler for CUDA-class code), else the
 //!   interpreter, saying once on stderr what is missing and what to
@@ -22,6 +22,7 @@
 
 use pmx_accelerate::{Analysis, Backend, Class};
 use pmx_cpu::Engine;
+use pmx_futhark::backend::Backend as FutharkBackend;
 use pmx_native::Target;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -47,12 +48,15 @@ pub fn choose(
         Target::Interp => {}
         Target::Gpu => {
             if let Some(a) = of(Backend::Futhark).next() {
-                return Err(format!(
-                    "--target gpu: {} at {} is Futhark-class, and Futhark code cannot run on the GPU yet; \
-                     use --target cpu",
-                    a.boundary.name,
-                    locate(a.boundary.span)
-                ));
+                pmx_cuda::gpu::usable().map_err(|e| {
+                    format!(
+                        "--target gpu: {e}; {} at {} cannot run on a GPU (use --target cpu)",
+                        a.boundary.name,
+                        locate(a.boundary.span)
+                    )
+                })?;
+                let cx = Cx { analysis, target: "gpu", auto: false, verbose, locate, profile: &profile };
+                futhark_native(&cx, &[FutharkBackend::Cuda], utests, checked, &mut engines)?;
             }
             if let Some(a) = of(Backend::Cuda).next() {
                 pmx_cuda::gpu::usable().map_err(|e| {
@@ -68,9 +72,17 @@ pub fn choose(
         }
         Target::Cpu | Target::Auto => {
             let auto = target == Target::Auto;
-            let cx = Cx { analysis, target: if auto { "auto" } else { "cpu" }, auto, verbose, locate, profile: &profile };
+            let cx =
+                Cx { analysis, target: if auto { "auto" } else { "cpu" }, auto, verbose, locate, profile: &profile };
             if of(Backend::Futhark).next().is_some() {
-                futhark_on_cpu(&cx, utests, checked, &mut engines)?;
+                // Not asked for explicitly: the GPU when it is usable and
+                // the build succeeds, else the CPU.
+                let backends: &[FutharkBackend] = if auto && pmx_cuda::gpu::usable().is_ok() {
+                    &[FutharkBackend::Cuda, FutharkBackend::Multicore]
+                } else {
+                    &[FutharkBackend::Multicore]
+                };
+                futhark_native(&cx, backends, utests, checked, &mut engines)?;
             }
             if of(Backend::Cuda).next().is_some() {
                 // Not asked for explicitly: when the GPU cannot be used
@@ -136,9 +148,12 @@ impl Cx<'_> {
     }
 }
 
-/// Futhark-class bindings as Futhark compiled by `futhark multicore`.
-fn futhark_on_cpu(
+/// Futhark-class bindings as Futhark compiled by `futhark multicore` or
+/// `futhark cuda`: the first of `backends` whose build succeeds (the
+/// others' failures said on stderr), an error when none does.
+fn futhark_native(
     cx: &Cx,
+    backends: &[FutharkBackend],
     utests: pmx_cpu::UtestFiles,
     checked: bool,
     engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
@@ -176,8 +191,25 @@ fn futhark_on_cpu(
             return cx.missing(CLASS, why, "the Futhark backend does not take it yet");
         }
     };
-    let library = Arc::new(pmx_futhark::engine::build(&generated, &futhark)?);
-    let how = format!("Futhark compiled by {} for the CPU (multicore", futhark.version);
+    let mut built = None;
+    for (k, &backend) in backends.iter().enumerate() {
+        match pmx_futhark::engine::build(&generated, &futhark, backend) {
+            Ok(l) => {
+                built = Some(l);
+                break;
+            }
+            Err(e) if k + 1 < backends.len() => {
+                eprintln!("pmx: note: {e}; Futhark-class bindings run on the CPU");
+            }
+            Err(e) if e.starts_with("internal error") => return Err(e),
+            Err(e) => return Err(format!("--target {}: {e}", cx.target)),
+        }
+    }
+    let library = Arc::new(built.ok_or("internal error: no Futhark backend to build")?);
+    let how = match library.backend {
+        FutharkBackend::Multicore => format!("Futhark compiled by {} for the CPU (multicore", futhark.version),
+        FutharkBackend::Cuda => format!("Futhark compiled by {} for the GPU (cuda", futhark.version),
+    };
     let entries = generated.entries.iter().map(|e| (e.id, e));
     register(cx.analysis, entries, engines, cx.profile, cx.verbose, cx.locate, |entry, index| {
         let engine = pmx_futhark::engine::FutharkEngine {
@@ -185,7 +217,8 @@ fn futhark_on_cpu(
             entry: entry.clone(),
             profile: Some((cx.profile.clone(), index)),
         };
-        (Arc::new(engine) as Arc<dyn Engine>, "futhark-multicore", how.clone(), library.cached, library.compile_time)
+        let name = library.backend.engine_name();
+        (Arc::new(engine) as Arc<dyn Engine>, name, how.clone(), library.cached, library.compile_time)
     });
     Ok(())
 }

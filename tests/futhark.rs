@@ -88,28 +88,52 @@ fn futhark_class_programs_run_on_the_cpu_as_in_debug_mode() {
     if futhark().is_none() {
         return;
     }
+    let (ran, utests) = compare_with_debug("cpu");
+    eprintln!("{ran} Futhark-class programs ran with --target cpu as in --debug ({utests} utests passed)");
+}
+
+/// On a machine with a GPU (`cargo test --release --test futhark --
+/// --ignored --nocapture on_a_gpu`, or `benches/gpu_check.sh`): every
+/// Futhark-class program with `--target gpu` (Futhark's `cuda` backend)
+/// as in debug mode, and the failures located as on the CPU.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn futhark_class_programs_run_on_a_gpu_as_in_debug_mode() {
+    assert!(futhark().is_some(), "no futhark");
+    if let Err(why) = pmx_cuda::gpu::device::usable() {
+        panic!("no usable GPU: {why}");
+    }
+    let (ran, utests) = compare_with_debug("gpu");
+    check_failures("gpu");
+    println!("futhark-gpu: {ran} programs ran with --target gpu as in --debug ({utests} utests passed)");
+}
+
+/// Every Futhark-class program with `--target TARGET` against debug mode
+/// (see above); how many ran, and the utests they passed.
+fn compare_with_debug(target: &str) -> (usize, usize) {
     let mut ran = 0;
     let mut utests = 0;
     for p in programs() {
         let (_, ir, _) = pmx(&["emit", "--stage", "futhark-ir", "--color=never"], &p);
         let sizes = ir.contains("sizeEq");
         let debug = pmx(&["test", "--debug", "--color=never"], &p);
-        let cpu = pmx(&["test", "--target", "cpu", "--color=never"], &p);
-        assert_eq!(debug.0, cpu.0, "{}: exit codes differ\n{}\n---\n{}", p.display(), debug.2, cpu.2);
-        assert_eq!(debug.1, cpu.1, "{}: outputs or utest counts differ\n{}", p.display(), cpu.2);
+        let native = pmx(&["test", "--target", target, "--color=never"], &p);
+        assert_eq!(debug.0, native.0, "{}: exit codes differ\n{}\n---\n{}", p.display(), debug.2, native.2);
+        assert_eq!(debug.1, native.1, "{}: outputs or utest counts differ\n{}", p.display(), native.2);
         if debug.0 != 0 {
             let at = |s: &str| s.lines().find(|l| l.contains("┌─")).map(str::to_string);
-            assert!(at(&cpu.2).is_some(), "{}: the failure is located\n{}", p.display(), cpu.2);
+            assert!(at(&native.2).is_some(), "{}: the failure is located\n{}", p.display(), native.2);
             if !sizes {
-                assert_eq!(at(&debug.2), at(&cpu.2), "{}: failures differ\n{}\n---\n{}", p.display(), debug.2, cpu.2);
+                let (d, n) = (&debug.2, &native.2);
+                assert_eq!(at(d), at(n), "{}: failures differ\n{d}\n---\n{n}", p.display());
             }
-            assert!(!cpu.2.contains("internal error"), "{}: {}", p.display(), cpu.2);
+            assert!(!native.2.contains("internal error"), "{}: {}", p.display(), native.2);
         }
-        utests += passed(&cpu.1);
+        utests += passed(&native.1);
         ran += 1;
     }
     assert!(ran > 0);
-    eprintln!("{ran} Futhark-class programs ran with --target cpu as in --debug ({utests} utests passed)");
+    (ran, utests)
 }
 
 /// The number of passed utests in `pmx test`'s summary.
@@ -124,6 +148,10 @@ fn failures_in_futhark_code_are_located() {
     if futhark().is_none() {
         return;
     }
+    check_failures("cpu");
+}
+
+fn check_failures(target: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/futhark");
     for (file, message, at) in [
         ("errors_irregular.mc", "irregular nested sequence", "errors_irregular.mc:6:12"),
@@ -132,12 +160,12 @@ fn failures_in_futhark_code_are_located() {
         ("errors_size.mc", "size constraint does not hold", "errors_size.mc:5:3"),
         ("errors_utest.mc", "size constraint does not hold", "errors_utest.mc:6:3"),
     ] {
-        let (code, _, err) = pmx(&["run", "--target", "cpu", "--color=never"], &dir.join(file));
+        let (code, _, err) = pmx(&["run", "--target", target, "--color=never"], &dir.join(file));
         assert_eq!(code, 1, "{file}: {err}");
-        assert!(err.contains(message) && err.contains(at), "{file}: {err}");
+        assert!(err.contains(message) && err.contains(at), "{file} ({target}): {err}");
     }
     // A failure inside a function names the accelerate that ran it.
-    let (_, _, err) = pmx(&["test", "--target", "cpu", "--color=never"], &dir.join("errors_utest.mc"));
+    let (_, _, err) = pmx(&["test", "--target", target, "--color=never"], &dir.join("errors_utest.mc"));
     assert!(err.contains("run by the accelerate at tests/futhark/errors_utest.mc:10:12"), "{err}");
 }
 

@@ -32,7 +32,15 @@ pub struct Library {
 }
 
 /// Flags of every host build (part of the cache key).
-pub const FLAGS: &[&str] = &["-x", "c++", "-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno"];
+pub const FLAGS: &[&str] =
+    &["-x", "c++", "-std=c++17", "-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fwrapv", "-DPMX_WRAPV"];
+
+/// Flags for GCC only. A loop that reads and writes several tensors is
+/// vectorised only in a version guarded by run-time checks that their
+/// accesses do not overlap, one check per pair; GCC gives up past 10 pairs
+/// (a loop updating four rows of one tensor from four rows of another has
+/// more), and generated code cannot tell it that views do not alias.
+pub const GCC_FLAGS: &[&str] = &["--param=vect-max-version-for-alias-checks=64"];
 
 /// Compiles (or finds in the cache) and loads the generated source with
 /// `FLAGS` and `extra` flags; `what` names the build in the progress line.
@@ -40,7 +48,10 @@ pub fn build(g: &Generated, extra: &[&str], what: &str) -> Result<Library, Strin
     let cxx = pmx_native::cc::Compiler::find(pmx_native::cc::Language::Cxx)
         .ok_or(format!("no C++ compiler found (set CXX, or install g++): {what} cannot be compiled"))?;
     let root = pmx_native::cache::dir().ok_or("no cache folder (set PMX_CACHE_DIR)")?;
-    let flags: Vec<&str> = FLAGS.iter().chain(extra).copied().collect();
+    let mut flags: Vec<&str> = FLAGS.iter().chain(extra).copied().collect();
+    if !cxx.version.contains("clang") {
+        flags.extend(GCC_FLAGS);
+    }
     let key = pmx_native::cache::key(&[
         b"cuda-host",
         g.source.as_bytes(),
@@ -90,8 +101,18 @@ pub trait Launcher: Send + Sync {
     /// Runs kernel `kernel` over `n` elements with `params` (the address of
     /// each argument, as the kernel takes them) and waits for it. Returns
     /// the kernels' failure (a location id, 0 for none), leaving the flag
-    /// clear for the next launch; `Err` is an error of the device.
-    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<i64, String>;
+    /// clear for the next launch, and the kernel's own time where the
+    /// device measures it; `Err` is an error of the device.
+    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<Launched, String>;
+}
+
+/// What a launch gives back.
+pub struct Launched {
+    /// The first failure's location id, 0 for none.
+    pub failed: i64,
+    /// The kernel's time as the device measured it (CUDA events), without
+    /// the launch and the wait; `None` where only the wall clock is known.
+    pub kernel_time: Option<Duration>,
 }
 
 /// Mirrors the generated `struct pmx_runtime`.
@@ -108,7 +129,8 @@ struct CallCtx<'a> {
     launcher: Option<&'a dyn Launcher>,
     /// The first error of the engine (memory or device) during the call.
     error: Option<String>,
-    /// Time in launches (each waits for its kernel).
+    /// Time in kernels: the device's measure where it has one, else the
+    /// launch and the wait.
     kernels: Duration,
 }
 
@@ -147,9 +169,12 @@ extern "C" fn ctx_launch(ctx: *mut c_void, kernel: i64, params: *mut *mut c_void
     let params = unsafe { std::slice::from_raw_parts_mut(params, count.max(0) as usize) };
     let started = Instant::now();
     let launched = launcher.launch(kernel as usize, params, n);
-    cx.kernels += started.elapsed();
+    let wall = started.elapsed();
     match launched {
-        Ok(failure) => failure,
+        Ok(l) => {
+            cx.kernels += l.kernel_time.unwrap_or(wall);
+            l.failed
+        }
         Err(e) => {
             cx.error = Some(e);
             ENGINE_FAILED
@@ -184,9 +209,6 @@ impl Entry {
         let written: Vec<bool> = site.boundary.params.iter().map(|p| p.written).collect();
         let marshaled = marshal::marshal(&values, &self.entry.params, &written, memory).map_err(|e| m.fail(e, span))?;
         let mut result = vec![Arg::default(); crate::gen::leaves(&self.entry.result).max(1)];
-        if let Err(e) = memory.to_device() {
-            return Err(m.fail(format!("{engine}: {e} (running {})", site.boundary.name), span));
-        }
         let mut cx = CallCtx { memory, launcher, error: None, kernels: Duration::ZERO };
         let rt = Runtime { ctx: &mut cx as *mut CallCtx as *mut c_void, alloc: ctx_alloc, launch: ctx_launch };
         // Safety: the symbol is an entry of the generated library with the
@@ -205,8 +227,9 @@ impl Entry {
                 .unwrap_or((span, format!("internal error: unknown failure {code} in generated code")));
             return Err(m.fail(format!("{what} (in CUDA-class accelerated code)"), at));
         }
-        cx.memory.to_host();
-        let bytes_out = marshaled.copy_back();
+        let bytes_out = marshaled
+            .copy_back(&mut *cx.memory)
+            .map_err(|e| m.fail(format!("{engine}: {e} (running {})", site.boundary.name), span))?;
         let mut k = 0;
         let value = marshal::unmarshal(&self.entry.result, &result, &mut k).map_err(|e| m.fail(e, span))?;
         if let Some((profile, index)) = &self.profile {

@@ -15,7 +15,8 @@
 //!   engine through cudarc (host library built with `-DPMX_HOST_LAUNCH`
 //!   whose launches call back into Rust, kernels compiled by NVRTC and
 //!   launched with the driver API, managed memory); `nvrtc.rs`: NVRTC
-//!   loaded at run time.
+//!   loaded at run time; `toolkit.rs`: where CUDA toolkits, headers and
+//!   Python's NVIDIA packages are.
 //!
 //! Invariants: nothing here panics on a missing driver, device or NVRTC
 //! (cudarc would, so every library and function is checked before the
@@ -32,3 +33,4 @@ pub mod host;
 pub mod marshal;
 pub mod memory;
 pub mod nvrtc;
+pub mod toolkit;

@@ -234,26 +234,21 @@ fn unboxed<T: Copy>(memory: &mut dyn Memory, elems: &[T]) -> Result<*mut u8, Str
 impl Marshaled {
     /// Copies the written roots back into the program's tensors; returns
     /// the bytes copied.
-    pub fn copy_back(&self) -> u64 {
+    pub fn copy_back(&self, memory: &mut dyn Memory) -> Result<u64, String> {
         let mut bytes = 0;
         for r in self.roots.iter().filter(|r| r.write_back) {
-            match &*r.tensor.data {
-                TensorData::Int(d) => {
-                    // Safety: as in `words`; the range is the root's, inside
-                    // the storage.
-                    let dst = unsafe { d.as_ptr().add(r.start) as *mut u64 };
-                    unsafe { std::ptr::copy_nonoverlapping(r.buffer, dst, r.words) };
-                }
-                TensorData::Float(d) => {
-                    // Safety: as above.
-                    let dst = unsafe { d.as_ptr().add(r.start) as *mut u64 };
-                    unsafe { std::ptr::copy_nonoverlapping(r.buffer, dst, r.words) };
-                }
-                TensorData::Boxed(_) => {}
-            }
+            let dst = match &*r.tensor.data {
+                // Safety: as in `words`; the range is the root's, inside
+                // the storage.
+                TensorData::Int(d) => unsafe { d.as_ptr().add(r.start) as *mut u8 },
+                // Safety: as above.
+                TensorData::Float(d) => unsafe { d.as_ptr().add(r.start) as *mut u8 },
+                TensorData::Boxed(_) => continue,
+            };
+            memory.copy_out(dst, r.buffer as *const u8, r.words * 8)?;
             bytes += (r.words * 8) as u64;
         }
-        bytes
+        Ok(bytes)
     }
 }
 

@@ -6,20 +6,21 @@
 
 /// Allocations that live as long as the value; contents are the caller's.
 pub trait Memory {
-    /// A buffer holding a copy of `bytes` (8-byte aligned).
+    /// A buffer holding a copy of `bytes` (8-byte aligned; a large one on a cache line).
     fn copy_of(&mut self, bytes: &[u8]) -> Result<*mut u8, String>;
-    /// A buffer of `bytes` zero bytes (8-byte aligned).
+    /// A buffer of `bytes` zero bytes (8-byte aligned; a large one on a cache line).
     fn zeroed(&mut self, bytes: usize) -> Result<*mut u8, String>;
     /// Whether generated code may read the program's own memory, so that
     /// unboxed sequences are passed in place instead of copied.
     fn sees_host_memory(&self) -> bool;
-    /// Moves the copies made so far to where kernels run, once marshaled
-    /// (managed memory would otherwise move page by page as kernels fault).
-    fn to_device(&mut self) -> Result<(), String> {
+    /// Copies `bytes` bytes of a buffer of this memory (`src`) out to the
+    /// program's memory (`dst`).
+    fn copy_out(&mut self, dst: *mut u8, src: *const u8, bytes: usize) -> Result<(), String> {
+        // Safety: the caller gives a buffer of this memory and a
+        // destination of at least `bytes` bytes that do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, bytes) };
         Ok(())
     }
-    /// Moves them back before they are copied out.
-    fn to_host(&mut self) {}
 }
 
 /// Ordinary memory of this process, in blocks of 8-byte words.
@@ -38,19 +39,48 @@ impl HostMemory {
         HostMemory { blocks: Vec::new(), separate: true }
     }
 
-    /// A block of `words` words filled by `fill` (which must not grow it
-    /// past them). Memory the system refuses is an error, not an abort.
+    /// A block of `words` words filled by `fill`, which appends them to the
+    /// vector it is given (and must not grow it past them). Memory the
+    /// system refuses is an error, not an abort.
+    ///
+    /// A large block starts on a cache line, at an offset within a 4 KiB
+    /// page that differs from block to block (`STAGGER`): buffers that are
+    /// all page-aligned put element `k` of every tensor at the same
+    /// address modulo 4 KiB, and a loop that writes one and reads another
+    /// at the same index then stalls on every access (the CPU takes the
+    /// load for one that depends on the store until the full addresses
+    /// are known), while vector loads that straddle cache lines cost more.
     fn block(&mut self, words: usize, fill: impl FnOnce(&mut Vec<u64>)) -> Result<*mut u8, String> {
+        let large = words * 8 >= 4096;
+        let slack = if large { (4096 + 64) / 8 } else { 0 };
         let mut b = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
         b.clear();
-        b.try_reserve_exact(words.max(1))
+        b.try_reserve_exact((words + slack).max(1))
             .map_err(|_| format!("cannot allocate {} bytes for CUDA-class code", words * 8))?;
+        let start = if large {
+            let base = b.as_ptr() as usize;
+            let aligned = base.next_multiple_of(64);
+            let stagger = (self.blocks.len() * STAGGER) % 4096;
+            let target = (aligned & !4095) + stagger;
+            let target = if target < aligned { target + 4096 } else { target };
+            (target - base) / 8
+        } else {
+            0
+        };
+        b.resize(start, 0);
         fill(&mut b);
-        let p = b.as_mut_ptr() as *mut u8;
+        debug_assert_eq!(b.len(), start + words);
+        // Safety: `start <= b.len()`.
+        let p = unsafe { b.as_mut_ptr().add(start) } as *mut u8;
         self.blocks.push(b);
         Ok(p)
     }
 }
+
+/// How far apart, modulo 4 KiB, the large blocks of one call start: five
+/// cache lines, so that consecutive blocks also fall in different sets of
+/// the cache.
+const STAGGER: usize = 5 * 64;
 
 impl Memory for HostMemory {
     fn copy_of(&mut self, bytes: &[u8]) -> Result<*mut u8, String> {
@@ -61,15 +91,20 @@ impl Memory for HostMemory {
                 // every bit pattern is a `u64`.
                 b.extend_from_slice(unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const u64, words) });
             } else {
-                b.resize(words, 0);
-                // Safety: the block holds `words * 8 >= bytes.len()` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.as_mut_ptr() as *mut u8, bytes.len()) };
+                let start = b.len();
+                b.resize(start + words, 0);
+                // Safety: the block holds `words * 8 >= bytes.len()` bytes
+                // from `start`.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.as_mut_ptr().add(start) as *mut u8, bytes.len())
+                };
             }
         })
     }
 
     fn zeroed(&mut self, bytes: usize) -> Result<*mut u8, String> {
-        self.block(bytes.div_ceil(8), |b| b.resize(bytes.div_ceil(8), 0))
+        let words = bytes.div_ceil(8);
+        self.block(words, |b| b.resize(b.len() + words, 0))
     }
 
     fn sees_host_memory(&self) -> bool {
@@ -97,5 +132,36 @@ impl Drop for HostMemory {
                 }
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_blocks_start_on_cache_lines_at_different_page_offsets() {
+        let mut m = HostMemory::default();
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        let mut offsets = Vec::new();
+        for k in 0..4 {
+            let p = if k % 2 == 0 { m.copy_of(&data).unwrap() } else { m.zeroed(data.len()).unwrap() };
+            assert_eq!(p as usize % 64, 0, "block {k} on a cache line");
+            offsets.push(p as usize % 4096);
+            // Safety: the block holds `data.len()` bytes.
+            let got = unsafe { std::slice::from_raw_parts(p, data.len()) };
+            if k % 2 == 0 {
+                assert_eq!(got, &data[..]);
+            } else {
+                assert!(got.iter().all(|&b| b == 0));
+            }
+        }
+        offsets.sort();
+        offsets.dedup();
+        assert_eq!(offsets.len(), 4, "four different offsets within a page");
+        // Small blocks are not padded, and an odd length is copied whole.
+        let p = m.copy_of(&data[..13]).unwrap();
+        // Safety: the block holds 13 bytes.
+        assert_eq!(unsafe { std::slice::from_raw_parts(p, 13) }, &data[..13]);
     }
 }

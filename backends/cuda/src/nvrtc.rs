@@ -1,8 +1,10 @@
 //! NVRTC, loaded at run time. No CUDA toolkit is needed to build pmx:
-//! `libnvrtc.so.12` is looked for where the dynamic loader finds it, then
-//! at `$PMX_NVRTC`, then in Python's `nvidia-cuda-nvrtc-cu12` package
-//! (`pip install nvidia-cuda-nvrtc-cu12` gives it without a GPU). cudarc
-//! panics when it cannot load the library, so [`load`] checks first.
+//! NVRTC 12 or 13 (`libnvrtc.so.12`, `libnvrtc.so.13`) is looked for where
+//! the dynamic loader finds it, then at `$PMX_NVRTC`, then in a CUDA
+//! toolkit (`$CUDA_HOME`, `$CUDA_PATH`, `/usr/local/cuda`), then in
+//! Python's NVIDIA packages (`pip install nvidia-cuda-nvrtc-cu12`, or the
+//! CUDA 13 `nvidia-cuda-nvrtc`, give it without a GPU). cudarc panics when
+//! it cannot load the library, so [`load`] checks first.
 
 use std::sync::OnceLock;
 
@@ -50,19 +52,26 @@ fn find_library() -> Result<(), String> {
     if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Ok(());
     }
+    use std::path::PathBuf;
+    // `PMX_NVRTC` is tried (and named in the error) even when it does not
+    // exist; the other places only when the file is there.
+    let mut candidates: Vec<PathBuf> =
+        std::env::var_os("PMX_NVRTC").filter(|p| !p.is_empty()).map(PathBuf::from).into_iter().collect();
+    let mut found: Vec<PathBuf> = Vec::new();
+    for dir in crate::toolkit::toolkit_dirs() {
+        found.extend(["libnvrtc.so.13", "libnvrtc.so.12"].map(|n| dir.join("lib64").join(n)));
+    }
+    if let Some(dir) = crate::toolkit::python_nvidia_dir() {
+        found.push(dir.join("cu13").join("lib").join("libnvrtc.so.13"));
+        found.push(dir.join("cuda_nvrtc").join("lib").join("libnvrtc.so.12"));
+    }
+    candidates.extend(found.into_iter().filter(|p| p.exists()));
     let mut tried = Vec::new();
-    let mut candidates = Vec::new();
-    if let Some(p) = std::env::var_os("PMX_NVRTC").filter(|p| !p.is_empty()) {
-        candidates.push(std::path::PathBuf::from(p));
-    }
-    if let Some(dir) = python_package_dir() {
-        candidates.push(dir.join("lib").join("libnvrtc.so.12"));
-    }
     for path in candidates {
         tried.push(path.display().to_string());
         // Safety: loading NVRTC runs its initialisers, which have no
         // preconditions. It is loaded globally so that cudarc's own
-        // lookup by name finds it, and never unloaded.
+        // lookup by name (its soname) finds it, and never unloaded.
         let lib = unsafe {
             libloading::os::unix::Library::open(
                 Some(&path),
@@ -78,19 +87,27 @@ fn find_library() -> Result<(), String> {
         }
     }
     Err(format!(
-        "NVRTC (libnvrtc.so.12) not found (looked on the loader's path{}{}); install it with `pip install nvidia-cuda-nvrtc-cu12` or set PMX_NVRTC",
-        if tried.is_empty() { "" } else { " and at " },
+        "NVRTC (libnvrtc.so.12 or .13) not found (looked on the loader's path, in CUDA toolkits and in Python's \
+         nvidia packages{}{}); install it with `pip install nvidia-cuda-nvrtc-cu12` or set PMX_NVRTC",
+        if tried.is_empty() { "" } else { ", and at " },
         tried.join(", ")
     ))
 }
 
-/// `site-packages/nvidia/cuda_nvrtc`, asked of Python.
-fn python_package_dir() -> Option<std::path::PathBuf> {
-    let out = std::process::Command::new("python3")
-        .args(["-c", "import nvidia.cuda_nvrtc as m, os; print(list(m.__path__)[0])"])
-        .output()
-        .ok()?;
-    out.status.success().then(|| std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+/// Loads NVRTC (as [`load`]) with its symbols visible to libraries
+/// loaded after it: generated code that calls NVRTC itself (Futhark's
+/// CUDA backend) resolves its calls to the NVRTC pmx found.
+pub fn load_globally() -> Result<(), String> {
+    load()?;
+    // The library cudarc opened by name is made global by opening it
+    // again with RTLD_GLOBAL (RTLD_NOLOAD: only if it is the one loaded);
+    // one found by path was opened globally already.
+    for name in cudarc::get_lib_name_candidates("nvrtc") {
+        if crate::toolkit::promote(&name) {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Compiles a translation unit to PTX for `arch`; the error is NVRTC's log.

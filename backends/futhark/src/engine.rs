@@ -1,6 +1,7 @@
 //! The engine: the generated program compiled by `futhark multicore
-//! --library` and the system C compiler into a shared library (cached by
-//! everything that decides it), loaded with `libloading`, and called
+//! --library` (the CPU) or `futhark cuda --library` (a GPU; see
+//! `backend.rs`) and the system C compiler into a shared library (cached
+//! by everything that decides it), loaded with `libloading`, and called
 //! through Futhark's C API in one context per run.
 //!
 //! Futhark's entry functions take one argument per leaf, so their C
@@ -13,13 +14,14 @@
 //! (configuration, context, sync, errors) is called directly.
 
 use crate::abi::{Leaf, Scalar};
+use crate::backend::Backend;
 use crate::gen::{EntryAbi, Generated, FILE};
 use crate::marshal::{self, Buf, Input, Output};
 use futhark_bindgen::manifest::{Manifest, Type as ManifestType};
 use pmx_cpu::value::Value;
 use pmx_cpu::{Args, Engine, Machine, Site};
 use rustc_hash::FxHashMap;
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -63,14 +65,12 @@ pub fn find() -> Result<Futhark, String> {
     }
 }
 
-/// Flags of the C build (part of the cache key). Futhark's C needs C99
-/// and threads (its multicore scheduler); `-lm` is linked after it.
-const FLAGS: &[&str] = &["-O3", "-march=native", "-std=c99", "-pthread"];
+/// Libraries linked after the C (part of the cache key); CUDA's are
+/// loaded by pmx instead (`backend.rs`).
 const LIBS: &[&str] = &["-lm"];
-/// Futhark's backend (part of the cache key).
-const BACKEND: &str = "multicore";
 
 type ConfigNew = unsafe extern "C" fn() -> *mut c_void;
+type ConfigString = unsafe extern "C" fn(*mut c_void, *const c_char);
 type ContextNew = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
 type Free = unsafe extern "C" fn(*mut c_void);
 type Sync = unsafe extern "C" fn(*mut c_void) -> c_int;
@@ -115,59 +115,110 @@ pub struct Library {
     config_free: Free,
     sync: Sync,
     get_error: GetError,
+    /// `cuda`: the NVRTC options (the device's architecture) and the file
+    /// where Futhark keeps the kernels NVRTC compiled, set on the
+    /// configuration; Futhark keeps the pointers, so they live here.
+    cuda_config: Option<CudaConfig>,
     calls: FxHashMap<String, Call>,
     arrays: FxHashMap<(Scalar, usize), ArrayOps>,
     pub generated: Generated,
+    pub backend: Backend,
     /// Where the generated program and its C are kept.
     pub dir: PathBuf,
     pub cached: bool,
     pub compile_time: Duration,
 }
 
-/// Compiles (or finds in the cache) and loads the generated program.
-pub fn build(g: &Generated, futhark: &Futhark) -> Result<Library, String> {
-    let cc = pmx_native::cc::Compiler::find(pmx_native::cc::Language::C).ok_or(
-        "no C compiler found (set CC, or install gcc): Futhark-class accelerate code cannot be compiled for the CPU",
-    )?;
+/// What a `cuda` context is configured with.
+struct CudaConfig {
+    add_nvrtc_option: ConfigString,
+    set_cache_file: ConfigString,
+    arch: CString,
+    cache_file: CString,
+}
+
+/// Compiles (or finds in the cache) and loads the generated program for
+/// `backend`; `Err` says what is missing (a C compiler; for `cuda` a
+/// usable device, NVRTC, CUDA's headers) or what failed.
+pub fn build(g: &Generated, futhark: &Futhark, backend: Backend) -> Result<Library, String> {
+    let where_ = if backend == Backend::Cuda { "a GPU" } else { "the CPU" };
+    let cc = pmx_native::cc::Compiler::find(pmx_native::cc::Language::C).ok_or_else(|| {
+        format!("no C compiler found (set CC, or install gcc): Futhark-class accelerate code cannot be compiled for {where_}")
+    })?;
+    let includes = backend.include_dirs()?;
     let root = pmx_native::cache::dir().ok_or("no cache folder (set PMX_CACHE_DIR)")?;
     let key = pmx_native::cache::key(&[
         b"futhark",
         g.source.as_bytes(),
         futhark.version.as_bytes(),
-        BACKEND.as_bytes(),
+        backend.command().as_bytes(),
         cc.version.as_bytes(),
-        FLAGS.join(" ").as_bytes(),
+        backend.key_flags(&includes).as_bytes(),
         LIBS.join(" ").as_bytes(),
     ]);
     let started = Instant::now();
     let progress = std::cell::Cell::new(None);
     let (dir, found) = pmx_native::cache::entry(&root, &key, |dir| {
-        progress.set(Some(pmx_native::progress::Progress::start(
-            "compiling Futhark-class accelerate code with futhark multicore",
-        )));
-        compile(g, futhark, &cc, dir)
+        progress.set(Some(pmx_native::progress::Progress::start(&format!(
+            "compiling Futhark-class accelerate code with futhark {}",
+            backend.command()
+        ))));
+        compile(g, futhark, &cc, backend, &includes, dir)
     })?;
     if let Some(p) = progress.take() {
         p.finish();
     }
     let compile_time = started.elapsed();
-    load(g, &dir, found == pmx_native::cache::Found::Cached, compile_time)
+    // The driver and NVRTC, loaded before the library that calls them.
+    let arch = match backend {
+        Backend::Cuda => Some(pmx_cuda::nvrtc::arch_for(pmx_cuda::toolkit::load_globally()?.capability)?),
+        Backend::Multicore => None,
+    };
+    let mut library = load(g, &dir, backend, arch, found == pmx_native::cache::Found::Cached, compile_time)?;
+    library.make_context().map_err(|e| format!("internal error: {e} (generated program kept at {})", dir.display()))?;
+    library.compile_time = started.elapsed();
+    Ok(library)
 }
 
 /// Futhark to C, the glue from the manifest, C to `libpmx.so`, in `dir`.
-fn compile(g: &Generated, futhark: &Futhark, cc: &pmx_native::cc::Compiler, dir: &Path) -> Result<(), String> {
+fn compile(
+    g: &Generated,
+    futhark: &Futhark,
+    cc: &pmx_native::cc::Compiler,
+    backend: Backend,
+    includes: &[PathBuf],
+    dir: &Path,
+) -> Result<(), String> {
     let src = dir.join(FILE);
     std::fs::write(&src, &g.source).map_err(|e| format!("cannot write {}: {e}", src.display()))?;
+    if backend == Backend::Cuda {
+        let h = dir.join(crate::backend::CUDA_COMPAT_FILE);
+        std::fs::write(&h, crate::backend::CUDA_COMPAT_HEADER)
+            .map_err(|e| format!("cannot write {}: {e}", h.display()))?;
+    }
     // futhark-bindgen's `Compiler` runs futhark with the terminal as its
     // output and reports a failure as a bare `CompilationFailed` (and
     // panics on a path it cannot canonicalise); a rejected program must
     // come back with Futhark's message and the file kept, so futhark is
     // run here. Its manifest is still read with futhark-bindgen.
     let out = Command::new(&futhark.program)
-        .args([BACKEND, "--library", "-o", "pmx", FILE])
+        .args([backend.command(), "--library", "-o", "pmx", FILE])
         .current_dir(dir)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", futhark.program.display()))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("Known compiler limitation") {
+        // Not pmx's bug: Futhark says its backend cannot compile this
+        // program (0.22's GPU backends refuse, for one, arrays that grow
+        // in a loop inside a parallel `map`).
+        let why = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).skip(2).collect::<Vec<_>>().join(" ");
+        return Err(format!(
+            "futhark {} cannot compile this program, a limitation of Futhark's {0} backend: {why} (the generated \
+             program is kept at {})",
+            backend.command(),
+            src.display()
+        ));
+    }
     if !out.status.success() {
         return Err(format!(
             "internal error: futhark rejects the generated program (kept at {}); please report it:\n{}",
@@ -180,8 +231,14 @@ fn compile(g: &Generated, futhark: &Futhark, cc: &pmx_native::cc::Compiler, dir:
     check_manifest(g, &manifest)
         .map_err(|e| format!("internal error: {e} (generated program kept at {})", src.display()))?;
     let glue = dir.join("pmx_glue.c");
-    std::fs::write(&glue, glue_source(&manifest)?).map_err(|e| format!("cannot write {}: {e}", glue.display()))?;
-    cc.shared_library_linking(&[&dir.join("pmx.c"), &glue], &dir.join("libpmx.so"), FLAGS, LIBS).map_err(|e| {
+    let mut glue_text = glue_source(&manifest)?;
+    if backend == Backend::Cuda {
+        glue_text.push_str(crate::backend::CUDA_COMPAT);
+    }
+    std::fs::write(&glue, glue_text).map_err(|e| format!("cannot write {}: {e}", glue.display()))?;
+    let flags = backend.flags(dir, includes);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    cc.shared_library_linking(&[&dir.join("pmx.c"), &glue], &dir.join("libpmx.so"), &flags, LIBS).map_err(|e| {
         format!("internal error: the C that Futhark generated does not compile (kept in {}):\n{e}", dir.display())
     })
 }
@@ -300,7 +357,14 @@ fn symbol<T: Copy>(lib: &libloading::Library, name: &str) -> Result<T, String> {
     unsafe { lib.get::<T>(name.as_bytes()).map(|s| *s).map_err(|e| format!("internal error: {name} missing: {e}")) }
 }
 
-fn load(g: &Generated, dir: &Path, cached: bool, compile_time: Duration) -> Result<Library, String> {
+fn load(
+    g: &Generated,
+    dir: &Path,
+    backend: Backend,
+    arch: Option<&str>,
+    cached: bool,
+    compile_time: Duration,
+) -> Result<Library, String> {
     let path = dir.join("libpmx.so");
     // Safety: the library is pmx's own generated code, whose initialisers
     // do nothing but set up statics.
@@ -324,7 +388,22 @@ fn load(g: &Generated, dir: &Path, cached: bool, compile_time: Duration) -> Resu
             arrays.insert(key, ops);
         }
     }
+    let cuda_config = match arch {
+        Some(arch) => {
+            let cache_file = dir.join(format!("kernels-{arch}.cache"));
+            Some(CudaConfig {
+                add_nvrtc_option: symbol(&lib, "futhark_context_config_add_nvrtc_option")?,
+                set_cache_file: symbol(&lib, "futhark_context_config_set_cache_file")?,
+                arch: CString::new(format!("-arch={arch}")).expect("no NUL"),
+                cache_file: CString::new(cache_file.display().to_string())
+                    .map_err(|_| format!("the cache folder {} holds a NUL byte", dir.display()))?,
+            })
+        }
+        None => None,
+    };
     Ok(Library {
+        cuda_config,
+        backend,
         config_new: symbol(&lib, "futhark_context_config_new")?,
         context_new: symbol(&lib, "futhark_context_new")?,
         context_free: symbol(&lib, "futhark_context_free")?,
@@ -379,44 +458,66 @@ impl Library {
         }
     }
 
+    /// Makes the run's context (once): called when the library is built,
+    /// so that making it (for `cuda`, compiling the kernels with NVRTC or
+    /// loading them from the cache) counts as compile time, not as time
+    /// inside the first call.
+    pub fn make_context(&self) -> Result<(), String> {
+        let mut guard = self.context.lock().unwrap_or_else(|e| e.into_inner());
+        self.context_in(&mut guard).map(|_| ())
+    }
+
+    /// The context in `guard`, made if there is none yet.
+    fn context_in(&self, guard: &mut Option<Context>) -> Result<*mut c_void, String> {
+        if let Some(c) = guard.as_ref() {
+            return Ok(c.ctx);
+        }
+        // Safety: Futhark's documented construction of a context.
+        let (cfg, ctx) = unsafe {
+            let cfg = (self.config_new)();
+            if let (Some(c), false) = (&self.cuda_config, cfg.is_null()) {
+                // The device's own architecture (Futhark 0.22 knows
+                // none newer than 8.7, and warns), and a file for the
+                // kernels NVRTC compiles, so a later run loads them.
+                (c.add_nvrtc_option)(cfg, c.arch.as_ptr());
+                (c.set_cache_file)(cfg, c.cache_file.as_ptr());
+            }
+            (cfg, if cfg.is_null() { std::ptr::null_mut() } else { (self.context_new)(cfg) })
+        };
+        if ctx.is_null() {
+            return Err("cannot create a Futhark context".into());
+        }
+        // A context whose creation failed says so in its error.
+        // Safety: `ctx` was just made.
+        let err = unsafe {
+            let p = (self.get_error)(ctx);
+            if p.is_null() {
+                None
+            } else {
+                let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+                free(p as *mut c_void);
+                Some(s)
+            }
+        };
+        if let Some(e) = err {
+            // Safety: both were made above and are not used again.
+            unsafe {
+                (self.context_free)(ctx);
+                (self.config_free)(cfg);
+            }
+            return Err(format!("the Futhark context failed: {e}"));
+        }
+        *guard = Some(Context { cfg, ctx });
+        Ok(ctx)
+    }
+
     /// Runs an entry on its inputs; the leaves of its result, and how
     /// many utests ran (0 unless the entry counts them).
     pub fn run(&self, entry: &EntryAbi, inputs: &[Input]) -> Result<(Vec<Value>, i64), Failure> {
         let internal = |m: String| Failure { message: format!("internal error: {m}"), line: None };
         let call = *self.calls.get(&entry.name).ok_or_else(|| internal(format!("no entry {}", entry.name)))?;
         let mut guard = self.context.lock().unwrap_or_else(|e| e.into_inner());
-        if guard.is_none() {
-            // Safety: Futhark's documented construction of a context.
-            let (cfg, ctx) = unsafe {
-                let cfg = (self.config_new)();
-                (cfg, if cfg.is_null() { std::ptr::null_mut() } else { (self.context_new)(cfg) })
-            };
-            if ctx.is_null() {
-                return Err(internal("cannot create a Futhark context".into()));
-            }
-            // A context whose creation failed says so in its error.
-            // Safety: `ctx` was just made.
-            let err = unsafe {
-                let p = (self.get_error)(ctx);
-                if p.is_null() {
-                    None
-                } else {
-                    let s = CStr::from_ptr(p).to_string_lossy().into_owned();
-                    free(p as *mut c_void);
-                    Some(s)
-                }
-            };
-            if let Some(e) = err {
-                // Safety: both were made above and are not used again.
-                unsafe {
-                    (self.context_free)(ctx);
-                    (self.config_free)(cfg);
-                }
-                return Err(internal(format!("the Futhark context failed: {e}")));
-            }
-            *guard = Some(Context { cfg, ctx });
-        }
-        let ctx = guard.as_ref().map(|c| c.ctx).expect("made above");
+        let ctx = self.context_in(&mut guard).map_err(internal)?;
         // Safety: the slots outlive the call; array handles are made and
         // freed with this context, each once.
         unsafe { self.run_in(ctx, call, entry, inputs) }
@@ -586,7 +687,7 @@ pub struct FutharkEngine {
 
 impl Engine for FutharkEngine {
     fn name(&self) -> &str {
-        "futhark-multicore"
+        self.library.backend.engine_name()
     }
 
     fn call(&self, m: &mut Machine, site: &Site, args: Args) -> pmx_cpu::Res<Value> {

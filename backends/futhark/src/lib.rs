@@ -8,6 +8,8 @@
 //!   arrays of scalars).
 //! - `marshal.rs`: pmx values to Futhark arrays and back; unboxed `Int`,
 //!   `Float`, `Char` and `Bool` sequences are handed over as their buffers.
+//! - `backend.rs`: Futhark's `multicore` (CPU) or `cuda` (GPU) backend,
+//!   and what differs between their builds and contexts.
 //! - `engine.rs`: finding `futhark`, compiling (Futhark to C, C to a
 //!   shared library, cached), loading, and the `pmx_cpu::Engine` that
 //!   runs entries in one Futhark context per run.
@@ -18,6 +20,7 @@
 //! from Futhark's message; nothing here writes outside the cache folder.
 
 pub mod abi;
+pub mod backend;
 pub mod engine;
 pub mod gen;
 pub mod marshal;

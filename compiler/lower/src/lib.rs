@@ -74,6 +74,7 @@ mod tests;
 
 pub use ir::*;
 pub use lower::lower;
+pub use order::callees;
 pub use pmx_diagnostics::Diagnostic;
 pub use print::print;
 pub use validate::validate;

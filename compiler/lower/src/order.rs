@@ -7,8 +7,9 @@
 use crate::ir::*;
 use rustc_hash::FxHashMap;
 
-/// The functions a block refers to (calls and function references).
-pub(crate) fn callees(b: &Block, out: &mut Vec<FnId>) {
+/// The functions a block refers to (calls and function references), once
+/// per call or reference.
+pub fn callees(b: &Block, out: &mut Vec<FnId>) {
     for s in &b.stmts {
         match &s.expr {
             Expr::Call(f, _) => out.push(*f),

@@ -490,12 +490,12 @@ impl<'p> Body<'p> {
     fn prim(&mut self, b: Builtin, a: &[String], span: Span) -> String {
         use Builtin::*;
         let chk = if self.options.checked { "pmx_checked" } else { "false" };
-        let wrap = |op: &str| format!("(int64_t)((uint64_t){} {op} (uint64_t){})", a[0], a[1]);
+        let wrap = |op: &str| format!("PMX_{op}({}, {})", a[0], a[1]);
         let bin = |op: &str| format!("({} {op} {})", a[0], a[1]);
         match b {
-            Addi => wrap("+"),
-            Subi => wrap("-"),
-            Muli => wrap("*"),
+            Addi => wrap("ADDI"),
+            Subi => wrap("SUBI"),
+            Muli => wrap("MULI"),
             Divi => {
                 let loc = self.failure(span, "Division by zero");
                 format!("pmx_divi({}, {}, {loc})", a[0], a[1])
@@ -504,7 +504,7 @@ impl<'p> Body<'p> {
                 let loc = self.failure(span, "Division by zero");
                 format!("pmx_modi({}, {}, {loc})", a[0], a[1])
             }
-            Negi => format!("(int64_t)(0ULL - (uint64_t){})", a[0]),
+            Negi => format!("PMX_NEGI({})", a[0]),
             Slli => format!("pmx_slli({}, {})", a[0], a[1]),
             Srli => format!("pmx_srli({}, {})", a[0], a[1]),
             Srai => format!("pmx_srai({}, {})", a[0], a[1]),
@@ -524,7 +524,10 @@ impl<'p> Body<'p> {
             Ceilfi => format!("pmx_ceilfi({})", a[0]),
             Roundfi => format!("pmx_roundfi({})", a[0]),
             Char2int => format!("(int64_t){}", a[0]),
-            Int2char => format!("(uint32_t){}", a[0]),
+            Int2char => {
+                let loc = self.failure(span, "int2char: not the code of a character");
+                format!("pmx_int2char({}, {loc}, {chk})", a[0])
+            }
             Length => format!("{}.len", a[0]),
             Get => {
                 let loc = self.failure(span, "Index out of bounds");

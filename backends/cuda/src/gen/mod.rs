@@ -95,10 +95,18 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     let mut cx = Body::new(p, options, host_fns.clone());
     let mut functions = String::new();
     let mut prototypes = String::new();
+    let sites = call_sites(p);
     for f in &p.functions {
         let ret = types.c(&f.result);
-        let params: Vec<String> = f.params.iter().map(|v| format!("{} {}", types.param(&v.ty), body::var(v))).collect();
-        let sig = format!("PMX_FN {ret} {}({})", fn_name(p, f.id), params.join(", "));
+        let params: Vec<String> = f.params.iter().map(|v| format!("{} {}", types.c(&v.ty), body::var(v))).collect();
+        // A function called from one place (most are lambdas lifted from
+        // loop bodies) is always inlined there: the C++ compiler would
+        // otherwise often keep the call (a cold call site, or the frame of
+        // the tensors passed by value), and the loop around it could not
+        // be vectorised. Inlining it never duplicates code.
+        let once = !f.recursive && sites.get(&f.id) == Some(&1);
+        let kind = if once { "PMX_INLINE" } else { "PMX_FN" };
+        let sig = format!("{kind} {ret} {}({})", fn_name(p, f.id), params.join(", "));
         let _ = writeln!(prototypes, "{sig};");
         let _ = writeln!(functions, "// {} at {}", f.source, locate(f.span));
         if !f.instance.is_empty() {
@@ -115,7 +123,7 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     for f in p.functions.iter().filter(|f| host_fns.contains(&f.id)) {
         let ret = types.c(&f.result);
         let mut params: Vec<String> =
-            f.params.iter().map(|v| format!("{} {}", types.param(&v.ty), body::var(v))).collect();
+            f.params.iter().map(|v| format!("{} {}", types.c(&v.ty), body::var(v))).collect();
         params.push("const pmx_runtime *rt".into());
         let sig = format!("static {ret} {}_host({})", fn_name(p, f.id), params.join(", "));
         let _ = writeln!(host_protos, "{sig};");
@@ -261,6 +269,22 @@ fn host_callees(b: &Block, launching: &FxHashSet<FnId>, out: &mut Vec<FnId>) {
             e => out.extend(host_callee(e).filter(|id| launching.contains(id))),
         }
     }
+}
+
+/// How many calls and function references name each function.
+fn call_sites(p: &Program) -> rustc_hash::FxHashMap<pmx_lower::FnId, usize> {
+    let mut all = Vec::new();
+    for f in &p.functions {
+        pmx_lower::callees(&f.body, &mut all);
+    }
+    for e in &p.entries {
+        pmx_lower::callees(&e.body, &mut all);
+    }
+    let mut out = rustc_hash::FxHashMap::default();
+    for f in all {
+        *out.entry(f).or_insert(0) += 1;
+    }
+    out
 }
 
 /// The C name of a function.

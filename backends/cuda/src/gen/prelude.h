@@ -19,12 +19,14 @@ typedef unsigned int uint32_t;
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define PMX_GPU 1
 #define PMX_FN __device__ __host__ static inline
+#define PMX_INLINE __device__ __host__ static __forceinline__
 #define PMX_GLOBAL extern "C" __global__
 #define PMX_FAIL_VAR __device__ int64_t pmx_failed = 0;
 #else
 #define __device__
 #define __host__
 #define PMX_FN static inline
+#define PMX_INLINE static inline __attribute__((always_inline))
 #define PMX_GLOBAL static
 #define PMX_FAIL_VAR static int64_t pmx_failed = 0;
 struct pmx_dim3 { unsigned x, y, z; };
@@ -32,6 +34,24 @@ static thread_local pmx_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0}, blockD
 #endif
 #ifndef PMX_MAX_RANK
 #define PMX_MAX_RANK 8
+#endif
+
+// Integer arithmetic wraps around, as MExpr's does. The CPU engine
+// compiles with -fwrapv and defines PMX_WRAPV: signed arithmetic then wraps
+// and the loop optimiser still sees an index such as i0 + i as affine in
+// i (through casts to unsigned it does not, and loops over such indices
+// are not vectorised). Elsewhere the operations go through unsigned
+// arithmetic, where wrapping is defined.
+#if defined(PMX_WRAPV)
+#define PMX_ADDI(a, b) ((a) + (b))
+#define PMX_SUBI(a, b) ((a) - (b))
+#define PMX_MULI(a, b) ((a) * (b))
+#define PMX_NEGI(a) (-(a))
+#else
+#define PMX_ADDI(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+#define PMX_SUBI(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
+#define PMX_MULI(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+#define PMX_NEGI(a) ((int64_t)(0ULL - (uint64_t)(a)))
 #endif
 
 PMX_FAIL_VAR
@@ -54,12 +74,12 @@ PMX_FN void pmx_fail(int64_t loc) {
 #endif
 }
 
-PMX_FN int64_t pmx_divi(int64_t a, int64_t b, int64_t loc) {
+PMX_INLINE int64_t pmx_divi(int64_t a, int64_t b, int64_t loc) {
   if (b == 0) { pmx_fail(loc); return 0; }
   if (b == -1) return (int64_t)(0ULL - (uint64_t)a);
   return a / b;
 }
-PMX_FN int64_t pmx_modi(int64_t a, int64_t b, int64_t loc) {
+PMX_INLINE int64_t pmx_modi(int64_t a, int64_t b, int64_t loc) {
   if (b == 0) { pmx_fail(loc); return 0; }
   if (b == -1) return 0;
   return a % b;
@@ -89,35 +109,47 @@ template <typename T> PMX_FN int64_t pmx_tensor_size(const pmx_tensor<T> &t) {
   for (int64_t k = 0; k < t.rank; k++) n *= t.dims[k];
   return n;
 }
-// The linear position of a full index, or -1 after recording a failure.
+// The linear position of a full index in `*pos`; false after recording a
+// failure. The checks of every dimension are gathered into one flag and
+// one branch (an unsigned compare covers both ends), which the access
+// below shares, so that a kernel pays a few integer operations per access
+// rather than a branch per dimension.
 template <typename T>
-PMX_FN int64_t pmx_tensor_pos(const pmx_tensor<T> &t, const int64_t *ix, int64_t n, int64_t loc, bool checked) {
-  if (checked && n != t.rank) { pmx_fail(loc); return -1; }
-  int64_t pos = 0;
-  for (int64_t k = 0; k < n; k++) {
-    if (checked && (ix[k] < 0 || ix[k] >= t.dims[k])) { pmx_fail(loc); return -1; }
-    pos = pos * t.dims[k] + ix[k];
+PMX_INLINE bool pmx_tensor_pos(const pmx_tensor<T> &t, const int64_t *ix, int64_t n, int64_t loc, bool checked,
+                           int64_t *pos) {
+  bool bad = checked && n != t.rank;
+  int64_t m = n < PMX_MAX_RANK ? n : PMX_MAX_RANK;
+  int64_t p = 0;
+  for (int64_t k = 0; k < m; k++) {
+    bad |= checked && (uint64_t)ix[k] >= (uint64_t)t.dims[k];
+    p = p * t.dims[k] + ix[k];
   }
-  return t.offset + pos;
+  if (bad) { pmx_fail(loc); return false; }
+  *pos = t.offset + p;
+  return true;
+}
+// Tensor reads and writes are always inlined: the index sequence is then
+// a local array the compiler keeps in registers, and a loop over them can
+// be vectorised (unchecked: with checks, each access may fail).
+template <typename T>
+PMX_INLINE T pmx_tensor_get(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, int64_t loc, bool checked) {
+  int64_t p;
+  if (!pmx_tensor_pos(t, ix.data, ix.len, loc, checked, &p)) return T();
+  return t.data[p];
 }
 template <typename T>
-PMX_FN T pmx_tensor_get(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, int64_t loc, bool checked) {
-  int64_t p = pmx_tensor_pos(t, ix.data, ix.len, loc, checked);
-  return p < 0 ? T() : t.data[p];
-}
-template <typename T>
-PMX_FN pmx_unit pmx_tensor_set(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, T v, int64_t loc, bool checked) {
-  int64_t p = pmx_tensor_pos(t, ix.data, ix.len, loc, checked);
-  if (p >= 0) t.data[p] = v;
+PMX_INLINE pmx_unit pmx_tensor_set(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, T v, int64_t loc, bool checked) {
+  int64_t p;
+  if (pmx_tensor_pos(t, ix.data, ix.len, loc, checked, &p)) t.data[p] = v;
   return pmx_unit();
 }
 template <typename T>
-PMX_FN T pmx_tensor_linear_get(const pmx_tensor<T> &t, int64_t i, int64_t loc, bool checked) {
+PMX_INLINE T pmx_tensor_linear_get(const pmx_tensor<T> &t, int64_t i, int64_t loc, bool checked) {
   if (checked && (i < 0 || i >= pmx_tensor_size(t))) { pmx_fail(loc); return T(); }
   return t.data[t.offset + i];
 }
 template <typename T>
-PMX_FN pmx_unit pmx_tensor_linear_set(const pmx_tensor<T> &t, int64_t i, T v, int64_t loc, bool checked) {
+PMX_INLINE pmx_unit pmx_tensor_linear_set(const pmx_tensor<T> &t, int64_t i, T v, int64_t loc, bool checked) {
   if (checked && (i < 0 || i >= pmx_tensor_size(t))) { pmx_fail(loc); return pmx_unit(); }
   t.data[t.offset + i] = v;
   return pmx_unit();
@@ -153,7 +185,13 @@ PMX_FN pmx_tensor<T> pmx_tensor_slice(pmx_tensor<T> t, pmx_seq<int64_t> ix, int6
   (void)rest;
   return r;
 }
-template <typename T> PMX_FN T pmx_seq_get(pmx_seq<T> s, int64_t i, int64_t loc, bool checked) {
-  if (checked && (i < 0 || i >= s.len)) { pmx_fail(loc); return T(); }
+// A code point, or a recorded failure for a number that is none (outside
+// 0..0x10FFFF or a surrogate), as the interpreter's `int2char`.
+PMX_INLINE uint32_t pmx_int2char(int64_t c, int64_t loc, bool checked) {
+  if (checked && ((uint64_t)c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))) { pmx_fail(loc); return 0; }
+  return (uint32_t)c;
+}
+template <typename T> PMX_INLINE T pmx_seq_get(pmx_seq<T> s, int64_t i, int64_t loc, bool checked) {
+  if (checked && (uint64_t)i >= (uint64_t)s.len) { pmx_fail(loc); return T(); }
   return s.data[i];
 }

@@ -22,18 +22,6 @@ impl<'p> Types<'p> {
         Types { program, names: FxHashMap::default(), decls: String::new(), open: Vec::new(), errors: Vec::new() }
     }
 
-    /// The C type of a function parameter of type `t`: records and
-    /// tensors (a tensor is a pointer, an offset and `PMX_MAX_RANK`
-    /// dimensions) by constant reference, so that a call does not copy
-    /// them; the generated code never assigns a parameter.
-    pub fn param(&mut self, t: &Type) -> String {
-        let c = self.c(t);
-        match t {
-            Type::Tensor(_) | Type::Record(_) => format!("const {c} &"),
-            _ => c,
-        }
-    }
-
     pub fn c(&mut self, t: &Type) -> String {
         match t {
             Type::Int => "int64_t".into(),

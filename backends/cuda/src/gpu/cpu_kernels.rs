@@ -6,7 +6,7 @@
 //! launch callbacks, marshaling that copies sequences, the flag read after
 //! every launch) runs on a machine without a GPU: `PMX_GPU_KERNELS=cpu`.
 
-use crate::host::{Launcher, Library};
+use crate::host::{Launched, Launcher, Library};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -39,7 +39,7 @@ impl CpuKernels {
 }
 
 impl Launcher for CpuKernels {
-    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<i64, String> {
+    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<Launched, String> {
         let &(f, count) =
             self.launchers.get(kernel).ok_or_else(|| format!("internal error: no kernel {kernel} in the CPU build"))?;
         if params.len() != count {
@@ -51,7 +51,7 @@ impl Launcher for CpuKernels {
         // threads before it returns.
         unsafe {
             f(params.as_mut_ptr(), n);
-            Ok(take())
+            Ok(Launched { failed: take(), kernel_time: None })
         }
     }
 }

@@ -18,8 +18,12 @@ pub struct Device {
     /// The driver's CUDA version, major * 1000 + minor * 10.
     pub driver_version: i32,
     /// Whether managed memory can be moved ahead of use
-    /// (`cuMemPrefetchAsync` present, concurrent managed access).
+    /// (`cuMemPrefetchAsync_v2` present, concurrent managed access).
     pub prefetch: bool,
+    /// Whether kernels are timed with events (`cuEventElapsedTime_v2`,
+    /// drivers of CUDA 12.8 and newer); else launches are timed by the
+    /// host's clock.
+    pub events: bool,
 }
 
 // Safety: a CUDA context may be made current on any thread; the handle is
@@ -99,13 +103,17 @@ fn find() -> Result<Device, String> {
         return Err(format!("the CUDA device {name} has no managed memory, which pmx's GPU engine needs"));
     }
     // Safety: the symbol is only looked up, not called.
-    let prefetch = unsafe { lib.get::<*const ()>(b"cuMemPrefetchAsync") }.is_ok()
+    let prefetch = unsafe { lib.get::<*const ()>(b"cuMemPrefetchAsync_v2") }.is_ok()
         && attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? != 0;
+    // Safety: the symbols are only looked up, not called.
+    let events = ["cuEventCreate", "cuEventRecord", "cuEventSynchronize", "cuEventElapsedTime_v2", "cuEventDestroy_v2"]
+        .iter()
+        .all(|s| unsafe { lib.get::<*const ()>(s.as_bytes()) }.is_ok());
     // Safety: as above; the primary context lives as long as the process
     // (it is never released).
     let context = unsafe { result::primary_ctx::retain(dev) }
         .map_err(|e| format!("cuDevicePrimaryCtxRetain: {}", describe(e)))?;
-    Ok(Device { device: dev, context, name, capability: major * 10 + minor, driver_version, prefetch })
+    Ok(Device { device: dev, context, name, capability: major * 10 + minor, driver_version, prefetch, events })
 }
 
 impl Device {

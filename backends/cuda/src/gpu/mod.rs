@@ -66,11 +66,12 @@ pub fn build(g: &Generated) -> Result<Program, String> {
     let host = Arc::new(host::build(g, &["-DPMX_HOST_LAUNCH"], "the host code of CUDA-class accelerate code")?);
     let module = module::load(g, device)?;
     let how = format!(
-        "CUDA on {} (compute capability {}.{}, kernels for {}",
+        "CUDA on {} (compute capability {}.{}, kernels for {}, copies {}",
         device.name,
         device.capability / 10,
         device.capability % 10,
-        module.arch
+        module.arch,
+        if device.prefetch { "by the copy engine" } else { "by page faults" }
     );
     let (cached, compile_time) = (host.cached && module.cached, host.compile_time + module.compile_time);
     Ok(Program { host, kernels: Box::new(module), device: Some(device), how, cached, compile_time })

@@ -7,7 +7,7 @@
 
 use super::device::{describe, Device};
 use crate::gen::{Generated, MAX_BLOCKS, THREADS_PER_BLOCK};
-use crate::host::Launcher;
+use crate::host::{Launched, Launcher};
 use cudarc::driver::{result, sys};
 use std::ffi::{c_void, CString};
 use std::time::{Duration, Instant};
@@ -89,24 +89,32 @@ pub fn load(g: &Generated, device: &'static Device) -> Result<Module, String> {
 }
 
 impl Launcher for Module {
-    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<i64, String> {
+    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<Launched, String> {
         let &(f, count) =
             self.functions.get(kernel).ok_or_else(|| format!("internal error: no kernel {kernel} in the module"))?;
         if params.len() != count {
             return Err(format!("internal error: kernel {kernel} takes {count} arguments, given {}", params.len()));
         }
         if n <= 0 {
-            return Ok(0);
+            return Ok(Launched { failed: 0, kernel_time: None });
         }
         let tpb = THREADS_PER_BLOCK as i64;
         let blocks = ((n + tpb - 1) / tpb).min(MAX_BLOCKS as i64) as u32;
         self.device.bind()?;
+        let events = if self.device.events { Events::new().ok() } else { None };
+        if let Some(e) = &events {
+            e.record(0)?;
+        }
         // Safety: `f` is a kernel of the loaded module whose parameters
         // are the C types the generated launch took the addresses of;
         // every pointer inside them is to managed memory of this call.
         unsafe { result::launch_kernel(f, (blocks, 1, 1), (THREADS_PER_BLOCK, 1, 1), 0, std::ptr::null_mut(), params) }
             .map_err(|e| format!("launching kernel {kernel}: {}", describe(e)))?;
+        if let Some(e) = &events {
+            e.record(1)?;
+        }
         result::ctx::synchronize().map_err(|e| format!("kernel {kernel}: {}", describe(e)))?;
+        let kernel_time = events.and_then(|e| e.elapsed());
         let mut flag = [0i64];
         // Safety: `failed` is the address of the 8-byte `pmx_failed`.
         unsafe { result::memcpy_dtoh_sync(&mut flag, self.failed) }
@@ -116,6 +124,51 @@ impl Launcher for Module {
             unsafe { result::memcpy_htod_sync(self.failed, &[0i64]) }
                 .map_err(|e| format!("clearing the failure flag: {}", describe(e)))?;
         }
-        Ok(flag[0])
+        Ok(Launched { failed: flag[0], kernel_time })
+    }
+}
+
+/// Two events around a launch on the default stream: the kernel's time
+/// as the device measures it.
+struct Events([sys::CUevent; 2]);
+
+impl Events {
+    fn new() -> Result<Events, String> {
+        let make = || {
+            result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
+                .map_err(|e| format!("cuEventCreate: {}", describe(e)))
+        };
+        let a = make()?;
+        match make() {
+            Ok(b) => Ok(Events([a, b])),
+            Err(e) => {
+                // Safety: `a` was just made and is not used again.
+                let _ = unsafe { result::event::destroy(a) };
+                Err(e)
+            }
+        }
+    }
+
+    fn record(&self, k: usize) -> Result<(), String> {
+        // Safety: the event is live; the null stream is the default one.
+        unsafe { result::event::record(self.0[k], std::ptr::null_mut()) }
+            .map_err(|e| format!("cuEventRecord: {}", describe(e)))
+    }
+
+    /// The time between the two records (after the launch was waited for).
+    fn elapsed(&self) -> Option<Duration> {
+        // Safety: both events were recorded on the default stream and the
+        // context was synchronised since.
+        let ms = unsafe { result::event::elapsed(self.0[0], self.0[1]) }.ok()?;
+        Some(Duration::from_secs_f64(f64::from(ms.max(0.0)) * 1e-3))
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        for e in self.0 {
+            // Safety: made by `new`, destroyed once.
+            let _ = unsafe { result::event::destroy(e) };
+        }
     }
 }

@@ -245,6 +245,11 @@ pub(crate) fn scalar_builtin(b: Builtin) -> bool {
             | Geqf
             | Int2float
             | Floorfi
+            // Characters are their code points in both backends (Miking
+            // rejects these; pmx checks `int2char` in generated code).
+            | Eqc
+            | Char2int
+            | Int2char
     )
 }
 
