@@ -29,6 +29,7 @@ pub const SUPPORTED: &[&str] = &[
     "writeClose",
     "readOpen",
     "readLine",
+    "readBytes",
     "readString",
     "readClose",
     "stdin",

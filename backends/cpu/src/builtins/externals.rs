@@ -113,6 +113,21 @@ pub fn function(name: &str) -> Option<(usize, ExternCode)> {
             }
             Ok(Value::tuple(vec![Value::string(&String::from_utf8_lossy(&line)), Value::Bool(n == 0)]))
         }),
+        // Up to `n` bytes, each the character of its code (0-255), and
+        // whether the end of the file came first (Miking's `readBytes`).
+        "readBytes" => (2, |m, a, span| {
+            crate::io::flush();
+            let n = a[1].as_int().max(0) as u64;
+            let mut bytes = Vec::new();
+            with_channel(m, &a[0], span, |c| match c {
+                Channel::Stdin => std::io::stdin().lock().take(n).read_to_end(&mut bytes).map_err(|e| e.to_string()),
+                Channel::Read(r) => r.take(n).read_to_end(&mut bytes).map_err(|e| e.to_string()),
+                _ => Err("readBytes: not a read channel".into()),
+            })?;
+            let eof = (bytes.len() as u64) < n;
+            let text: Vec<char> = bytes.iter().map(|&b| char::from(b)).collect();
+            Ok(Value::tuple(vec![Value::seq(Seq::Char(crate::value::View::from_vec(text))), Value::Bool(eof)]))
+        }),
         "readString" => (1, |m, a, span| {
             crate::io::flush();
             let mut text = Vec::new();

@@ -5,8 +5,8 @@
 use super::types::{field, ident, Types};
 use super::{fn_name, Options, Unsupported, THREADS_PER_BLOCK};
 use pmx_ast::{Builtin, Span};
-use pmx_lower::{Atom, Block, Callee, Expr, FunRef, Lit, Program, Type, Var};
-use rustc_hash::FxHashMap;
+use pmx_lower::{Atom, Block, Callee, Expr, FnId, FunRef, Lit, Program, Type, Var};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt::Write;
 
 /// What only host code needs: the argument slots of the ABI, the runtime
@@ -38,8 +38,11 @@ template <typename T> static pmx_tensor<T> pmx_unpack_tensor(const pmx_arg *a) {
   for (int64_t k = 0; k < PMX_MAX_RANK; k++) t.dims[k] = k < a->rank ? a->dims[k] : 1;
   return t;
 }
+// The failure of a kernel launched by a host function (which returns at
+// once, as its callers do up to the entry).
+static int64_t pmx_launch_failed = 0;
 #if defined(__CUDACC__)
-#define PMX_RESET_FAILED() do { int64_t z = 0; pmx_host_failed = 0; cudaMemcpyToSymbol(pmx_failed, &z, sizeof z); } while (0)
+#define PMX_RESET_FAILED() do { int64_t z = 0; pmx_host_failed = 0; pmx_launch_failed = 0; cudaMemcpyToSymbol(pmx_failed, &z, sizeof z); } while (0)
 // The first failure: of host code, else of the kernels.
 static int64_t pmx_read_failed() {
   int64_t h = 0;
@@ -48,7 +51,7 @@ static int64_t pmx_read_failed() {
   return pmx_host_failed ? pmx_host_failed : h;
 }
 #else
-#define PMX_RESET_FAILED() (pmx_failed = 0)
+#define PMX_RESET_FAILED() (pmx_failed = 0, pmx_launch_failed = 0)
 static int64_t pmx_read_failed() { return pmx_failed; }
 #endif
 #if !defined(PMX_GPU) && !defined(PMX_HOST_LAUNCH)
@@ -100,6 +103,12 @@ pub struct Body<'p> {
     /// branch outlives the branch.
     frame: String,
     next: u32,
+    /// The functions with a host version (`gen::host_functions`).
+    host_fns: FxHashSet<FnId>,
+    /// In a host function: the C type it returns (a failed launch makes it
+    /// record the failure and return); in an entry: `None` (it returns the
+    /// failure).
+    host_result: Option<String>,
 }
 
 /// Whether a value of type `t` may hold a sequence (`seen`: the variants
@@ -121,7 +130,7 @@ fn scalar(t: &Type) -> bool {
 }
 
 impl<'p> Body<'p> {
-    pub fn new(p: &'p Program, options: Options) -> Body<'p> {
+    pub fn new(p: &'p Program, options: Options, host_fns: FxHashSet<FnId>) -> Body<'p> {
         Body {
             p,
             options,
@@ -134,6 +143,8 @@ impl<'p> Body<'p> {
             errors: Vec::new(),
             frame: String::new(),
             next: 0,
+            host_fns,
+            host_result: None,
         }
     }
 
@@ -170,8 +181,78 @@ impl<'p> Body<'p> {
 
     pub fn entry_body(&mut self, types: &mut Types, b: &Block, span: Span) -> (String, String) {
         let mut code = String::new();
+        self.host_result = None;
         let r = self.block(types, b, true, span, &mut code, 1);
         (code, r)
+    }
+
+    /// The body of a function's host version: host code, whose parallel
+    /// loops are launches.
+    pub fn host_function_body(&mut self, types: &mut Types, b: &Block, result: &Type, span: Span) -> String {
+        let mut code = String::new();
+        self.host_result = Some(types.c(result));
+        let r = self.block(types, b, true, span, &mut code, 1);
+        self.host_result = None;
+        let _ = writeln!(code, "  return {r};");
+        code
+    }
+
+    /// The statement that leaves host code after a launch failed with the
+    /// location id in `f`.
+    fn leave(&self, f: &str) -> String {
+        match &self.host_result {
+            None => format!("return {f};"),
+            Some(ct) if f == "pmx_launch_failed" => format!("return {ct}();"),
+            Some(ct) => format!("{{ pmx_launch_failed = {f}; return {ct}(); }}"),
+        }
+    }
+
+    /// Host code calling a host version: the call and the check after it.
+    fn host_call(&mut self, id: FnId, bound: &[Atom], rest: &[String]) -> (String, String) {
+        let mut args: Vec<String> = bound.iter().map(|a| self.atom(a)).collect();
+        args.extend(rest.iter().cloned());
+        args.push("rt".into());
+        let call = format!("{}_host({})", fn_name(self.p, id), args.join(", "));
+        (call, format!("if (pmx_launch_failed) {}", self.leave("pmx_launch_failed")))
+    }
+
+    /// A statement of host code that runs a function's host version (see
+    /// `gen::host_functions`); false when `e` is not one.
+    fn host_statement(&mut self, e: &Expr, ct: &str, name: &str, pad: &str, code: &mut String) -> bool {
+        let Some(id) = super::host_callee(e).filter(|id| self.host_fns.contains(id)) else { return false };
+        match e {
+            Expr::Call(_, args) => {
+                let (call, check) = self.host_call(id, args, &[]);
+                let _ = writeln!(code, "{pad}{ct} {name} = {call};\n{pad}{check}");
+            }
+            Expr::Loop { n, f, .. } => {
+                let i = self.fresh("i");
+                let (call, check) = self.host_call(id, &f.bound, std::slice::from_ref(&i));
+                let _ = writeln!(code, "{pad}pmx_unit {name} = pmx_unit();");
+                let _ =
+                    writeln!(code, "{pad}for (int64_t {i} = 0; {i} < {}; {i}++) {{ {call}; {check} }}", self.atom(n));
+            }
+            Expr::SeqLoopAcc { init, n, f } => {
+                let i = self.fresh("i");
+                let (call, check) = self.host_call(id, &f.bound, &[name.to_string(), i.clone()]);
+                let _ = writeln!(code, "{pad}{ct} {name} = {};", self.atom(init));
+                let _ = writeln!(
+                    code,
+                    "{pad}for (int64_t {i} = 0; {i} < {}; {i}++) {{ {name} = {call}; {check} }}",
+                    self.atom(n)
+                );
+            }
+            Expr::Foldl { f, init, seq } => {
+                let i = self.fresh("i");
+                let s = self.atom(seq);
+                let (call, check) = self.host_call(id, &f.bound, &[name.to_string(), format!("{s}.data[{i}]")]);
+                let _ = writeln!(code, "{pad}{ct} {name} = {};", self.atom(init));
+                let _ =
+                    writeln!(code, "{pad}for (int64_t {i} = 0; {i} < {s}.len; {i}++) {{ {name} = {call}; {check} }}");
+            }
+            _ => return false,
+        }
+        true
     }
 
     fn atom(&self, a: &Atom) -> String {
@@ -196,6 +277,9 @@ impl<'p> Body<'p> {
             let ct = types.c(&s.var.ty);
             let name = var(&s.var);
             let span = if s.span == Span::BUILTIN { span } else { s.span };
+            if host && self.host_statement(&s.expr, &ct, &name, &pad, code) {
+                continue;
+            }
             match &s.expr {
                 Expr::If { cond, then, otherwise } => {
                     let _ = writeln!(code, "{pad}{ct} {name} = {ct}();");
@@ -381,12 +465,13 @@ impl<'p> Body<'p> {
         // this kernel's CPU launcher.
         let _ = writeln!(
             code,
-            "#if defined(__CUDACC__)\n{pad}  int64_t blocks = (n + {tpb} - 1) / {tpb};\n{pad}  if (blocks > {max_blocks}) blocks = {max_blocks};\n{pad}  if (blocks > 0) {symbol}<<<(unsigned)blocks, {tpb}>>>({args});\n{pad}  {{ int64_t f = pmx_read_failed(); if (f) return f; }}\n#else\n{pad}  void *ps[] = {{{addrs}}};\n#if defined(PMX_HOST_LAUNCH)\n{pad}  int64_t f = pmx_failed ? pmx_failed : rt->launch(rt->ctx, {k}, ps, {count}, n);\n#else\n{pad}  int64_t f = pmx_cpu_launch_{k}(ps, n);\n#endif\n{pad}  if (f) return f;\n#endif",
+            "#if defined(__CUDACC__)\n{pad}  int64_t blocks = (n + {tpb} - 1) / {tpb};\n{pad}  if (blocks > {max_blocks}) blocks = {max_blocks};\n{pad}  if (blocks > 0) {symbol}<<<(unsigned)blocks, {tpb}>>>({args});\n{pad}  {{ int64_t f = pmx_read_failed(); if (f) {leave} }}\n#else\n{pad}  void *ps[] = {{{addrs}}};\n#if defined(PMX_HOST_LAUNCH)\n{pad}  int64_t f = pmx_failed ? pmx_failed : rt->launch(rt->ctx, {k}, ps, {count}, n);\n#else\n{pad}  int64_t f = pmx_cpu_launch_{k}(ps, n);\n#endif\n{pad}  if (f) {leave}\n#endif",
             tpb = THREADS_PER_BLOCK,
             max_blocks = super::MAX_BLOCKS,
             args = all.join(", "),
             addrs = addrs.join(", "),
             count = all.len(),
+            leave = self.leave("f"),
         );
         // The CPU launcher: each OpenMP thread is one block of one thread
         // of the grid. It is exported so that the GPU engine's host code

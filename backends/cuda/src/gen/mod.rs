@@ -6,9 +6,14 @@
 //! compiler, tensors, sequences, checked operations), the structs of
 //! records and variants, prototypes and definitions of every function as
 //! `__device__ __host__` code, one `__global__` kernel per parallel `loop`
-//! on an entry's top level (a grid-stride loop), and each entry's host
-//! function. Parallel loops anywhere else (inside functions, which run in
-//! a kernel) are sequential loops.
+//! in host code (a grid-stride loop), and each entry's host function.
+//! Host code is an entry's body and, as the paper has it, what it calls
+//! outside a kernel: a function that the host calls (directly, or as the
+//! body of a `seqLoop`, `seqLoopAcc` or `foldl`) and that launches kernels
+//! also gets a host version (`fnN_name_host`, [`host_functions`]), so a
+//! library function whose `loop` the accelerated expression reaches
+//! through calls runs in parallel. Parallel loops inside a kernel (in
+//! functions called from a parallel `loop`'s body) are sequential loops.
 //!
 //! The host ABI of an entry (what the engines call):
 //! `int64_t pmx_entry_K(const pmx_arg *args, pmx_arg *result, const pmx_runtime *rt)`.
@@ -21,7 +26,8 @@ mod types;
 
 use body::Body;
 use pmx_ast::Span;
-use pmx_lower::{Callee, Program, Type};
+use pmx_lower::{Block, Callee, Expr, FnId, Program, Type};
+use rustc_hash::FxHashSet;
 use std::fmt::Write;
 use types::{ident, Types};
 
@@ -85,7 +91,8 @@ pub fn leaves(t: &Type) -> usize {
 
 pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) -> Result<Generated, Vec<Unsupported>> {
     let mut types = Types::new(p);
-    let mut cx = Body::new(p, options);
+    let host_fns = host_functions(p);
+    let mut cx = Body::new(p, options, host_fns.clone());
     let mut functions = String::new();
     let mut prototypes = String::new();
     let sites = call_sites(p);
@@ -108,6 +115,20 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
         }
         let code = cx.function_body(&mut types, &f.body, &f.result, f.span);
         let _ = writeln!(functions, "{sig} {{\n{code}}}\n");
+    }
+    // Host versions: prototypes first (they may call each other), then
+    // their definitions.
+    let mut host_protos = String::new();
+    let mut host_defs = String::new();
+    for f in p.functions.iter().filter(|f| host_fns.contains(&f.id)) {
+        let ret = types.c(&f.result);
+        let mut params: Vec<String> = f.params.iter().map(|v| format!("{} {}", types.c(&v.ty), body::var(v))).collect();
+        params.push("const pmx_runtime *rt".into());
+        let sig = format!("static {ret} {}_host({})", fn_name(p, f.id), params.join(", "));
+        let _ = writeln!(host_protos, "{sig};");
+        let _ = writeln!(host_defs, "// {} at {} (host code: its loops launch kernels)", f.source, locate(f.span));
+        let code = cx.host_function_body(&mut types, &f.body, &f.result, f.span);
+        let _ = writeln!(host_defs, "{sig} {{\n  (void)rt;\n{code}}}\n");
     }
     let mut entries = Vec::new();
     let mut hosts = String::new();
@@ -158,7 +179,7 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     source.push_str(&prototypes);
     source.push('\n');
     source.push_str(&functions);
-    source.push_str("// Kernels: one per parallel loop on an entry's top level.\n");
+    source.push_str("// Kernels: one per parallel loop in host code.\n");
     source.push_str(&cx.kernels);
     if !cx.cpu_launchers.is_empty() {
         source.push_str("\n#if !defined(PMX_GPU) && !defined(PMX_HOST_LAUNCH)\n// CPU launchers: one per kernel.\n");
@@ -167,9 +188,86 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     }
     source.push_str("\n#if !defined(PMX_DEVICE_ONLY)\n// Host entries.\n");
     source.push_str(&cx.unpackers);
+    if !host_protos.is_empty() {
+        source.push_str("// Host versions of functions that launch kernels.\n");
+        source.push_str(&host_protos);
+        source.push('\n');
+        source.push_str(&host_defs);
+    }
     source.push_str(&hosts);
     source.push_str("#endif\n");
     Ok(Generated { source, entries, kernels: cx.kernel_list, failures: cx.failures })
+}
+
+/// The functions that host code runs outside kernels and that launch
+/// kernels: those whose body, outside the bodies of its parallel loops,
+/// has a parallel `loop` or runs such a function (a call, or the body of
+/// a `seqLoop`, `seqLoopAcc` or `foldl`), as reached from an entry's body.
+/// Each gets a host version.
+pub fn host_functions(p: &Program) -> FxHashSet<FnId> {
+    // Which functions launch, to a fixpoint (recursion).
+    let mut launching: FxHashSet<FnId> = FxHashSet::default();
+    loop {
+        let before = launching.len();
+        for f in &p.functions {
+            if !launching.contains(&f.id) && launches(&f.body, &launching) {
+                launching.insert(f.id);
+            }
+        }
+        if launching.len() == before {
+            break;
+        }
+    }
+    // Those that host code reaches.
+    let mut reached: FxHashSet<FnId> = FxHashSet::default();
+    let mut todo: Vec<FnId> = Vec::new();
+    for e in &p.entries {
+        host_callees(&e.body, &launching, &mut todo);
+    }
+    while let Some(id) = todo.pop() {
+        if reached.insert(id) {
+            if let Some(f) = p.function(id) {
+                host_callees(&f.body, &launching, &mut todo);
+            }
+        }
+    }
+    reached
+}
+
+/// The function a statement of host code runs outside a kernel, if any:
+/// the callee of a call, or the body of a sequential loop or fold.
+pub(crate) fn host_callee(e: &Expr) -> Option<FnId> {
+    let f = match e {
+        Expr::Call(id, _) => return Some(*id),
+        Expr::Loop { f, parallel: false, .. } | Expr::SeqLoopAcc { f, .. } | Expr::Foldl { f, .. } => f,
+        _ => return None,
+    };
+    match f.callee {
+        Callee::Function(id) => Some(id),
+        Callee::Builtin(_) | Callee::Math(_) => None,
+    }
+}
+
+/// Whether a block, run as host code, launches a kernel.
+fn launches(b: &Block, launching: &FxHashSet<FnId>) -> bool {
+    b.stmts.iter().any(|s| match &s.expr {
+        Expr::Loop { parallel: true, .. } => true,
+        Expr::If { then, otherwise, .. } => launches(then, launching) || launches(otherwise, launching),
+        e => host_callee(e).is_some_and(|id| launching.contains(&id)),
+    })
+}
+
+/// The launching functions a block, run as host code, runs outside kernels.
+fn host_callees(b: &Block, launching: &FxHashSet<FnId>, out: &mut Vec<FnId>) {
+    for s in &b.stmts {
+        match &s.expr {
+            Expr::If { then, otherwise, .. } => {
+                host_callees(then, launching, out);
+                host_callees(otherwise, launching, out);
+            }
+            e => out.extend(host_callee(e).filter(|id| launching.contains(id))),
+        }
+    }
 }
 
 /// How many calls and function references name each function.
