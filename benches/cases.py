@@ -19,8 +19,9 @@ Modes (a bench.json lists those it runs): `debug` (`pmx run --debug`),
 `interp` (`--target interp`), `cpu` (`--target cpu`), `cpu-unchecked`
 (`--target cpu --unchecked`), and `gpu`: where a tiny CUDA-class program
 runs with `--target gpu` (tried once at the start), the example runs with
-`--target auto`, which puts CUDA-class bindings on the GPU (Futhark-class
-ones cannot run there yet and run on the CPU); the engines used are noted.
+`--target auto`, which puts both classes on the GPU (a Futhark-class
+program that Futhark's `cuda` backend refuses runs on the CPU, with a
+note); the engines used are noted.
 
 Times are the time inside the accelerate bindings that `pmx run
 --profile` reports (marshaling included, compilation excluded), best of
