@@ -60,6 +60,9 @@ impl HostMemory {
         b.clear();
         b.try_reserve_exact((words + slack).max(1))
             .map_err(|_| format!("cannot allocate {} bytes for CUDA-class code", words * 8))?;
+        // Large fresh memory faults in faster on huge pages (advice only;
+        // a pooled block keeps its pages).
+        pmx_native::pages::advise_huge(b.as_mut_ptr() as *mut u8, b.capacity() * 8);
         let start = if large {
             let base = b.as_ptr() as usize;
             let aligned = base.next_multiple_of(64);

@@ -52,6 +52,10 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) { return (cudaError_t)cuEventDestroy
 /// The file [`CUDA_COMPAT_HEADER`] is written to in the build folder.
 pub const CUDA_COMPAT_FILE: &str = "pmx_cuda_compat.h";
 
+/// The file `pmx_native::pages::C_HEADER` is written to for a
+/// `multicore` build: Futhark's large arrays on huge pages.
+pub const PAGES_FILE: &str = "pmx_pages.h";
+
 impl Backend {
     /// Futhark's command for it (also part of cache keys).
     pub fn command(self) -> &'static str {
@@ -78,14 +82,27 @@ impl Backend {
         }
     }
 
+    /// The header force-included before Futhark's C and its text.
+    pub fn header(self) -> (&'static str, &'static str) {
+        match self {
+            Backend::Multicore => (PAGES_FILE, pmx_native::pages::C_HEADER),
+            Backend::Cuda => (CUDA_COMPAT_FILE, CUDA_COMPAT_HEADER),
+        }
+    }
+
     /// Flags of the C build in `dir` (part of the cache key, with the
-    /// include folders). Futhark's C needs C99 and threads; the `cuda`
+    /// include folders). Futhark's C needs C99 and threads; the `multicore`
+    /// build force-includes the huge-page advice for its large arrays, the `cuda`
     /// build force-includes the compatibility header, which must come
     /// before Futhark's own feature macros take effect, so it is GNU C.
     pub fn flags(self, dir: &Path, includes: &[PathBuf]) -> Vec<String> {
         let mut f: Vec<String> = ["-O3", "-march=native", "-pthread"].map(String::from).to_vec();
         match self {
-            Backend::Multicore => f.push("-std=c99".into()),
+            Backend::Multicore => {
+                f.push("-std=c99".into());
+                f.push("-include".into());
+                f.push(dir.join(PAGES_FILE).display().to_string());
+            }
             Backend::Cuda => {
                 f.push("-std=gnu99".into());
                 f.push("-include".into());

@@ -191,11 +191,9 @@ fn compile(
 ) -> Result<(), String> {
     let src = dir.join(FILE);
     std::fs::write(&src, &g.source).map_err(|e| format!("cannot write {}: {e}", src.display()))?;
-    if backend == Backend::Cuda {
-        let h = dir.join(crate::backend::CUDA_COMPAT_FILE);
-        std::fs::write(&h, crate::backend::CUDA_COMPAT_HEADER)
-            .map_err(|e| format!("cannot write {}: {e}", h.display()))?;
-    }
+    let (header, text) = backend.header();
+    let h = dir.join(header);
+    std::fs::write(&h, text).map_err(|e| format!("cannot write {}: {e}", h.display()))?;
     // futhark-bindgen's `Compiler` runs futhark with the terminal as its
     // output and reports a failure as a bare `CompilationFailed` (and
     // panics on a path it cannot canonicalise); a rejected program must
@@ -615,18 +613,8 @@ impl Library {
             // Safety: a live array of rank `leaf.rank`.
             let dims: Vec<i64> = unsafe { std::slice::from_raw_parts((o.shape)(ctx, a), leaf.rank) }.to_vec();
             let n = dims.iter().map(|d| (*d).max(0) as usize).product::<usize>();
-            let mut buf = match leaf.scalar {
-                Scalar::I64 => Buf::I64(Vec::with_capacity(n)),
-                Scalar::F64 => Buf::F64(Vec::with_capacity(n)),
-                Scalar::Bool => Buf::Bool(Vec::with_capacity(n)),
-                Scalar::I32 => Buf::I32(Vec::with_capacity(n)),
-            };
-            let ptr = match &mut buf {
-                Buf::I64(v) => v.as_mut_ptr() as *mut u8,
-                Buf::F64(v) => v.as_mut_ptr() as *mut u8,
-                Buf::Bool(v) => v.as_mut_ptr() as *mut u8,
-                Buf::I32(v) => v.as_mut_ptr() as *mut u8,
-            };
+            let mut buf = Buf::with_capacity(leaf.scalar, n);
+            let ptr = buf.ptr_mut();
             // Safety: the buffer has room for the array's elements.
             let code = unsafe { (o.values)(ctx, a, ptr) };
             if code != 0 {

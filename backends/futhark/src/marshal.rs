@@ -24,12 +24,26 @@ pub enum Buf {
 
 impl Buf {
     /// An empty buffer with room for `n` elements.
-    fn with_capacity(s: Scalar, n: usize) -> Buf {
-        match s {
+    /// A large one asks for huge pages before it is filled (fresh memory's
+    /// page faults cost more than the copy, `pmx_native::pages`).
+    pub fn with_capacity(s: Scalar, n: usize) -> Buf {
+        let mut b = match s {
             Scalar::I64 => Buf::I64(Vec::with_capacity(n)),
             Scalar::F64 => Buf::F64(Vec::with_capacity(n)),
             Scalar::Bool => Buf::Bool(Vec::with_capacity(n)),
             Scalar::I32 => Buf::I32(Vec::with_capacity(n)),
+        };
+        pmx_native::pages::advise_huge(b.ptr_mut(), n * s.bytes());
+        b
+    }
+
+    /// Where its elements go.
+    pub fn ptr_mut(&mut self) -> *mut u8 {
+        match self {
+            Buf::I64(v) => v.as_mut_ptr() as *mut u8,
+            Buf::F64(v) => v.as_mut_ptr() as *mut u8,
+            Buf::Bool(v) => v.as_mut_ptr() as *mut u8,
+            Buf::I32(v) => v.as_mut_ptr() as *mut u8,
         }
     }
 
