@@ -55,6 +55,8 @@ pub struct CheckedFile {
     /// What the file makes visible to name resolution: its includes'
     /// exports and its own.
     pub name_exports: Exports,
+    /// The names the file itself binds at top level.
+    pub own_names: Exports,
     pub names: NameTable,
     /// The types of what the file binds at top level.
     pub exports: TypeExports,
@@ -68,16 +70,43 @@ pub struct CheckedFile {
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
     let mut imports = Exports::default();
-    for dep in &acyclic_includes(db, file).0 {
-        imports.extend_from(name_exports(db, *dep));
-    }
+    merge_includes(db, file, &mut imports, &mut FxHashSet::default());
     let mut module = parse_file(db, file).module.clone();
     let (own, names, mut diagnostics) = pmx_names::resolve_module(&mut module, file.id(db), &imports);
     let mut name_exports = imports;
     name_exports.extend_from(&own);
     let (exports, type_diagnostics) = pmx_types::check_module(&mut module, file.id(db), &DbImports { db });
     diagnostics.extend(type_diagnostics);
-    CheckedFile { module, name_exports, names, exports, diagnostics }
+    CheckedFile { module, name_exports, own_names: own, names, exports, diagnostics }
+}
+
+/// Adds the names of the files `file` includes to `imports` in Miking's
+/// order: the included files are read depth first, each at its first
+/// include only, and later names shadow earlier ones. So when `main.mc`
+/// includes `a.mc` and then `b.mc`, and `a.mc` itself includes `b.mc` and
+/// redefines one of its names, `main.mc` sees `a.mc`'s definition: `b.mc`
+/// came before `a.mc` and is not read again. `seen` holds the files whose
+/// names are already in `imports`.
+fn merge_includes(db: &dyn Db, file: SourceFile, imports: &mut Exports, seen: &mut FxHashSet<SourceFile>) {
+    for &dep in &acyclic_includes(db, file).0 {
+        if seen.contains(&dep) {
+            continue;
+        }
+        // `program_files` lists a file's includes first, the most shared
+        // (the deepest) before the rest, so an overlap is usually found at
+        // once.
+        let closure = program_files(db, dep);
+        if closure.iter().all(|f| !seen.contains(f)) {
+            // Nothing of it is in yet: its own exports are its files in
+            // Miking's order.
+            imports.extend_from(name_exports(db, dep));
+            seen.extend(closure.iter().copied());
+        } else {
+            merge_includes(db, dep, imports, seen);
+            imports.extend_from(own_names(db, dep));
+            seen.insert(dep);
+        }
+    }
 }
 
 /// The names a file makes visible, apart from the rest of its check: an
@@ -86,6 +115,13 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
 #[salsa::tracked(returns(ref))]
 pub fn name_exports(db: &dyn Db, file: SourceFile) -> Exports {
     check_file(db, file).name_exports.clone()
+}
+
+/// The names a file itself binds at top level, for includers that have
+/// already seen the files it includes ([`merge_includes`]).
+#[salsa::tracked(returns(ref))]
+pub fn own_names(db: &dyn Db, file: SourceFile) -> Exports {
+    check_file(db, file).own_names.clone()
 }
 
 /// The types of what a file binds, apart from the rest of its check, for

@@ -17,6 +17,7 @@
 //! [`Exports`] and [`NameTable`] with the diagnostics found; it never fails.
 
 mod expr;
+mod extensions;
 mod pat;
 mod scope;
 mod types;
