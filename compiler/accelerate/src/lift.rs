@@ -214,6 +214,9 @@ impl Lifter {
             }
             b.value = lams(&params, v);
             b.scheme = b.value.ty.clone();
+            // The written type no longer says what the value takes (the
+            // captured values come first); its scheme does.
+            b.annotation = None;
         }
         for (b, ty) in bs.iter().zip(&tys) {
             let call = apply(
