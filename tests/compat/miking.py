@@ -21,7 +21,12 @@ well, for the reason given in MIKING_FAILS below (read from the files).
 Programs of the benchmark folders get the iteration count `10` as their
 argument, as Miking's benchmark runner gives one.
 
-Usage: python3 tests/compat/miking.py [--miking DIR] [--pmx PATH]
+With `--std pmx`, includes go to pmx's own `std/` instead of Miking's
+`stdlib/` (run it with `--only /test/`): Miking's test programs against
+pmx's standard library. (`tests/compat/miking_std.py` runs the utests of
+Miking's library files against `std/`.)
+
+Usage: python3 tests/compat/miking.py [--miking DIR] [--pmx PATH] [--std miking|pmx]
            [--timeout S] [-j N] [--only SUBSTRING] [--markdown]
 Exit code: 0 when every plain file that `mi` runs passes, 1 otherwise.
 """
@@ -174,10 +179,10 @@ def first_error(text):
     return ""
 
 
-def run_one(pmx, miking, path, timeout):
+def run_one(pmx, miking, path, timeout, stdlib):
     # As Miking's make.sh sets them for its tests.
-    libs = f"stdlib={os.path.join(miking, 'stdlib')}:test={os.path.join(miking, 'test')}"
-    env = dict(os.environ, MCORE_STDLIB=os.path.join(miking, "stdlib"), MCORE_LIBS=libs, PMX_TARGET="interp")
+    libs = f"stdlib={stdlib}:test={os.path.join(miking, 'test')}"
+    env = dict(os.environ, MCORE_STDLIB=stdlib, MCORE_LIBS=libs, PMX_TARGET="interp")
     env.pop("PMX_STDLIB", None)
     cwd = os.path.dirname(path)
     row = {"file": os.path.relpath(path, miking)}
@@ -239,16 +244,17 @@ def main():
     ap.add_argument("-j", type=int, default=1)
     ap.add_argument("--only", default="")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--std", choices=["miking", "pmx"], default="miking")
     a = ap.parse_args()
     miking = os.path.abspath(a.miking)
-    stdlib = os.path.join(miking, "stdlib")
-    files = sorted(glob.glob(os.path.join(stdlib, "**/*.mc"), recursive=True)
+    stdlib = os.path.join(miking, "stdlib") if a.std == "miking" else os.path.join(ROOT, "std")
+    files = sorted(glob.glob(os.path.join(miking, "stdlib", "**/*.mc"), recursive=True)
                    + glob.glob(os.path.join(miking, "test/**/*.mc"), recursive=True))
     mlang = mlang_files(files, stdlib)
     plain = [f for f in files if f not in mlang and a.only in f]
     expect = miking_expectations(miking)
     with concurrent.futures.ThreadPoolExecutor(a.j) as pool:
-        rows = list(pool.map(lambda f: run_one(a.pmx, miking, f, a.timeout), plain))
+        rows = list(pool.map(lambda f: run_one(a.pmx, miking, f, a.timeout, stdlib), plain))
     sep = " | "
     if a.markdown:
         print("| file | mi | check | passed | failed | s | error |\n|---|---|---|---:|---:|---:|---|")
