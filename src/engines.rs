@@ -68,7 +68,8 @@ pub fn choose(
         }
         Target::Cpu | Target::Auto => {
             let auto = target == Target::Auto;
-            let cx = Cx { analysis, target: if auto { "auto" } else { "cpu" }, auto, verbose, locate, profile: &profile };
+            let cx =
+                Cx { analysis, target: if auto { "auto" } else { "cpu" }, auto, verbose, locate, profile: &profile };
             if of(Backend::Futhark).next().is_some() {
                 futhark_on_cpu(&cx, utests, checked, &mut engines)?;
             }

@@ -45,7 +45,12 @@ impl Drop for TempDir {
 /// without standard library folders from the environment.
 fn pmx(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pmx"));
-    cmd.current_dir(dir).args(args).env_remove("PMX_STDLIB").env_remove("MCORE_STDLIB").env_remove("MCORE_LIBS").env("NO_COLOR", "1");
+    cmd.current_dir(dir)
+        .args(args)
+        .env_remove("PMX_STDLIB")
+        .env_remove("MCORE_STDLIB")
+        .env_remove("MCORE_LIBS")
+        .env("NO_COLOR", "1");
     cmd
 }
 
@@ -297,7 +302,10 @@ fn namespaced_includes_resolve_through_mcore_libs() {
     let std_dir = TempDir::new("mcore-libs-std");
     lib.write("sub/util.mc", "let fromLib = 5\n");
     std_dir.write("plain.mc", "let fromStd = 6\n");
-    dir.write("main.mc", "include \"mylib::sub/util.mc\"\ninclude \"plain.mc\"\nmexpr\nutest addi fromLib fromStd with 11 in ()\n");
+    dir.write(
+        "main.mc",
+        "include \"mylib::sub/util.mc\"\ninclude \"plain.mc\"\nmexpr\nutest addi fromLib fromStd with 11 in ()\n",
+    );
     let libs = format!("mylib={}:stdlib={}", lib.path().display(), std_dir.path().display());
     let (code, stdout, stderr) = run(pmx(dir.path(), &["test", "main.mc"]).env("MCORE_LIBS", &libs));
     assert_eq!(code, Some(0), "{stderr}");

@@ -42,5 +42,9 @@ pub fn pmx_with_env(args: &[&str], file: &Path, env: &[(&str, &str)]) -> (i32, S
 /// ... ...`), which depend on whether the shared cache already held the
 /// code, not on the program.
 pub fn without_progress(stderr: &str) -> String {
-    stderr.lines().filter(|l| !(l.starts_with("pmx: compiling ") && l.ends_with(" ..."))).map(|l| format!("{l}\n")).collect()
+    stderr
+        .lines()
+        .filter(|l| !(l.starts_with("pmx: compiling ") && l.ends_with(" ...")))
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
