@@ -70,7 +70,7 @@ pub struct CheckedFile {
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
     let mut imports = Exports::default();
-    merge_includes(db, file, &mut imports, &mut FxHashSet::default());
+    merge_includes(db, file, &mut imports, &mut Merged::default());
     let mut module = parse_file(db, file).module.clone();
     let (own, names, mut diagnostics) = pmx_names::resolve_module(&mut module, file.id(db), &imports);
     let mut name_exports = imports;
@@ -85,28 +85,77 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
 /// include only, and later names shadow earlier ones. So when `main.mc`
 /// includes `a.mc` and then `b.mc`, and `a.mc` itself includes `b.mc` and
 /// redefines one of its names, `main.mc` sees `a.mc`'s definition: `b.mc`
-/// came before `a.mc` and is not read again. `seen` holds the files whose
-/// names are already in `imports`.
-fn merge_includes(db: &dyn Db, file: SourceFile, imports: &mut Exports, seen: &mut FxHashSet<SourceFile>) {
+/// came before `a.mc` and is not read again. An include none of whose
+/// files are in yet adds its exports whole (they are its files in that
+/// order); one that shares files with what is in is merged include by
+/// include, then its own names.
+fn merge_includes(db: &dyn Db, file: SourceFile, imports: &mut Exports, merged: &mut Merged) {
     for &dep in &acyclic_includes(db, file).0 {
-        if seen.contains(&dep) {
+        if merged.is_empty() {
+            imports.extend_from(name_exports(db, dep));
+            merged.first = Some(dep);
             continue;
         }
-        // `program_files` lists a file's includes first, the most shared
-        // (the deepest) before the rest, so an overlap is usually found at
-        // once.
-        let closure = program_files(db, dep);
-        if closure.iter().all(|f| !seen.contains(f)) {
-            // Nothing of it is in yet: its own exports are its files in
-            // Miking's order.
-            imports.extend_from(name_exports(db, dep));
-            seen.extend(closure.iter().copied());
-        } else {
-            merge_includes(db, dep, imports, seen);
-            imports.extend_from(own_names(db, dep));
-            seen.insert(dep);
+        let files = merged.files(db);
+        if files.contains(&dep) {
+            continue;
+        }
+        match files_apart_from(db, dep, files) {
+            Some(new) => {
+                imports.extend_from(name_exports(db, dep));
+                merged.files.extend(new);
+            }
+            None => {
+                merge_includes(db, dep, imports, merged);
+                imports.extend_from(own_names(db, dep));
+                merged.files.insert(dep);
+            }
         }
     }
+}
+
+/// The files whose names [`merge_includes`] has added. The files of the
+/// first include, merged whole, are only listed when a second include
+/// needs them, so that a chain of files each including one other never
+/// walks its includes (which would take time quadratic in its length).
+#[derive(Default)]
+struct Merged {
+    first: Option<SourceFile>,
+    files: FxHashSet<SourceFile>,
+}
+
+impl Merged {
+    fn is_empty(&self) -> bool {
+        self.first.is_none() && self.files.is_empty()
+    }
+
+    fn files(&mut self, db: &dyn Db) -> &FxHashSet<SourceFile> {
+        if let Some(first) = self.first.take() {
+            let all = files_apart_from(db, first, &FxHashSet::default()).unwrap_or_default();
+            self.files.extend(all);
+        }
+        &self.files
+    }
+}
+
+/// `root` and the files it includes, directly or not, if none of them is
+/// in `merged`; `None` as soon as one is.
+fn files_apart_from(db: &dyn Db, root: SourceFile, merged: &FxHashSet<SourceFile>) -> Option<Vec<SourceFile>> {
+    let mut found = vec![root];
+    let mut seen = FxHashSet::from_iter([root]);
+    let mut next = 0;
+    while let Some(&f) = found.get(next) {
+        next += 1;
+        if merged.contains(&f) {
+            return None;
+        }
+        for &g in &acyclic_includes(db, f).0 {
+            if seen.insert(g) {
+                found.push(g);
+            }
+        }
+    }
+    Some(found)
 }
 
 /// The names a file makes visible, apart from the rest of its check: an
