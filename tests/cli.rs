@@ -45,7 +45,12 @@ impl Drop for TempDir {
 /// without standard library folders from the environment.
 fn pmx(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pmx"));
-    cmd.current_dir(dir).args(args).env_remove("PMX_STDLIB").env_remove("MCORE_STDLIB").env("NO_COLOR", "1");
+    cmd.current_dir(dir)
+        .args(args)
+        .env_remove("PMX_STDLIB")
+        .env_remove("MCORE_STDLIB")
+        .env_remove("MCORE_LIBS")
+        .env("NO_COLOR", "1");
     cmd
 }
 
@@ -285,6 +290,33 @@ fn standard_library_includes_resolve_through_mcore_stdlib() {
         .env("PMX_STDLIB", pmx_dir.path()));
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("error[E0301]"), "{stderr}");
+}
+
+/// Miking's namespaced includes: `"name::path"` is `path` in the folder
+/// that `MCORE_LIBS` (`name=folder:...`) gives for `name`; its `stdlib`
+/// entry is also a standard library folder.
+#[test]
+fn namespaced_includes_resolve_through_mcore_libs() {
+    let dir = TempDir::new("mcore-libs");
+    let lib = TempDir::new("mcore-libs-lib");
+    let std_dir = TempDir::new("mcore-libs-std");
+    lib.write("sub/util.mc", "let fromLib = 5\n");
+    std_dir.write("plain.mc", "let fromStd = 6\n");
+    dir.write(
+        "main.mc",
+        "include \"mylib::sub/util.mc\"\ninclude \"plain.mc\"\nmexpr\nutest addi fromLib fromStd with 11 in ()\n",
+    );
+    let libs = format!("mylib={}:stdlib={}", lib.path().display(), std_dir.path().display());
+    let (code, stdout, stderr) = run(pmx(dir.path(), &["test", "main.mc"]).env("MCORE_LIBS", &libs));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("1 passed, 0 failed"), "{stdout}");
+    // Without MCORE_LIBS the library is unknown: a located error that says
+    // what to set.
+    let (code, _, stderr) = check(dir.path(), "main.mc");
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("error[E0101]: unknown library `mylib`"), "{stderr}");
+    assert!(stderr.contains("main.mc:1:"), "{stderr}");
+    assert!(stderr.contains("MCORE_LIBS"), "{stderr}");
 }
 
 #[test]

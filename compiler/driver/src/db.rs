@@ -37,6 +37,9 @@ pub trait Db: salsa::Database {
     fn file(&self, id: FileId) -> Option<SourceFile>;
     /// The folders searched for includes not found next to the includer.
     fn stdlib_dirs(&self) -> &[PathBuf];
+    /// The folders of named libraries, for includes of the form
+    /// `"name::path"` (Miking's `MCORE_LIBS`), in the order given.
+    fn libraries(&self) -> &[(String, PathBuf)];
     /// The kept parse of an earlier version of a file, if parses are kept.
     fn previous_parse(&self, file: FileId) -> Option<PreviousParse>;
     /// Whether parses are kept for incremental parsing.
@@ -57,6 +60,7 @@ pub struct Database {
     storage: salsa::Storage<Self>,
     files: Arc<Mutex<FileTable>>,
     stdlib: Arc<Vec<PathBuf>>,
+    libraries: Arc<Vec<(String, PathBuf)>>,
     /// When enabled, the queries that ran (for tests of incrementality).
     log: Arc<Mutex<Option<Vec<String>>>>,
     /// When enabled, the last parse of each file, so that the next version
@@ -68,7 +72,7 @@ pub struct Database {
 
 impl Default for Database {
     fn default() -> Self {
-        Database::new(default_stdlib_dirs())
+        Database::new(default_stdlib_dirs()).with_libraries(default_libraries())
     }
 }
 
@@ -87,12 +91,19 @@ impl Database {
             storage,
             files: Arc::default(),
             stdlib: Arc::new(stdlib),
+            libraries: Arc::default(),
             log,
             parses: Arc::default(),
             disk: None,
         };
         db.disk = Some(Disk::new(&db, 0));
         db
+    }
+
+    /// The same database with these named libraries (see [`Db::libraries`]).
+    pub fn with_libraries(mut self, libraries: Vec<(String, PathBuf)>) -> Database {
+        self.libraries = Arc::new(libraries);
+        self
     }
 
     /// Files may have appeared on disk (an editor reported a new file):
@@ -182,6 +193,10 @@ impl Db for Database {
         &self.stdlib
     }
 
+    fn libraries(&self) -> &[(String, PathBuf)] {
+        &self.libraries
+    }
+
     fn previous_parse(&self, file: FileId) -> Option<PreviousParse> {
         self.parses.lock().expect("parse cache poisoned").as_ref()?.get(&file).cloned()
     }
@@ -222,7 +237,8 @@ pub fn normalize(path: &Path) -> PathBuf {
 }
 
 /// The standard library folders: `PMX_STDLIB`, then `MCORE_STDLIB` (for
-/// Miking compatibility), then the `std/` folder of this source tree.
+/// Miking compatibility), then the `stdlib` entry of `MCORE_LIBS`, then the
+/// `std/` folder of this source tree.
 pub fn default_stdlib_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for var in ["PMX_STDLIB", "MCORE_STDLIB"] {
@@ -230,6 +246,37 @@ pub fn default_stdlib_dirs() -> Vec<PathBuf> {
             dirs.extend(std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()));
         }
     }
+    dirs.extend(default_libraries().into_iter().filter(|(name, _)| name == "stdlib").map(|(_, dir)| dir));
     dirs.push(normalize(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../std")));
     dirs
+}
+
+/// The named libraries of Miking's `MCORE_LIBS`: `name=folder` pairs
+/// separated by `:`. Pairs without a `=` are ignored (Miking warns).
+pub fn default_libraries() -> Vec<(String, PathBuf)> {
+    std::env::var("MCORE_LIBS").map(|v| parse_libraries(&v)).unwrap_or_default()
+}
+
+/// `name=folder:name=folder` as pairs, in order.
+pub fn parse_libraries(spec: &str) -> Vec<(String, PathBuf)> {
+    spec.split(':')
+        .filter_map(|pair| pair.split_once('='))
+        .filter(|(name, dir)| !name.is_empty() && !dir.is_empty())
+        .map(|(name, dir)| (name.to_string(), PathBuf::from(dir)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_libraries;
+    use std::path::PathBuf;
+
+    #[test]
+    fn libraries_are_name_folder_pairs() {
+        assert_eq!(
+            parse_libraries("stdlib=/a/b:test=rel/t:bad:=x:y="),
+            vec![("stdlib".to_string(), PathBuf::from("/a/b")), ("test".to_string(), PathBuf::from("rel/t"))]
+        );
+        assert!(parse_libraries("").is_empty());
+    }
 }

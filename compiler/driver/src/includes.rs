@@ -1,6 +1,8 @@
 //! Following `include`s: relative to the including file, then in the
-//! standard library folders; each file loaded once; cycles cut and
-//! reported.
+//! standard library folders, or, for `"name::path"`, in the folder of the
+//! named library (Miking's namespaces: `stdlib` is the standard library,
+//! other names come from `MCORE_LIBS`); each file loaded once; cycles cut
+//! and reported.
 
 use crate::db::{Db, SourceFile};
 use crate::queries::parse_file;
@@ -37,8 +39,23 @@ pub fn file_includes(db: &dyn Db, file: SourceFile) -> Includes {
     let mut targets = Vec::new();
     let mut diagnostics = Vec::new();
     for inc in &module.includes {
-        let mut candidates = vec![dir.join(&inc.path)];
-        candidates.extend(db.stdlib_dirs().iter().map(|d| d.join(&inc.path)));
+        let namespace = inc.path.rsplit_once("::").filter(|(ns, rest)| !ns.is_empty() && !rest.is_empty());
+        let candidates = match namespace {
+            Some((ns, rest)) => {
+                let found = library_dirs(db, ns);
+                if found.is_empty() {
+                    diagnostics.push(unknown_library(inc, ns));
+                    targets.push(IncludeTarget { include: inc.clone(), target: None });
+                    continue;
+                }
+                found.iter().map(|d| d.join(rest)).collect()
+            }
+            None => {
+                let mut candidates = vec![dir.join(&inc.path)];
+                candidates.extend(db.stdlib_dirs().iter().map(|d| d.join(&inc.path)));
+                candidates
+            }
+        };
         // A candidate is found when the database knows it (an open editor
         // buffer, a file loaded before) or it exists on disk.
         let mut target = None;
@@ -65,16 +82,40 @@ pub fn file_includes(db: &dyn Db, file: SourceFile) -> Includes {
             }
         }
         if target.is_none() && !unreadable {
-            diagnostics.push(
-                Diagnostic::error(Code::IncludeNotFound, inc.span, format!("cannot find the file `{}`", inc.path))
-                    .with_label("included here")
+            let d = Diagnostic::error(Code::IncludeNotFound, inc.span, format!("cannot find the file `{}`", inc.path))
+                .with_label("included here");
+            diagnostics.push(match namespace {
+                Some(("stdlib", _)) if !db.libraries().iter().any(|(n, _)| n == "stdlib") => {
+                    d.with_note("looked in the standard library folders")
+                }
+                Some((ns, _)) => d.with_note(format!("looked in the folder that MCORE_LIBS gives for `{ns}`")),
+                None => d
                     .with_note("looked in the folder of this file, then in the standard library folders")
                     .with_note("set PMX_STDLIB to the folder of the standard library if it is elsewhere"),
-            );
+            });
         }
         targets.push(IncludeTarget { include: inc.clone(), target });
     }
     Includes { targets, diagnostics }
+}
+
+/// The folders a namespace `ns` of an include `"ns::path"` names: those of
+/// `MCORE_LIBS`, and for `stdlib` without such an entry the standard
+/// library folders.
+fn library_dirs(db: &dyn Db, ns: &str) -> Vec<PathBuf> {
+    let named: Vec<PathBuf> = db.libraries().iter().filter(|(n, _)| n == ns).map(|(_, d)| d.clone()).collect();
+    if named.is_empty() && ns == "stdlib" {
+        return db.stdlib_dirs().to_vec();
+    }
+    named
+}
+
+fn unknown_library(inc: &Include, ns: &str) -> Diagnostic {
+    Diagnostic::error(Code::IncludeNotFound, inc.span, format!("unknown library `{ns}` in `{}`", inc.path))
+        .with_label("included here")
+        .with_note(format!(
+            "`{ns}::` names a library folder: set MCORE_LIBS to `{ns}=/path/to/folder` (pairs separated by `:`), as for Miking"
+        ))
 }
 
 /// The includes of a file that do not close a cycle, with errors for those

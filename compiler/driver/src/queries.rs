@@ -55,6 +55,8 @@ pub struct CheckedFile {
     /// What the file makes visible to name resolution: its includes'
     /// exports and its own.
     pub name_exports: Exports,
+    /// The names the file itself binds at top level.
+    pub own_names: Exports,
     pub names: NameTable,
     /// The types of what the file binds at top level.
     pub exports: TypeExports,
@@ -68,16 +70,92 @@ pub struct CheckedFile {
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
     let mut imports = Exports::default();
-    for dep in &acyclic_includes(db, file).0 {
-        imports.extend_from(name_exports(db, *dep));
-    }
+    merge_includes(db, file, &mut imports, &mut Merged::default());
     let mut module = parse_file(db, file).module.clone();
     let (own, names, mut diagnostics) = pmx_names::resolve_module(&mut module, file.id(db), &imports);
     let mut name_exports = imports;
     name_exports.extend_from(&own);
     let (exports, type_diagnostics) = pmx_types::check_module(&mut module, file.id(db), &DbImports { db });
     diagnostics.extend(type_diagnostics);
-    CheckedFile { module, name_exports, names, exports, diagnostics }
+    CheckedFile { module, name_exports, own_names: own, names, exports, diagnostics }
+}
+
+/// Adds the names of the files `file` includes to `imports` in Miking's
+/// order: the included files are read depth first, each at its first
+/// include only, and later names shadow earlier ones. So when `main.mc`
+/// includes `a.mc` and then `b.mc`, and `a.mc` itself includes `b.mc` and
+/// redefines one of its names, `main.mc` sees `a.mc`'s definition: `b.mc`
+/// came before `a.mc` and is not read again. An include none of whose
+/// files are in yet adds its exports whole (they are its files in that
+/// order); one that shares files with what is in is merged include by
+/// include, then its own names.
+fn merge_includes(db: &dyn Db, file: SourceFile, imports: &mut Exports, merged: &mut Merged) {
+    for &dep in &acyclic_includes(db, file).0 {
+        if merged.is_empty() {
+            imports.extend_from(name_exports(db, dep));
+            merged.first = Some(dep);
+            continue;
+        }
+        let files = merged.files(db);
+        if files.contains(&dep) {
+            continue;
+        }
+        match files_apart_from(db, dep, files) {
+            Some(new) => {
+                imports.extend_from(name_exports(db, dep));
+                merged.files.extend(new);
+            }
+            None => {
+                merge_includes(db, dep, imports, merged);
+                imports.extend_from(own_names(db, dep));
+                merged.files.insert(dep);
+            }
+        }
+    }
+}
+
+/// The files whose names [`merge_includes`] has added. The files of the
+/// first include, merged whole, are only listed when a second include
+/// needs them, so that a chain of files each including one other never
+/// walks its includes (which would take time quadratic in its length).
+#[derive(Default)]
+struct Merged {
+    first: Option<SourceFile>,
+    files: FxHashSet<SourceFile>,
+}
+
+impl Merged {
+    fn is_empty(&self) -> bool {
+        self.first.is_none() && self.files.is_empty()
+    }
+
+    fn files(&mut self, db: &dyn Db) -> &FxHashSet<SourceFile> {
+        if let Some(first) = self.first.take() {
+            let all = files_apart_from(db, first, &FxHashSet::default()).unwrap_or_default();
+            self.files.extend(all);
+        }
+        &self.files
+    }
+}
+
+/// `root` and the files it includes, directly or not, if none of them is
+/// in `merged`; `None` as soon as one is.
+fn files_apart_from(db: &dyn Db, root: SourceFile, merged: &FxHashSet<SourceFile>) -> Option<Vec<SourceFile>> {
+    let mut found = vec![root];
+    let mut seen = FxHashSet::from_iter([root]);
+    let mut next = 0;
+    while let Some(&f) = found.get(next) {
+        next += 1;
+        if merged.contains(&f) {
+            return None;
+        }
+        for &g in &acyclic_includes(db, f).0 {
+            if seen.insert(g) {
+                found.push(g);
+            }
+        }
+    }
+    Some(found)
 }
 
 /// The names a file makes visible, apart from the rest of its check: an
@@ -86,6 +164,13 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
 #[salsa::tracked(returns(ref))]
 pub fn name_exports(db: &dyn Db, file: SourceFile) -> Exports {
     check_file(db, file).name_exports.clone()
+}
+
+/// The names a file itself binds at top level, for includers that have
+/// already seen the files it includes ([`merge_includes`]).
+#[salsa::tracked(returns(ref))]
+pub fn own_names(db: &dyn Db, file: SourceFile) -> Exports {
+    check_file(db, file).own_names.clone()
 }
 
 /// The types of what a file binds, apart from the rest of its check, for

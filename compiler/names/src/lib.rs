@@ -11,12 +11,15 @@
 //! Also checked here: the parallel keywords are applied to exactly their
 //! number of arguments, record labels are not repeated, the names of one
 //! recursive group or one pattern are distinct, and both sides of an or
-//! pattern bind the same names.
+//! pattern bind the same names. A name that nothing binds and that Miking
+//! reads as a construct of one of its other extensions (`prerun`, `hole`,
+//! `specialize`, Python's intrinsics) is reported as unsupported.
 //!
 //! API: [`resolve_module`] rewrites a [`Module`] in place and returns its
 //! [`Exports`] and [`NameTable`] with the diagnostics found; it never fails.
 
 mod expr;
+mod extensions;
 mod pat;
 mod scope;
 mod types;

@@ -1,6 +1,7 @@
 //! The resolver's state: scopes with shadowing, fresh identities, and the
 //! diagnostics found so far.
 
+use crate::extensions::miking_extension;
 use crate::{Exports, NameEntry, NameKind, NameTable};
 use pmx_ast::{Builtin, BuiltinType, FileId, Module, Name, NameId, SmolStr, Span};
 use pmx_diagnostics::{Code, Diagnostic};
@@ -164,6 +165,14 @@ impl<'a> Resolver<'a> {
         }
         if ns == Ns::TyVar && self.implicit_tyvars {
             self.bind(Ns::TyVar, name, NameKind::TypeVar, false);
+            return;
+        }
+        if let Some(ext) = matches!(ns, Ns::Value | Ns::Con).then(|| miking_extension(&name.text)).flatten() {
+            self.diags.push(
+                Diagnostic::error(Code::Unsupported, name.span, format!("`{}` belongs to {ext}", name.text))
+                    .with_label("not plain MExpr")
+                    .with_note("pmx implements plain MExpr with `accelerate`, not this extension of Miking's"),
+            );
             return;
         }
         let (code, what) = match ns {

@@ -644,6 +644,7 @@ thread_local! {
 }
 
 /// Runs `f ()` on a new thread with its own machine over the same program.
+/// Starts `f ()` on a new thread of the operating system.
 fn thread_spawn(m: &mut Machine, f: Value, span: Span) -> Res<Value> {
     let shared = m.shared.clone();
     let mut table = THREADS.lock().unwrap_or_else(|e| e.into_inner());
@@ -651,11 +652,14 @@ fn thread_spawn(m: &mut Machine, f: Value, span: Span) -> Res<Value> {
         table.push(None);
     }
     let id = table.len() as i64;
-    let spawned = std::thread::Builder::new().stack_size(256 << 20).spawn(move || {
-        THREAD_ID.with(|t| *t.borrow_mut() = id);
-        let mut machine = Machine::new(shared);
-        machine.apply(f, smallvec::smallvec![Value::unit()], span)
-    });
+    let spawned = spawn_started(
+        std::thread::Builder::new().stack_size(256 << 20),
+        move || {
+            THREAD_ID.with(|t| *t.borrow_mut() = id);
+            Machine::new(shared)
+        },
+        move |mut machine| machine.apply(f, smallvec::smallvec![Value::unit()], span),
+    );
     match spawned {
         Ok(handle) => {
             table.push(Some(handle));
@@ -663,6 +667,28 @@ fn thread_spawn(m: &mut Machine, f: Value, span: Span) -> Res<Value> {
         }
         Err(e) => Err(m.fail(format!("cannot start a thread: {e}"), span)),
     }
+}
+
+/// Runs `setup` and then `body` on a new thread, and returns once `setup`
+/// has run there: threads start in the order they are spawned. (Miking's
+/// own `multicore/cond.mc` test relies on that: its first thread must
+/// reach `condWait` before its second signals. When `threadSpawn` returned
+/// at once, the second thread often ran first on a loaded machine, and the
+/// first then waited forever.)
+fn spawn_started<S, T: Send + 'static>(
+    builder: std::thread::Builder,
+    setup: impl FnOnce() -> S + Send + 'static,
+    body: impl FnOnce(S) -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    let (started, running) = std::sync::mpsc::channel::<()>();
+    let handle = builder.spawn(move || {
+        let state = setup();
+        let _ = started.send(());
+        body(state)
+    })?;
+    // An error means that the thread ended (failed) before it could say so.
+    let _ = running.recv();
+    Ok(handle)
 }
 
 /// A mutex locked and released by separate calls (Miking's `mutexLock`
@@ -750,6 +776,26 @@ mod tests {
         for name in pmx_ast::externals::SUPPORTED {
             assert!(function(name).is_some() || value(name).is_some(), "{name} is listed but not implemented");
         }
+    }
+
+    /// A spawned thread has run its set-up when `spawn_started` returns,
+    /// however long the set-up takes.
+    #[test]
+    fn spawned_threads_have_started_when_spawn_returns() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let set_up = Arc::new(AtomicBool::new(false));
+        let flag = set_up.clone();
+        let handle = spawn_started(
+            std::thread::Builder::new(),
+            move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                flag.store(true, Ordering::SeqCst);
+            },
+            |()| 7,
+        )
+        .expect("a thread starts");
+        assert!(set_up.load(Ordering::SeqCst));
+        assert_eq!(handle.join().expect("the thread ends"), 7);
     }
 
     #[test]
