@@ -91,6 +91,54 @@ fn apply(f: Expr, args: Vec<Expr>) -> Expr {
     })
 }
 
+/// A call of a lifted function (`f c1 .. cn`, the captured values) that
+/// replaces a use of the function whose type there was `use_ty`: typed at
+/// that use, not at the function's general type, so that a polymorphic
+/// function keeps the instance its use had (the lowering picks instances
+/// from these types).
+fn at_use(call: &Expr, use_ty: &Ty) -> Expr {
+    let mut args = Vec::new();
+    let mut head = call;
+    while let ExprKind::App(f, a) = &head.kind {
+        args.push((**a).clone());
+        head = f;
+    }
+    args.reverse();
+    if matches!(use_ty.kind(), pmx_ast::TyKind::Unknown) {
+        return call.clone();
+    }
+    let tys: Vec<Ty> = args.iter().map(|a| a.ty.clone()).collect();
+    let mut callee = head.clone();
+    callee.ty = arrows(&tys, use_ty.clone());
+    apply(callee, args)
+}
+
+/// The annotation that writes `ty` when it is closed and built from
+/// primitives, sequences, tensors and records: an accelerate binding's
+/// parameters carry it, so that the lifted program, printed and read back,
+/// keeps the boundary's types instead of generalising them (nothing else
+/// would fix them there when the binding's body does not).
+fn annotation(ty: &Ty, span: Span) -> Option<Box<TypeExpr>> {
+    fn go(ty: &Ty, span: Span) -> Option<TypeExpr> {
+        let kind = match ty.kind() {
+            TyKind::Int => TypeExprKind::Prim(Prim::Int),
+            TyKind::Float => TypeExprKind::Prim(Prim::Float),
+            TyKind::Bool => TypeExprKind::Prim(Prim::Bool),
+            TyKind::Char => TypeExprKind::Prim(Prim::Char),
+            TyKind::Seq(t) => TypeExprKind::Seq(Box::new(go(t, span)?)),
+            TyKind::Tensor(t) => TypeExprKind::Tensor(Box::new(go(t, span)?)),
+            TyKind::Record(fs) => TypeExprKind::Record(
+                fs.iter()
+                    .map(|(l, t)| Some((Label { text: l.clone(), span }, go(t, span)?)))
+                    .collect::<Option<Vec<_>>>()?,
+            ),
+            _ => return None,
+        };
+        Some(TypeExpr { kind, span })
+    }
+    go(ty, span).map(Box::new)
+}
+
 /// `lam p1. .. lam pn. body`.
 fn lams(params: &[(Name, Ty, Option<Box<TypeExpr>>)], body: Expr) -> Expr {
     params.iter().rev().fold(body, |acc, (p, t, ann)| {
@@ -267,7 +315,7 @@ impl Lifter {
             ExprKind::Var(n) => {
                 if let Some(call) = self.subst.get(&n.id) {
                     let span = e.span;
-                    *e = call.clone();
+                    *e = at_use(call, &e.ty);
                     e.span = span;
                 }
             }
@@ -380,6 +428,9 @@ impl Lifter {
             free_vars(&arg).into_iter().filter(|f| !(self.globals.contains(&f.id) && is_function(&f.ty))).collect();
         let mut body = Expr { kind: ExprKind::App(Box::new(keyword), Box::new(arg)), span, ty: ty.clone() };
         let mut params = self.parameters(&fvs, &mut body);
+        for (p, t, ann) in &mut params {
+            *ann = annotation(t, p.span);
+        }
         let dummy = params.is_empty();
         if dummy {
             let p = self.fresh("", span);
@@ -426,7 +477,7 @@ impl Lifter {
 fn substitute(e: &mut Expr, id: NameId, with: &Expr) {
     if let ExprKind::Var(n) = &e.kind {
         if n.id == id {
-            *e = with.clone();
+            *e = at_use(with, &e.ty);
         }
         return;
     }

@@ -14,9 +14,11 @@ pub type Subst = FxHashMap<u32, Ty>;
 /// type checker having accepted the program).
 pub fn unify(pattern: &Ty, t: &Ty, map: &mut Subst) {
     match (pattern.kind(), t.kind()) {
-        // Only to a concrete type: a use's type may itself mention type
-        // variables the middle end left (another source decides them).
-        (TyKind::Var(v), _) if concrete(t) => {
+        // Only to a type with no type variable: a use's type may itself
+        // mention type variables the middle end left (another source
+        // decides them). An inference variable in it is a part nothing
+        // constrains (the lowering makes it `()`), so it binds.
+        (TyKind::Var(v), _) if determined(t) => {
             map.entry(v.id).or_insert_with(|| t.clone());
         }
         (TyKind::All(_, _, p), _) => unify(p, t, map),
@@ -35,6 +37,19 @@ pub fn unify(pattern: &Ty, t: &Ty, map: &mut Subst) {
         }
         (TyKind::Con(_, _, a1), TyKind::Con(_, _, a2)) => a1.iter().zip(a2).for_each(|(x, y)| unify(x, y, map)),
         _ => {}
+    }
+}
+
+/// A type with no type variable in it, or only inference variables.
+fn determined(t: &Ty) -> bool {
+    match t.kind() {
+        TyKind::Meta(_) => true,
+        TyKind::Var(_) | TyKind::All(..) | TyKind::Unknown => false,
+        TyKind::Seq(e) | TyKind::Tensor(e) => determined(e),
+        TyKind::Record(fs) => fs.iter().all(|(_, f)| determined(f)),
+        TyKind::Arrow(a, b) => determined(a) && determined(b),
+        TyKind::Con(_, _, args) => args.iter().all(determined),
+        TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char => true,
     }
 }
 

@@ -4,9 +4,22 @@
 use crate::cx::{Arg, Bound, Cx};
 use crate::ir::*;
 use crate::lower::{Lowered, Lowerer};
-use crate::subst::apply;
+use crate::subst::{apply, unify, Subst};
 use pmx_ast::{compare_labels, Builtin, ExprKind, Label, Span, Ty};
 use pmx_diagnostics::Code;
+
+/// Whether a `let`'s scheme quantifies a variable the function being
+/// lowered has not fixed.
+fn polymorphic(cx: &Cx, scheme: &Ty) -> bool {
+    let mut t = scheme;
+    while let pmx_ast::TyKind::All(v, _, body) = t.kind() {
+        if !cx.subst.contains_key(&v.id) {
+            return true;
+        }
+        t = body;
+    }
+    false
+}
 
 pub(crate) fn is_function(cx: &Cx, t: &Ty) -> bool {
     apply(t, &cx.subst).strip_foralls().as_arrow().is_some()
@@ -108,6 +121,23 @@ impl Lowerer<'_> {
     fn var_value(&mut self, cx: &mut Cx, n: &pmx_ast::Name, e: &pmx_ast::Expr, out: &mut Vec<Stmt>) -> Lowered<Atom> {
         match cx.get(n.id) {
             Some(Bound::Value(a)) => return Ok(a.clone()),
+            Some(Bound::Poly(b)) => {
+                let b = b.clone();
+                let saved = cx.subst.clone();
+                let mut at = Subst::default();
+                unify(&b.scheme, &apply(&e.ty, &cx.subst), &mut at);
+                // A variable the use leaves open types nothing this use
+                // looks at (`r.floats` of `{ints = [], floats = []}`).
+                let mut t = &b.scheme;
+                while let pmx_ast::TyKind::All(v, _, body) = t.kind() {
+                    at.entry(v.id).or_insert_with(Ty::unit);
+                    t = body;
+                }
+                cx.subst.extend(at);
+                let r = self.value(cx, &b.value, out);
+                cx.subst = saved;
+                return r;
+            }
             Some(Bound::Fun(_)) => {
                 let message = format!("the function `{}` is used as a value", n.text);
                 return Err(self.error(Code::LowerFunctionValue, e.span, message, "here"));
@@ -148,6 +178,10 @@ impl Lowerer<'_> {
         if is_function(cx, &b.value.ty) {
             let f = self.fun(cx, &b.value, out)?;
             cx.bind(b.name.id, Bound::Fun(f));
+            return Ok(());
+        }
+        if !b.name.is_anonymous() && polymorphic(cx, &b.scheme) {
+            cx.bind(b.name.id, Bound::Poly(std::rc::Rc::new(b.clone())));
             return Ok(());
         }
         let start = out.len();

@@ -63,6 +63,10 @@ impl FunVal {
 pub(crate) enum Bound {
     Value(Atom),
     Fun(FunVal),
+    /// A `let` of a polymorphic value (`let e = [] in`, generalised):
+    /// lowered again at each use, at that use's instance, since the IR's
+    /// types are concrete.
+    Poly(std::rc::Rc<pmx_ast::Binding>),
 }
 
 pub(crate) struct Cx {

@@ -26,7 +26,7 @@ impl Lowerer<'_> {
             ExprKind::Var(n) => {
                 match cx.get(n.id) {
                     Some(Bound::Fun(f)) => return Ok(f.clone()),
-                    Some(Bound::Value(_)) => {}
+                    Some(Bound::Value(_) | Bound::Poly(_)) => {}
                     None => {
                         if let Some(b) = n.id.as_builtin() {
                             if is_accelerate(b) {
@@ -320,7 +320,21 @@ impl Lowerer<'_> {
             bound.push(Arg::Atom(Atom::Var(v.clone())));
             p
         };
-        for fv in pmx_ast::visit::free_vars(e) {
+        // A polymorphic value the lambda uses is lowered inside it, so what
+        // that value uses is captured too.
+        let mut fvs = pmx_ast::visit::free_vars(e);
+        let mut i = 0;
+        while i < fvs.len() {
+            if let Some(Bound::Poly(b)) = cx.get(fvs[i].id) {
+                for more in pmx_ast::visit::free_vars(&b.value) {
+                    if !fvs.iter().any(|f| f.id == more.id) {
+                        fvs.push(more);
+                    }
+                }
+            }
+            i += 1;
+        }
+        for fv in fvs {
             match cx.get(fv.id).cloned() {
                 Some(Bound::Value(Atom::Var(v))) => {
                     let p = param(self, &mut inner, &v);
@@ -334,6 +348,7 @@ impl Lowerer<'_> {
                         vars.iter().map(|v| (v.id, param(self, &mut inner, v))).collect();
                     inner.bind(fv.id, Bound::Fun(f.renamed(&renaming)));
                 }
+                Some(Bound::Poly(b)) => inner.bind(fv.id, Bound::Poly(b)),
                 // Top-level functions and built-ins: the same everywhere.
                 None => {}
             }

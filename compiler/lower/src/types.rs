@@ -80,7 +80,10 @@ impl Types {
                 Some(bound) => self.convert(bound, &Subst::default())?,
                 None => return Err(TypeError::Variable(t.clone())),
             },
-            TyKind::Meta(_) => return Err(TypeError::Variable(t.clone())),
+            // Inference left it open: nothing constrains it, so no value of
+            // it is ever looked at (the `ints` of a record whose `floats`
+            // alone are used, an empty sequence); any type does.
+            TyKind::Meta(_) => Type::Unit,
             TyKind::All(_, _, body) => self.convert(body, s)?,
             TyKind::Con(id, name, args) if id.as_builtin_type().is_none() => {
                 let mut targs = Vec::with_capacity(args.len());

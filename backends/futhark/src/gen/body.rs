@@ -607,6 +607,11 @@ impl<'p> Writer<'p> {
         self.span = outer;
     }
 
+    /// Whether `a` names an empty sequence literal.
+    fn empty_literal(&self, a: &Atom) -> bool {
+        matches!(a, Atom::Var(v) if self.literals.get(&v.id).is_some_and(|items| items.is_empty()))
+    }
+
     /// A sequence literal; rows of a literal of arrays are coerced to the
     /// first row's length (a let before it names that length).
     fn seq_literal(&mut self, items: &[Atom], elem: Option<&Type>, depth: usize) -> String {
@@ -636,6 +641,14 @@ impl<'p> Writer<'p> {
                 let elem = args[0].ty().elem().cloned();
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
                 self.set(&args, elem.as_ref(), in_place, Some(depth))
+            }
+            // `[] ++ s` is a copy of `s`: written as a concatenation,
+            // Futhark 0.22's simplifier folds it with later literals into
+            // an array whose size then contradicts a size coercion around
+            // it (an internal compiler error).
+            Expr::Prim(Builtin::Concat, args) if args.iter().any(|a| self.empty_literal(a)) => {
+                let other = if self.empty_literal(&args[0]) { &args[1] } else { &args[0] };
+                format!("(copy {})", self.atom(other))
             }
             Expr::Prim(b, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
