@@ -5,8 +5,8 @@
 use crate::value::{Seq, Value};
 use pmx_ast::Span;
 
-/// Every tensor in `v` (through records, tuples and sequences) has rank at
-/// most `max`.
+/// Every tensor in `v` (through records, tuples, sequences and
+/// constructors' payloads) has rank at most `max`.
 pub fn rank(v: &Value, max: usize) -> Result<(), String> {
     match v {
         Value::Tensor(t) if t.rank() > max => Err(format!(
@@ -22,6 +22,7 @@ pub fn rank(v: &Value, max: usize) -> Result<(), String> {
             Ok(())
         }
         Value::Record(r) => r.values.iter().try_for_each(|f| rank(f, max)),
+        Value::Con(c) => rank(&c.arg, max),
         _ => Ok(()),
     }
 }

@@ -10,7 +10,8 @@ use crate::alias::{self, Span as ViewSpan};
 use crate::memory::Memory;
 use pmx_cpu::tensor::{Tensor, TensorData};
 use pmx_cpu::value::{Seq, Value};
-use pmx_lower::Type;
+use pmx_cpu::value::ConValue;
+use pmx_lower::{Type, VariantDef};
 use std::sync::Arc;
 
 /// Slot layout shared with the generated `struct pmx_arg`.
@@ -70,20 +71,23 @@ enum SlotRef {
 }
 
 /// Flattens the parameters (`written[k]`: the binding may write parameter
-/// `k`) into buffers of `memory`. A tensor of rank above [`MAX_RANK`] or
-/// of boxed elements is an error.
+/// `k`) into buffers of `memory`; `variants` is the program's table of
+/// variant types. A tensor of rank above [`MAX_RANK`] or of boxed
+/// elements is an error.
 pub fn marshal(
     values: &[Value],
     types: &[Type],
     written: &[bool],
+    variants: &[VariantDef],
     memory: &mut dyn Memory,
 ) -> Result<Marshaled, String> {
-    let mut m = Marshaled { args: Vec::new(), roots: Vec::new(), nested: Vec::new(), bytes_in: 0 };
-    let mut pending = Vec::new();
+    let m = Marshaled { args: Vec::new(), roots: Vec::new(), nested: Vec::new(), bytes_in: 0 };
+    let mut f = Flatten { m, memory, variants, pending: Vec::new() };
     for (k, (v, t)) in values.iter().zip(types).enumerate() {
         let w = written.get(k).copied().unwrap_or(true);
-        flatten(&mut m, memory, None, v, t, w, &mut pending)?;
+        f.value(None, v, t, w)?;
     }
+    let Flatten { mut m, memory, pending, .. } = f;
     // Alias reconstruction over every tensor of the call.
     let spans: Vec<ViewSpan> = pending.iter().map(|p| alias::span_of(&p.tensor)).collect();
     let merged = alias::merge(&spans);
@@ -108,10 +112,7 @@ pub fn marshal(
             m.roots[*root].write_back = true;
         }
         let base = m.roots[*root].buffer as *mut u8;
-        let slot = match p.slot {
-            SlotRef::Top(i) => &mut m.args[i],
-            SlotRef::Nested(a, i) => &mut m.nested[a][i],
-        };
+        let slot = m.slot(p.slot);
         slot.p = base;
         slot.offset = *offset as i64;
     }
@@ -132,92 +133,117 @@ fn words(data: &TensorData) -> Option<&[u64]> {
     }
 }
 
-fn push(m: &mut Marshaled, nested: Option<usize>, a: Arg) -> SlotRef {
-    match nested {
-        None => {
-            m.args.push(a);
-            SlotRef::Top(m.args.len() - 1)
-        }
-        Some(k) => {
-            m.nested[k].push(a);
-            SlotRef::Nested(k, m.nested[k].len() - 1)
+impl Marshaled {
+    fn slot(&mut self, s: SlotRef) -> &mut Arg {
+        match s {
+            SlotRef::Top(i) => &mut self.args[i],
+            SlotRef::Nested(a, i) => &mut self.nested[a][i],
         }
     }
 }
 
-fn flatten(
-    m: &mut Marshaled,
-    memory: &mut dyn Memory,
-    nested: Option<usize>,
-    v: &Value,
-    t: &Type,
-    written: bool,
-    pending: &mut Vec<Pending>,
-) -> Result<(), String> {
-    match (t, v) {
-        (Type::Unit, _) => {}
-        (Type::Int, Value::Int(i)) => {
-            push(m, nested, Arg { i: *i, ..Arg::default() });
-        }
-        (Type::Float, Value::Float(f)) => {
-            push(m, nested, Arg { f: *f, ..Arg::default() });
-        }
-        (Type::Bool, Value::Bool(b)) => {
-            push(m, nested, Arg { i: *b as i64, ..Arg::default() });
-        }
-        (Type::Char, Value::Char(c)) => {
-            push(m, nested, Arg { i: *c as i64, ..Arg::default() });
-        }
-        (Type::Tensor(_), Value::Tensor(tensor)) => {
-            if tensor.rank() > MAX_RANK {
-                return Err(format!("a tensor of rank {} crossed into CUDA code (at most {MAX_RANK})", tensor.rank()));
+/// The parameters being flattened into slots, and the tensors met.
+struct Flatten<'a> {
+    m: Marshaled,
+    memory: &'a mut dyn Memory,
+    variants: &'a [VariantDef],
+    pending: Vec<Pending>,
+}
+
+impl Flatten<'_> {
+    fn push(&mut self, nested: Option<usize>, a: Arg) -> SlotRef {
+        match nested {
+            None => {
+                self.m.args.push(a);
+                SlotRef::Top(self.m.args.len() - 1)
             }
-            let mut a = Arg { rank: tensor.rank() as i64, ..Arg::default() };
-            for (k, d) in tensor.shape.iter().enumerate() {
-                a.dims[k] = *d as i64;
-            }
-            let slot = push(m, nested, a);
-            pending.push(Pending { slot, tensor: tensor.clone(), written });
-        }
-        (Type::Record(fields), Value::Record(r)) => {
-            for (label, ft) in fields {
-                let f = r.get(label).ok_or_else(|| format!("a record without field `{label}` crossed"))?;
-                flatten(m, memory, nested, f, ft, written, pending)?;
+            Some(k) => {
+                self.m.nested[k].push(a);
+                SlotRef::Nested(k, self.m.nested[k].len() - 1)
             }
         }
-        (Type::Seq(elem), Value::Seq(s)) => {
-            let len = s.len() as i64;
-            // Unboxed sequences are passed as they are where generated
-            // code sees this process's memory (it never writes a
-            // sequence), else copied.
-            let p = match &**s {
-                Seq::Int(view) => unboxed(memory, view.as_slice())?,
-                Seq::Float(view) => unboxed(memory, view.as_slice())?,
-                Seq::Bool(view) => unboxed(memory, view.as_slice())?,
-                Seq::Char(view) => unboxed(memory, view.as_slice())?,
-                Seq::Boxed(_) => {
-                    let k = m.nested.len();
-                    m.nested.push(Vec::new());
-                    for e in s.to_values() {
-                        flatten(m, memory, Some(k), &e, elem, written, pending)?;
-                    }
-                    std::ptr::null_mut()
-                }
-            };
-            let slot = push(m, nested, Arg { p, len, ..Arg::default() });
-            if p.is_null() {
-                // The nested slot array's address is fixed once filled.
-                let k = m.nested.len() - 1;
-                let ptr = m.nested[k].as_mut_ptr() as *mut u8;
-                match slot {
-                    SlotRef::Top(i) => m.args[i].p = ptr,
-                    SlotRef::Nested(a, i) => m.nested[a][i].p = ptr,
-                }
-            }
-        }
-        (t, _) => return Err(format!("a value of type {t} cannot cross into CUDA code yet")),
     }
-    Ok(())
+
+    /// A new nested slot array filled by `fill`, and its address (null
+    /// when it is empty). The address is taken once the array is full:
+    /// it does not move after that, even when later arrays are added.
+    fn nested(&mut self, fill: impl FnOnce(&mut Self, usize) -> Result<(), String>) -> Result<*mut u8, String> {
+        let k = self.m.nested.len();
+        self.m.nested.push(Vec::new());
+        fill(self, k)?;
+        let slots = &mut self.m.nested[k];
+        Ok(if slots.is_empty() { std::ptr::null_mut() } else { slots.as_mut_ptr() as *mut u8 })
+    }
+
+    fn value(&mut self, nested: Option<usize>, v: &Value, t: &Type, written: bool) -> Result<(), String> {
+        match (t, v) {
+            (Type::Unit, _) => {}
+            (Type::Int, Value::Int(i)) => {
+                self.push(nested, Arg { i: *i, ..Arg::default() });
+            }
+            (Type::Float, Value::Float(f)) => {
+                self.push(nested, Arg { f: *f, ..Arg::default() });
+            }
+            (Type::Bool, Value::Bool(b)) => {
+                self.push(nested, Arg { i: *b as i64, ..Arg::default() });
+            }
+            (Type::Char, Value::Char(c)) => {
+                self.push(nested, Arg { i: *c as i64, ..Arg::default() });
+            }
+            (Type::Tensor(_), Value::Tensor(tensor)) => {
+                if tensor.rank() > MAX_RANK {
+                    return Err(format!(
+                        "a tensor of rank {} crossed into CUDA code (at most {MAX_RANK})",
+                        tensor.rank()
+                    ));
+                }
+                let mut a = Arg { rank: tensor.rank() as i64, ..Arg::default() };
+                for (k, d) in tensor.shape.iter().enumerate() {
+                    a.dims[k] = *d as i64;
+                }
+                let slot = self.push(nested, a);
+                self.pending.push(Pending { slot, tensor: tensor.clone(), written });
+            }
+            (Type::Record(fields), Value::Record(r)) => {
+                for (label, ft) in fields {
+                    let f = r.get(label).ok_or_else(|| format!("a record without field `{label}` crossed"))?;
+                    self.value(nested, f, ft, written)?;
+                }
+            }
+            (Type::Seq(elem), Value::Seq(s)) => {
+                let len = s.len() as i64;
+                // Unboxed sequences are passed as they are where generated
+                // code sees this process's memory (it never writes a
+                // sequence), else copied; boxed ones as a nested slot
+                // array, element after element.
+                let p = match &**s {
+                    Seq::Int(view) => unboxed(self.memory, view.as_slice())?,
+                    Seq::Float(view) => unboxed(self.memory, view.as_slice())?,
+                    Seq::Bool(view) => unboxed(self.memory, view.as_slice())?,
+                    Seq::Char(view) => unboxed(self.memory, view.as_slice())?,
+                    Seq::Boxed(_) => self.nested(|f, k| {
+                        s.to_values().iter().try_for_each(|e| f.value(Some(k), e, elem, written))
+                    })?,
+                };
+                self.push(nested, Arg { p, len, ..Arg::default() });
+            }
+            // The constructor's index, and its payload in a nested slot
+            // array (what the generated unpacker of the type reads).
+            (Type::Variant(id), Value::Con(c)) => {
+                let def = self.variants.get(id.0 as usize).ok_or("internal error: unknown variant type")?;
+                let tag = def
+                    .constructors
+                    .iter()
+                    .position(|k| k.id == c.tag)
+                    .ok_or_else(|| format!("a value built by `{}` crossed as a `{}`", c.name, def.name))?;
+                let payload = &def.constructors[tag].payload;
+                let p = self.nested(|f, k| f.value(Some(k), &c.arg, payload, written))?;
+                self.push(nested, Arg { i: tag as i64, p, ..Arg::default() });
+            }
+            (t, _) => return Err(format!("a value of type {t} cannot cross into CUDA code yet")),
+        }
+        Ok(())
+    }
 }
 
 /// An unboxed sequence's elements as generated code reads them.
@@ -266,8 +292,9 @@ unsafe fn elements<'a, T>(p: *const u8, len: usize) -> &'a [T] {
     unsafe { std::slice::from_raw_parts(p as *const T, len) }
 }
 
-/// The result value from its slots.
-pub fn unmarshal(t: &Type, slots: &[Arg], k: &mut usize) -> Result<Value, String> {
+/// The result value from its slots (`variants`: the program's table of
+/// variant types).
+pub fn unmarshal(t: &Type, slots: &[Arg], k: &mut usize, variants: &[VariantDef]) -> Result<Value, String> {
     let v = match t {
         Type::Unit => return Ok(Value::unit()),
         Type::Int => Value::Int(slots[*k].i),
@@ -277,7 +304,7 @@ pub fn unmarshal(t: &Type, slots: &[Arg], k: &mut usize) -> Result<Value, String
         Type::Record(fields) => {
             let mut out = Vec::new();
             for (label, ft) in fields {
-                out.push((label.clone(), unmarshal(ft, slots, k)?));
+                out.push((label.clone(), unmarshal(ft, slots, k, variants)?));
             }
             return Ok(Value::Record(Arc::new(pmx_cpu::value::Record::from_fields(out))));
         }
@@ -299,6 +326,20 @@ pub fn unmarshal(t: &Type, slots: &[Arg], k: &mut usize) -> Result<Value, String
                 }
             };
             Value::Seq(Arc::new(Seq::from_values(values)))
+        }
+        Type::Variant(id) => {
+            let def = variants.get(id.0 as usize).ok_or("internal error: unknown variant type")?;
+            let tag = slots[*k].i;
+            let con = usize::try_from(tag)
+                .ok()
+                .and_then(|t| def.constructors.get(t))
+                .ok_or_else(|| format!("internal error: tag {tag} of `{}` came back from CUDA code", def.name))?;
+            // Safety: the generated code packs the payload into slots it
+            // allocated from the engine's memory, alive until it is
+            // dropped, after this (as many as the payload takes).
+            let payload = unsafe { elements::<Arg>(slots[*k].p, crate::gen::leaves(&con.payload)) };
+            let arg = unmarshal(&con.payload, payload, &mut 0, variants)?;
+            Value::Con(Arc::new(ConValue { tag: con.id, name: con.name.clone(), arg }))
         }
         other => return Err(format!("a result of type {other} cannot come back from CUDA code yet")),
     };

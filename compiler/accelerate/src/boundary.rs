@@ -109,8 +109,8 @@ impl Boundary {
 }
 
 impl BoundaryResult {
-    pub fn of(ty: &Ty) -> BoundaryResult {
-        let passing = match crate::copy::passing(ty, true) {
+    pub fn of(ty: &Ty, variants: &crate::variants::Variants) -> BoundaryResult {
+        let passing = match crate::copy::passing(ty, true, variants) {
             Passing::Value | Passing::None => Passing::Value,
             _ => Passing::CopyOut,
         };

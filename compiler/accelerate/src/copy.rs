@@ -21,30 +21,24 @@ use crate::chain::{self, Decl};
 use crate::free::{free_vars, is_function};
 use crate::lift::AccBinding;
 use crate::spine::{head_builtin, spine};
+use crate::variants::Variants;
 use crate::writes::Writes;
 use crate::Passing;
 use pmx_ast::*;
 use rustc_hash::FxHashMap;
 
 /// How a value of type `t` crosses when the binding may (`written`) or
-/// may not write it.
-pub fn passing(t: &Ty, written: bool) -> Passing {
-    fn has(t: &Ty, f: &dyn Fn(&Ty) -> bool) -> bool {
-        f(t) || match t.kind() {
-            TyKind::Seq(e) | TyKind::Tensor(e) => has(e, f),
-            TyKind::Record(fields) => fields.iter().any(|(_, x)| has(x, f)),
-            _ => false,
-        }
-    }
+/// may not write it (`variants`: to look into constructors' payloads).
+pub fn passing(t: &Ty, written: bool, variants: &Variants) -> Passing {
     if is_function(t) {
         Passing::None
-    } else if has(t, &|x| matches!(x.kind(), TyKind::Tensor(_))) {
+    } else if variants.holds(t, &|x| matches!(x.kind(), TyKind::Tensor(_))) {
         if written {
             Passing::CopyInOut
         } else {
             Passing::CopyIn
         }
-    } else if has(t, &|x| matches!(x.kind(), TyKind::Seq(_))) {
+    } else if variants.holds(t, &|x| matches!(x.kind(), TyKind::Seq(_))) {
         Passing::CopyIn
     } else {
         Passing::Value
@@ -52,10 +46,18 @@ pub fn passing(t: &Ty, written: bool) -> Passing {
 }
 
 /// How each parameter of each accelerate binding crosses the boundary.
-pub fn analyze(lifted: &Expr, bindings: &[AccBinding], writes: &Writes) -> FxHashMap<NameId, Vec<Passing>> {
+pub fn analyze(
+    lifted: &Expr,
+    bindings: &[AccBinding],
+    writes: &Writes,
+    variants: &Variants,
+) -> FxHashMap<NameId, Vec<Passing>> {
     let mut out: FxHashMap<NameId, Vec<Passing>> = bindings
         .iter()
-        .map(|b| (b.id, b.params.iter().enumerate().map(|(i, p)| passing(&p.ty, writes.writes(b.id, i))).collect()))
+        .map(|b| {
+            let passing = b.params.iter().enumerate().map(|(i, p)| passing(&p.ty, writes.writes(b.id, i), variants));
+            (b.id, passing.collect())
+        })
         .collect();
     // The top-level chain, as a list of (bound name, value) steps.
     let mut steps: Vec<(Option<NameId>, &Expr)> = Vec::new();

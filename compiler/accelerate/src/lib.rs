@@ -66,6 +66,7 @@ pub mod program;
 mod rewrite;
 pub mod size;
 pub mod spine;
+pub mod variants;
 mod wellformed;
 mod writes;
 
@@ -157,14 +158,15 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
     let mut diagnostics = nested::check(&graph, &bindings, &nested_ids);
     let order = extract::bindings(&extracted);
     let writes = writes::analyze(&extracted);
-    let mut copies = copy::analyze(&lifted, &bindings, &writes);
+    let variants = variants::Variants::new(&extracted);
+    let mut copies = copy::analyze(&lifted, &bindings, &writes, &variants);
     let mut accelerates = Vec::new();
     for b in &bindings {
         if nested_ids.contains(&b.id) {
             // An error already; classifying it and listing its functions
             // would walk everything below it again, once per nesting level.
             let passing = copies.remove(&b.id).unwrap_or_default();
-            let boundary = describe(&extracted, b, Class::Nested, &passing, &writes);
+            let boundary = describe(&extracted, b, Class::Nested, &passing, &writes, &variants);
             accelerates.push(Accelerate { boundary, class: Class::Nested, reasons: Vec::new(), functions: Vec::new() });
             continue;
         }
@@ -207,7 +209,7 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
             Class::One(_) | Class::Nested => {}
         }
         let passing = copies.remove(&b.id).unwrap_or_default();
-        let boundary = describe(&extracted, b, class.clone(), &passing, &writes);
+        let boundary = describe(&extracted, b, class.clone(), &passing, &writes, &variants);
         accelerates.push(Accelerate { boundary, class, reasons, functions });
     }
     // One program per backend: its rewrites, ANF, then its rules.
@@ -248,7 +250,14 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
 }
 
 /// The boundary description of one accelerate binding.
-fn describe(extracted: &Expr, b: &AccBinding, class: Class, passing: &[Passing], writes: &writes::Writes) -> Boundary {
+fn describe(
+    extracted: &Expr,
+    b: &AccBinding,
+    class: Class,
+    passing: &[Passing],
+    writes: &writes::Writes,
+    variants: &variants::Variants,
+) -> Boundary {
     let mut params: Vec<BoundaryParam> = b
         .params
         .iter()
@@ -257,8 +266,8 @@ fn describe(extracted: &Expr, b: &AccBinding, class: Class, passing: &[Passing],
             name: p.name.clone(),
             ty: p.ty.clone(),
             source: p.source.clone(),
-            passing: passing.get(i).copied().unwrap_or_else(|| copy::passing(&p.ty, true)),
-            written: writes.writes(b.id, i) && copy::passing(&p.ty, true) == Passing::CopyInOut,
+            passing: passing.get(i).copied().unwrap_or_else(|| copy::passing(&p.ty, true, variants)),
+            written: writes.writes(b.id, i) && copy::passing(&p.ty, true, variants) == Passing::CopyInOut,
             sizes: Vec::new(),
         })
         .collect();
@@ -273,6 +282,6 @@ fn describe(extracted: &Expr, b: &AccBinding, class: Class, passing: &[Passing],
         params,
         dummy: b.dummy,
         sizes,
-        result: BoundaryResult::of(&b.result),
+        result: BoundaryResult::of(&b.result, variants),
     }
 }

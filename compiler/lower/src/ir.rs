@@ -62,6 +62,9 @@ pub struct VariantDef {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Constructor {
+    /// The constructor's declaration: what values of the CPU backend carry
+    /// as their tag, for marshaling.
+    pub id: NameId,
     pub name: SmolStr,
     pub payload: Type,
 }
@@ -381,6 +384,13 @@ impl Program {
 
     pub fn variant(&self, id: VariantId) -> Option<&VariantDef> {
         self.variants.get(id.0 as usize)
+    }
+
+    /// A type as MExpr writes it, variant instances by their names.
+    pub fn type_name(&self, t: &Type) -> String {
+        let mut out = String::new();
+        let _ = crate::print::write_type(&mut out, t, Some(&self.variants));
+        out
     }
 }
 

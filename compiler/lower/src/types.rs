@@ -107,13 +107,13 @@ impl Types {
         // In the table before its constructors: they may mention it.
         self.index.insert(key.clone(), vid);
         self.variants.push(VariantDef { name: name.clone(), args: key.1, constructors: Vec::new() });
-        let decls: Vec<(SmolStr, Ty)> = self
+        let decls: Vec<(NameId, SmolStr, Ty)> = self
             .constructors
             .get(&id)
-            .map(|cs| cs.iter().map(|c| (c.name.clone(), c.scheme.clone())).collect())
+            .map(|cs| cs.iter().map(|c| (c.id, c.name.clone(), c.scheme.clone())).collect())
             .unwrap_or_default();
         let mut constructors = Vec::new();
-        for (cname, scheme) in decls {
+        for (cid, cname, scheme) in decls {
             let (params, result) = arrows(&scheme);
             let mut map = Subst::default();
             unify(&result, t, &mut map);
@@ -121,7 +121,7 @@ impl Types {
                 Some(p) => self.convert(p, &map)?,
                 None => Type::Unit,
             };
-            constructors.push(Constructor { name: cname, payload });
+            constructors.push(Constructor { id: cid, name: cname, payload });
         }
         self.variants[vid.0 as usize].constructors = constructors;
         Ok(vid)

@@ -18,7 +18,10 @@
 //! The host ABI of an entry (what the engines call):
 //! `int64_t pmx_entry_K(const pmx_arg *args, pmx_arg *result, const pmx_runtime *rt)`.
 //! Parameters are flattened into `pmx_arg` slots, depth first
-//! ([`leaves`]); the result likewise. It returns 0, or the location id of
+//! ([`leaves`]); the result likewise. A record takes its fields' slots; a
+//! boxed sequence one slot pointing at its elements' slots; a value of a
+//! variant type one slot holding its tag (the constructor's index) and
+//! pointing at its payload's slots. It returns 0, or the location id of
 //! the first failure ([`Generated::failures`]).
 
 mod body;
@@ -55,6 +58,8 @@ pub struct EntryAbi {
     pub symbol: String,
     pub params: Vec<Type>,
     pub result: Type,
+    /// The program's variant types (what `Type::Variant` indexes).
+    pub variants: std::sync::Arc<Vec<pmx_lower::VariantDef>>,
 }
 
 /// A kernel: its symbol (NVRTC looks it up) and its parameters' C types.
@@ -80,7 +85,8 @@ pub struct Unsupported {
     pub message: String,
 }
 
-/// How many `pmx_arg` slots a value of type `t` takes.
+/// How many `pmx_arg` slots a value of type `t` takes (a sequence or a
+/// variant one: what is inside it has slots of its own).
 pub fn leaves(t: &Type) -> usize {
     match t {
         Type::Unit => 0,
@@ -132,6 +138,7 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     }
     let mut entries = Vec::new();
     let mut hosts = String::new();
+    let variants = std::sync::Arc::new(p.variants.clone());
     for (k, e) in p.entries.iter().enumerate() {
         let symbol = format!("pmx_entry_{k}");
         let _ = writeln!(hosts, "// {} at {}", e.name, locate(e.span));
@@ -160,6 +167,7 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
             symbol,
             params: e.params.iter().map(|v| v.ty.clone()).collect(),
             result: e.result.clone(),
+            variants: variants.clone(),
         });
     }
     let mut errors: Vec<Unsupported> =

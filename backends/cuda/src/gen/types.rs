@@ -37,7 +37,8 @@ impl<'p> Types<'p> {
                 }
                 let members: Vec<(String, String)> = fields.iter().map(|(l, ft)| (field(l), self.c(ft))).collect();
                 let name = format!("rec{}", self.names.len());
-                let shown: Vec<String> = fields.iter().map(|(l, ft)| format!("{l} : {ft}")).collect();
+                let shown: Vec<String> =
+                    fields.iter().map(|(l, ft)| format!("{l} : {}", self.program.type_name(ft))).collect();
                 self.decls.push_str(&format!("// {{{}}}\nstruct {name} {{\n", shown.join(", ")));
                 for (m, ct) in members {
                     self.decls.push_str(&format!("  {ct} {m};\n"));
@@ -55,6 +56,9 @@ impl<'p> Types<'p> {
                     return "pmx_unit".into();
                 };
                 if self.open.contains(&id.0) {
+                    // The middle end refuses recursive variant types in
+                    // CUDA code, where they are written (E0421); this only
+                    // keeps a lowered program made otherwise from looping.
                     self.errors.push(format!(
                         "the recursive variant type `{}` has no fixed-size layout for CUDA code",
                         def.name
@@ -65,14 +69,18 @@ impl<'p> Types<'p> {
                 let payloads: Vec<String> = def.constructors.iter().map(|c| self.c(&c.payload)).collect();
                 self.open.pop();
                 let name = format!("var{}", id.0);
+                // A tagged union: the tag is the constructor's index, and
+                // only that constructor's member of the union is set. Every
+                // member is a plain struct or scalar, so the union needs no
+                // constructor, and `var()` zeroes the tag and the first one.
                 self.decls.push_str(&format!(
-                    "// type {}: a tag and one payload per constructor\nstruct {name} {{\n  int64_t tag;\n",
-                    def.name
+                    "// type {}: a tag (the constructor's index) and its payload\nstruct {name} {{\n  int64_t tag;\n  union {{\n",
+                    self.program.type_name(t)
                 ));
                 for (k, (c, ct)) in def.constructors.iter().zip(payloads).enumerate() {
-                    self.decls.push_str(&format!("  {ct} c{k}; // {}\n", c.name));
+                    self.decls.push_str(&format!("    {ct} c{k}; // {k}: {}\n", c.name));
                 }
-                self.decls.push_str("};\n");
+                self.decls.push_str("  };\n};\n");
                 self.names.insert(t.clone(), name.clone());
                 name
             }

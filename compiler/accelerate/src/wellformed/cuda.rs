@@ -1,14 +1,23 @@
 //! The CUDA backend's rules: an imperative, first-order subset over
-//! tensors, with recursion.
+//! tensors, with recursion. Variant types are taken (the generator makes
+//! them tagged unions) unless they are recursive: a value of such a type
+//! has no fixed-size layout, and building one would need a device heap.
 
-use super::{contains_arrow, find, is_variant, spine, Rules};
+use super::{contains_arrow, is_variant, spine, Rules};
 use crate::lift::AccBinding;
+use crate::variants::Variants;
 use pmx_ast::*;
 use pmx_diagnostics::{Code, Diagnostic};
 
 pub struct Cuda {
     pub(super) r: super::Report,
+    /// The program's variant types, to look into payloads.
+    pub(super) variants: Variants,
 }
+
+/// Why a recursive variant type is refused, and what to do instead.
+const RECURSIVE: &str = "a value of a recursive variant type has no fixed size in CUDA code";
+const RECURSIVE_FIX: &str = "hold the repeated part in a sequence or a tensor instead";
 
 /// The built-ins CUDA code may use (the C column of the reference).
 fn supported_constant(b: Builtin) -> bool {
@@ -42,20 +51,20 @@ fn tensor_of_unsupported(t: &Ty) -> bool {
 }
 
 impl Cuda {
-    /// CudaExprError: no constructors, record updates or utests.
+    /// CudaExprError: no record updates, utests, or constructor
+    /// applications of a recursive variant type.
     fn rule_expression(&mut self, e: &Expr) {
-        let what = match &e.kind {
-            ExprKind::ConApp(..) => "constructor applications",
-            ExprKind::RecordUpdate(..) => "record updates (`{r with l = e}`)",
-            ExprKind::Utest(..) => "utests",
+        let (what, fix) = match &e.kind {
+            ExprKind::ConApp(..) if self.variants.recursive(&e.ty) => {
+                (format!("constructor applications of the recursive variant type `{}`", e.ty), RECURSIVE_FIX)
+            }
+            ExprKind::RecordUpdate(..) => {
+                ("record updates (`{r with l = e}`)".into(), "build a new record with every field instead")
+            }
+            ExprKind::Utest(..) => ("utests".into(), "move the utest out of the accelerated code"),
             _ => return,
         };
-        let fix = match &e.kind {
-            ExprKind::RecordUpdate(..) => Some("build a new record with every field instead"),
-            ExprKind::Utest(..) => Some("move the utest out of the accelerated code"),
-            _ => Some("variant types cannot be accelerated with CUDA; use records, sequences and tensors"),
-        };
-        self.r.push(Code::CudaExpr, e.span, format!("{what} are not supported"), "not available in CUDA code", fix);
+        self.r.push(Code::CudaExpr, e.span, format!("{what} are not supported"), "not available in CUDA code", Some(fix));
     }
 
     /// CudaConstantError: only the built-ins the CUDA backend provides.
@@ -148,29 +157,37 @@ impl Cuda {
         }
     }
 
-    /// CudaTypeError: no functions inside records or sequences, tensors of
-    /// Int or Float only, no variant types.
+    /// Whether a variant type has a constructor whose payload is or holds
+    /// a function.
+    fn variant_of_functions(&self, t: &Ty) -> bool {
+        is_variant(t) && self.variants.payloads(t).iter().any(|(_, p)| contains_arrow(p))
+    }
+
+    /// CudaTypeError: no functions inside records, sequences or variants,
+    /// tensors of Int or Float only, no recursive variant types (looking
+    /// into constructors' payloads too).
     fn rule_type(&mut self, span: Span, t: &Ty) {
-        let bad = find(t, &|x| {
-            is_variant(x)
+        let bad = self.variants.find(t, &|x| {
+            self.variants.recursive(x)
+                || self.variant_of_functions(x)
                 || tensor_of_unsupported(x)
                 || matches!(x.kind(), TyKind::Seq(e) if contains_arrow(e))
                 || matches!(x.kind(), TyKind::Record(fs) if fs.iter().any(|(_, f)| contains_arrow(f)))
         });
         if let Some(bad) = bad {
-            let why = if is_variant(&bad) {
-                "variant types cannot be used in CUDA code"
+            let (why, fix) = if self.variants.recursive(&bad) {
+                (RECURSIVE, Some(RECURSIVE_FIX))
             } else if tensor_of_unsupported(&bad) {
-                "CUDA tensors hold Int or Float"
+                ("CUDA tensors hold Int or Float", None)
             } else {
-                "records and sequences cannot hold functions"
+                ("records, sequences and variants cannot hold functions", None)
             };
             self.r.push(
                 Code::CudaType,
                 span,
                 format!("the type `{bad}` is not supported ({why})"),
                 &format!("this has type `{t}`"),
-                None,
+                fix,
             );
         }
     }
@@ -229,16 +246,19 @@ impl Rules for Cuda {
         }
     }
 
-    /// CudaPatternError: no constructor patterns.
+    /// CudaPatternError: no constructor patterns of a recursive variant
+    /// type.
     fn pattern(&mut self, p: &Pat) {
         if let PatKind::Con(k, _) = &p.kind {
-            self.r.push(
-                Code::CudaPattern,
-                p.span,
-                "constructor patterns are not supported".into(),
-                &format!("`{}` matches a variant type", k.text),
-                None,
-            );
+            if self.variants.recursive(&p.ty) {
+                self.r.push(
+                    Code::CudaPattern,
+                    p.span,
+                    format!("constructor patterns of the recursive variant type `{}` are not supported", p.ty),
+                    &format!("`{}` matches a value of a recursive variant type", k.text),
+                    Some(RECURSIVE_FIX),
+                );
+            }
         }
     }
 
@@ -257,29 +277,41 @@ impl Rules for Cuda {
     }
 
     /// What crosses the boundary: no functions; tensors only of Int and
-    /// Float; tensors and variant values are not returned.
+    /// Float; no recursive variant types; tensors are not returned (not
+    /// inside variants either).
     fn boundary(&mut self, acc: &AccBinding) {
         for p in &acc.params {
             self.r.params.insert(p.name.id);
-            let bad = find(&p.ty, &|x| x.as_arrow().is_some() || tensor_of_unsupported(x) || is_variant(x));
+            let bad = self.variants.find(&p.ty, &|x| {
+                x.as_arrow().is_some() || tensor_of_unsupported(x) || self.variants.recursive(x)
+            });
             if let Some(bad) = bad {
                 self.r.push(
                     Code::CudaBoundary,
                     p.name.span,
                     format!("`{}` of type `{}` cannot be passed to accelerated code", p.name.text, p.ty),
                     &format!("`{bad}` cannot cross into CUDA code"),
-                    Some("only scalars, records, sequences, and tensors of Int or Float can cross into CUDA code"),
+                    Some(
+                        "only scalars, records, sequences, tensors of Int or Float, and variant types that do not \
+                         contain themselves can cross into CUDA code",
+                    ),
                 );
             }
         }
-        if let Some(bad) = find(&acc.result, &|x| matches!(x.kind(), TyKind::Tensor(_)) || is_variant(x)) {
-            let what = if is_variant(&bad) { "Data types" } else { "Tensors" };
+        let returned =
+            self.variants.find(&acc.result, &|x| matches!(x.kind(), TyKind::Tensor(_)) || self.variants.recursive(x));
+        if let Some(bad) = returned {
+            let (what, fix) = if self.variants.recursive(&bad) {
+                (format!("Values of the recursive variant type `{bad}`"), RECURSIVE_FIX)
+            } else {
+                ("Tensors".to_string(), "pass a tensor in and write the result into it instead")
+            };
             self.r.push(
                 Code::CudaBoundary,
                 acc.span,
                 format!("{what} cannot be returned from accelerated code"),
                 &format!("this accelerate expression returns `{}`", acc.result),
-                Some("pass a tensor in and write the result into it instead"),
+                Some(fix),
             );
         }
     }

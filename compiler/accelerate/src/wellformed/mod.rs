@@ -56,7 +56,9 @@ pub fn check(backend: Backend, program: &Expr, accelerates: &[&AccBinding]) -> V
     let report = Report::new(backend);
     let mut diags = match backend {
         Backend::Futhark => run(futhark::Futhark { r: report }, program, accelerates),
-        Backend::Cuda => run(cuda::Cuda { r: report }, program, accelerates),
+        Backend::Cuda => {
+            run(cuda::Cuda { r: report, variants: crate::variants::Variants::new(program) }, program, accelerates)
+        }
     };
     pmx_diagnostics::sort_and_dedup(&mut diags);
     diags

@@ -1,0 +1,136 @@
+//! The variant types a program declares, for the passes that look inside
+//! values of a type (a tensor or a sequence in a constructor's payload):
+//! each type's constructors with their payload types at given type
+//! arguments, and whether a type contains itself, which the CUDA backend
+//! refuses (a value of it has no fixed-size layout).
+
+use pmx_ast::subst::{apply, unify, Subst};
+use pmx_ast::*;
+use rustc_hash::FxHashMap;
+
+/// A constructor as declared: its identity and its type scheme.
+struct Con {
+    id: NameId,
+    scheme: Ty,
+}
+
+/// Every constructor of the program, by the variant type it builds.
+#[derive(Default)]
+pub struct Variants {
+    constructors: FxHashMap<NameId, Vec<Con>>,
+}
+
+impl Variants {
+    /// Collects every constructor declared in `program` (at the top level
+    /// or locally).
+    pub fn new(program: &Expr) -> Variants {
+        let mut v = Variants::default();
+        v.collect(program);
+        v
+    }
+
+    fn collect(&mut self, e: &Expr) {
+        if let ExprKind::ConDecl(d, _) = &e.kind {
+            let (_, result) = payload_and_result(&d.scheme);
+            if let TyKind::Con(ty, _, _) = result.kind() {
+                self.constructors.entry(*ty).or_default().push(Con { id: d.name.id, scheme: d.scheme.clone() });
+            }
+        }
+        pmx_ast::visit::children(e, &mut |c| self.collect(c));
+    }
+
+    /// The constructors of `t` (a variant type) with their payload types at
+    /// `t`'s type arguments; nothing for any other type.
+    pub fn payloads(&self, t: &Ty) -> Vec<(NameId, Ty)> {
+        let TyKind::Con(id, _, _) = t.kind() else { return Vec::new() };
+        let Some(cons) = self.constructors.get(id) else { return Vec::new() };
+        cons.iter()
+            .map(|c| {
+                let (payload, result) = payload_and_result(&c.scheme);
+                let mut map = Subst::default();
+                unify(&result, t, &mut map);
+                (c.id, payload.map(|p| apply(&p, &map)).unwrap_or_else(Ty::unit))
+            })
+            .collect()
+    }
+
+    /// A part of `t` that `bad` holds for, looking through sequences,
+    /// tensors, records, type arguments, arrows and constructors' payloads
+    /// (each variant type once, so recursive types end).
+    pub fn find(&self, t: &Ty, bad: &dyn Fn(&Ty) -> bool) -> Option<Ty> {
+        self.find_in(t, bad, &mut Vec::new())
+    }
+
+    fn find_in(&self, t: &Ty, bad: &dyn Fn(&Ty) -> bool, seen: &mut Vec<NameId>) -> Option<Ty> {
+        if bad(t) {
+            return Some(t.clone());
+        }
+        match t.kind() {
+            TyKind::Seq(e) | TyKind::Tensor(e) => self.find_in(e, bad, seen),
+            TyKind::Record(fields) => fields.iter().find_map(|(_, f)| self.find_in(f, bad, seen)),
+            TyKind::Arrow(a, b) => self.find_in(a, bad, seen).or_else(|| self.find_in(b, bad, seen)),
+            TyKind::All(_, _, b) => self.find_in(b, bad, seen),
+            TyKind::Con(id, _, args) => {
+                if let Some(found) = args.iter().find_map(|a| self.find_in(a, bad, seen)) {
+                    return Some(found);
+                }
+                if seen.contains(id) {
+                    return None;
+                }
+                seen.push(*id);
+                self.payloads(t).iter().find_map(|(_, p)| self.find_in(p, bad, seen))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a value of type `t` may hold a part for which `f` holds.
+    pub fn holds(&self, t: &Ty, f: &dyn Fn(&Ty) -> bool) -> bool {
+        self.find(t, f).is_some()
+    }
+
+    /// Whether `t` is a variant type whose values may contain a value of
+    /// the same type (directly, or through records, sequences, tensors or
+    /// other variant types).
+    pub fn recursive(&self, t: &Ty) -> bool {
+        let TyKind::Con(id, _, _) = t.kind() else { return false };
+        if !self.constructors.contains_key(id) {
+            return false;
+        }
+        self.payloads(t).iter().any(|(_, p)| self.reaches(p, *id, &mut Vec::new()))
+    }
+
+    /// Whether type `t` mentions the variant type `target`.
+    fn reaches(&self, t: &Ty, target: NameId, open: &mut Vec<NameId>) -> bool {
+        match t.kind() {
+            TyKind::Seq(e) | TyKind::Tensor(e) => self.reaches(e, target, open),
+            TyKind::Record(fields) => fields.iter().any(|(_, f)| self.reaches(f, target, open)),
+            TyKind::Arrow(a, b) => self.reaches(a, target, open) || self.reaches(b, target, open),
+            TyKind::All(_, _, b) => self.reaches(b, target, open),
+            TyKind::Con(id, _, args) => {
+                if *id == target {
+                    return true;
+                }
+                if args.iter().any(|a| self.reaches(a, target, open)) {
+                    return true;
+                }
+                if open.contains(id) {
+                    return false;
+                }
+                open.push(*id);
+                self.payloads(t).iter().any(|(_, p)| self.reaches(p, target, open))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A constructor's payload type (none for a constant constructor) and
+/// the variant type it builds.
+fn payload_and_result(scheme: &Ty) -> (Option<Ty>, Ty) {
+    let t = scheme.strip_foralls();
+    match t.as_arrow() {
+        Some((p, r)) => (Some(p.clone()), r.strip_foralls().clone()),
+        None => (None, t.clone()),
+    }
+}
