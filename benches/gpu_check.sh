@@ -12,6 +12,10 @@
 #
 #   benches/gpu_check.sh [OUT]       # logs and a summary in OUT (default /tmp/gpu-check)
 #
+# GPU time is scarce, so the steps run most important first and share a
+# budget (GPU_CHECK_BUDGET seconds, default 300): each gets at most what
+# is left, and a step with under 20 s left is skipped (said in the summary).
+#
 # The test binaries were built with the repository at /work/main (their
 # paths are compiled in), so the copy is linked there when it lies elsewhere.
 # NVRTC 12 or 13 is found as pmx finds it (CUDA toolkit, Python's nvidia
@@ -39,6 +43,12 @@ mkdir -p "$OUT"
 SUMMARY="$OUT/summary.txt"
 : >"$SUMMARY"
 say() { echo "$*" | tee -a "$SUMMARY"; }
+BUDGET=${GPU_CHECK_BUDGET:-300}
+# Seconds left for a step, at most $1; 0 when it should be skipped.
+left() {
+  local rest=$((BUDGET - SECONDS))
+  if [ "$rest" -lt 20 ]; then echo 0; elif [ "$rest" -lt "$1" ]; then echo "$rest"; else echo "$1"; fi
+}
 
 if [ "$ROOT" != /work/main ]; then
   mkdir -p /work
@@ -63,26 +73,43 @@ say "nvcc: ${NVCC:-none}"
 "$PMX" run --target gpu --verbose examples/axpy.mc >"$OUT/axpy.out" 2>&1
 say "axpy --target gpu: exit $? ($(head -c 300 "$OUT/axpy.out" | tr '\n' ' '))"
 
-run_test() { # binary, filter, log
-  say "== $1 $2"
-  timeout 300 ".dev/test-$1" --ignored --nocapture "$2" >"$OUT/$3.log" 2>&1
+run_test() { # binary, filter, log, seconds
+  local t; t=$(left "$4")
+  say "== $1 $2 (at ${SECONDS}s, up to ${t}s)"
+  [ "$t" = 0 ] && { say "skipped: out of time"; return; }
+  timeout "$t" ".dev/test-$1" --ignored --nocapture "$2" >"$OUT/$3.log" 2>&1
   say "exit $?: $(grep -E '^(gpu|futhark-gpu|examples-gpu):|test result' "$OUT/$3.log" | tr '\n' ' ')"
 }
-run_test cuda on_a_gpu cuda-gpu
-[ -x .dev/test-futhark ] && [ -n "${PMX_FUTHARK:-}" ] && run_test futhark on_a_gpu futhark-gpu
+run_test cuda on_a_gpu cuda-gpu 90
 
+t=$(left 120)
+say "== benches/gpu_cases.py: the case studies' kernels against hand-written CUDA (at ${SECONDS}s, up to ${t}s)"
+if [ "$t" != 0 ]; then
+  timeout "$t" python3 benches/gpu_cases.py --runs 2 >"$OUT/gpu-cases.log" 2>&1
+  say "exit $?"
+  tail -25 "$OUT/gpu-cases.log" | tee -a "$SUMMARY"
+else say "skipped: out of time"; fi
 
-say "== benches/gpu.py"
-timeout 300 python3 benches/gpu.py >"$OUT/bench-gpu.log" 2>&1
-say "exit $?"
-tail -12 "$OUT/bench-gpu.log" | tee -a "$SUMMARY"
+[ -x .dev/test-futhark ] && [ -n "${PMX_FUTHARK:-}" ] && run_test futhark on_a_gpu futhark-gpu 150
 
-say "== examples: pmx test --target gpu against --debug (default sizes)"
+t=$(left 90)
+say "== benches/gpu.py (at ${SECONDS}s, up to ${t}s)"
+if [ "$t" != 0 ]; then
+  timeout "$t" python3 benches/gpu.py >"$OUT/bench-gpu.log" 2>&1
+  say "exit $?"
+  tail -14 "$OUT/bench-gpu.log" | tee -a "$SUMMARY"
+else say "skipped: out of time"; fi
+
+say "== examples: pmx test --target gpu against --debug (default sizes; at ${SECONDS}s)"
 for main in examples/*/main.mc; do
-  d=$(timeout 300 "$PMX" test --debug --color=never "$main" 2>"$OUT/ex-debug.err")
-  g=$(timeout 300 "$PMX" test --target gpu --color=never "$main" 2>"$OUT/ex-gpu.err")
+  t=$(left 60)
+  [ "$t" = 0 ] && { say "$main: skipped: out of time"; continue; }
+  d=$(timeout "$t" "$PMX" test --debug --color=never "$main" 2>"$OUT/ex-debug.err")
+  t=$(left 60)
+  g=$(timeout "$t" "$PMX" test --target gpu --color=never "$main" 2>"$OUT/ex-gpu.err")
   code=$?
   if [ "$d" = "$g" ] && [ $code = 0 ]; then say "$main: same output"; else
     say "$main: DIFFERS (exit $code): $(tail -c 400 "$OUT/ex-gpu.err" | tr '\n' ' ')"
   fi
 done
+say "== done at ${SECONDS}s"
