@@ -12,7 +12,7 @@ use crate::code::LamCode;
 use crate::error::alloc_collect;
 use crate::tensor::Tensor;
 use pmx_ast::{compare_labels, Builtin, NameId, SmolStr};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 
 // A 64-bit tag puts every payload at offset 8, so a value copies as two
 // words; with a byte tag, `Bool` and `Char` payloads sit at odd offsets and
@@ -70,12 +70,16 @@ impl Value {
     }
 }
 
-static UNIT: LazyLock<Arc<Record>> =
-    LazyLock::new(|| Arc::new(Record { labels: Arc::from(Vec::new()), values: Box::new([]) }));
+thread_local! {
+    /// `()`, one per thread: every `tensorSetExn` of a parallel loop
+    /// returns it, and one shared count, bumped from every core, made the
+    /// interpreter's parallel loops slower than a sequential one.
+    static UNIT: Arc<Record> = Arc::new(Record { labels: Arc::from(Vec::new()), values: Box::new([]) });
+}
 
 impl Value {
     pub fn unit() -> Value {
-        Value::Record(UNIT.clone())
+        Value::Record(UNIT.with(Arc::clone))
     }
 
     pub fn seq(s: Seq) -> Value {
