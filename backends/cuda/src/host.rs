@@ -207,7 +207,8 @@ impl Entry {
         let started = Instant::now();
         let values: Vec<Value> = if site.boundary.dummy { Vec::new() } else { args.into_iter().collect() };
         let written: Vec<bool> = site.boundary.params.iter().map(|p| p.written).collect();
-        let marshaled = marshal::marshal(&values, &self.entry.params, &written, &self.entry.variants, memory).map_err(|e| m.fail(e, span))?;
+        let marshaled = marshal::marshal(&values, &self.entry.params, &written, &self.entry.variants, memory)
+            .map_err(|e| m.fail(e, span))?;
         let mut result = vec![Arg::default(); crate::gen::leaves(&self.entry.result).max(1)];
         let mut cx = CallCtx { memory, launcher, error: None, kernels: Duration::ZERO };
         let rt = Runtime { ctx: &mut cx as *mut CallCtx as *mut c_void, alloc: ctx_alloc, launch: ctx_launch };
@@ -231,7 +232,8 @@ impl Entry {
             .copy_back(&mut *cx.memory)
             .map_err(|e| m.fail(format!("{engine}: {e} (running {})", site.boundary.name), span))?;
         let mut k = 0;
-        let value = marshal::unmarshal(&self.entry.result, &result, &mut k, &self.entry.variants).map_err(|e| m.fail(e, span))?;
+        let value = marshal::unmarshal(&self.entry.result, &result, &mut k, &self.entry.variants)
+            .map_err(|e| m.fail(e, span))?;
         if let Some((profile, index)) = &self.profile {
             let elapsed = started.elapsed();
             profile.update(*index, |e| {

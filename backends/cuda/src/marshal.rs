@@ -9,8 +9,8 @@
 use crate::alias::{self, Span as ViewSpan};
 use crate::memory::Memory;
 use pmx_cpu::tensor::{Tensor, TensorData};
-use pmx_cpu::value::{Seq, Value};
 use pmx_cpu::value::ConValue;
+use pmx_cpu::value::{Seq, Value};
 use pmx_lower::{Type, VariantDef};
 use std::sync::Arc;
 
@@ -221,9 +221,9 @@ impl Flatten<'_> {
                     Seq::Float(view) => unboxed(self.memory, view.as_slice())?,
                     Seq::Bool(view) => unboxed(self.memory, view.as_slice())?,
                     Seq::Char(view) => unboxed(self.memory, view.as_slice())?,
-                    Seq::Boxed(_) => self.nested(|f, k| {
-                        s.to_values().iter().try_for_each(|e| f.value(Some(k), e, elem, written))
-                    })?,
+                    Seq::Boxed(_) => {
+                        self.nested(|f, k| s.to_values().iter().try_for_each(|e| f.value(Some(k), e, elem, written)))?
+                    }
                 };
                 self.push(nested, Arg { p, len, ..Arg::default() });
             }

@@ -661,15 +661,7 @@ impl<'p> Body<'p> {
 
     /// `pack` into the slot array `base`, each statement indented by `pad`.
     #[allow(clippy::too_many_arguments)]
-    fn pack_into(
-        &mut self,
-        t: &Type,
-        v: &str,
-        base: &str,
-        slot: &mut usize,
-        span: Span,
-        pad: &str,
-    ) -> String {
+    fn pack_into(&mut self, t: &Type, v: &str, base: &str, slot: &mut usize, span: Span, pad: &str) -> String {
         let k = *slot;
         let out = match t {
             Type::Unit => return String::new(),

@@ -64,7 +64,13 @@ impl Cuda {
             ExprKind::Utest(..) => ("utests".into(), "move the utest out of the accelerated code"),
             _ => return,
         };
-        self.r.push(Code::CudaExpr, e.span, format!("{what} are not supported"), "not available in CUDA code", Some(fix));
+        self.r.push(
+            Code::CudaExpr,
+            e.span,
+            format!("{what} are not supported"),
+            "not available in CUDA code",
+            Some(fix),
+        );
     }
 
     /// CudaConstantError: only the built-ins the CUDA backend provides.
@@ -282,9 +288,9 @@ impl Rules for Cuda {
     fn boundary(&mut self, acc: &AccBinding) {
         for p in &acc.params {
             self.r.params.insert(p.name.id);
-            let bad = self.variants.find(&p.ty, &|x| {
-                x.as_arrow().is_some() || tensor_of_unsupported(x) || self.variants.recursive(x)
-            });
+            let bad = self
+                .variants
+                .find(&p.ty, &|x| x.as_arrow().is_some() || tensor_of_unsupported(x) || self.variants.recursive(x));
             if let Some(bad) = bad {
                 self.r.push(
                     Code::CudaBoundary,
