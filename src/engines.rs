@@ -47,7 +47,10 @@ pub fn choose(
     match target {
         Target::Interp => {}
         Target::Gpu => {
-            if let Some(a) = of(Backend::Futhark).next() {
+            // The first binding of either class that needs the GPU names
+            // what cannot run when there is none.
+            let first = of(Backend::Futhark).next().or_else(|| of(Backend::Cuda).next());
+            if let Some(a) = first {
                 pmx_cuda::gpu::usable().map_err(|e| {
                     format!(
                         "--target gpu: {e}; {} at {} cannot run on a GPU (use --target cpu)",
@@ -55,18 +58,12 @@ pub fn choose(
                         locate(a.boundary.span)
                     )
                 })?;
-                let cx = Cx { analysis, target: "gpu", auto: false, verbose, locate, profile: &profile };
+            }
+            let cx = Cx { analysis, target: "gpu", auto: false, verbose, locate, profile: &profile };
+            if of(Backend::Futhark).next().is_some() {
                 futhark_native(&cx, &[FutharkBackend::Cuda], utests, checked, &mut engines)?;
             }
-            if let Some(a) = of(Backend::Cuda).next() {
-                pmx_cuda::gpu::usable().map_err(|e| {
-                    format!(
-                        "--target gpu: {e}; {} at {} cannot run on a GPU (use --target cpu)",
-                        a.boundary.name,
-                        locate(a.boundary.span)
-                    )
-                })?;
-                let cx = Cx { analysis, target: "gpu", auto: false, verbose, locate, profile: &profile };
+            if of(Backend::Cuda).next().is_some() {
                 cuda_on_gpu(&cx, checked, &mut engines)?;
             }
         }
