@@ -89,12 +89,11 @@ __global__ void vit_step(int64_t t, int64_t N, int64_t S, int64_t NP, int64_t L,
   bp[(i * T + t) * S + s] = arg;
 }
 
-__global__ void vit_back(int64_t N, int64_t S, int64_t T, const double *__restrict__ v,
-                         const int64_t *__restrict__ bp, int64_t *__restrict__ path) {
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= N) return;
+// Sequence i's path: the best final state in `score` (the first of equal
+// ones), then back through the back pointers.
+__device__ void vit_backtrack(int64_t i, int64_t S, int64_t T, const double *score, const int64_t *__restrict__ bp,
+                              int64_t *__restrict__ path) {
   int64_t last = T - 1;
-  const double *score = v + (i * 2 + last % 2) * S;
   int64_t b = 0;
   double bv = score[0];
   for (int64_t s = 1; s < S; s++)
@@ -107,6 +106,13 @@ __global__ void vit_back(int64_t N, int64_t S, int64_t T, const double *__restri
     b = bp[(i * T + t) * S + b];
     path[i * T + t - 1] = b;
   }
+}
+
+__global__ void vit_back(int64_t N, int64_t S, int64_t T, const double *__restrict__ v,
+                         const int64_t *__restrict__ bp, int64_t *__restrict__ path) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N) return;
+  vit_backtrack(i, S, T, v + (i * 2 + (T - 1) % 2) * S, bp, path);
 }
 
 // Block i decodes sequence i; thread s is state s (blockDim.x >= S).
@@ -144,22 +150,7 @@ __global__ void vit_fused(int64_t N, int64_t S, int64_t NP, int64_t L, int64_t T
     v[(i * 2 + (T - 1) % 2) * S + s] = sv[(T - 1) % 2][s];
     if (T >= 2) v[(i * 2 + T % 2) * S + s] = sv[T % 2][s];
   }
-  if (s == 0) {
-    const double *score = sv[(T - 1) % 2];
-    int64_t last = T - 1;
-    int64_t b = 0;
-    double bv = score[0];
-    for (int64_t k = 1; k < S; k++)
-      if (score[k] > bv) {
-        bv = score[k];
-        b = k;
-      }
-    path[i * T + last] = b;
-    for (int64_t t = last; t > 0; t--) {
-      b = bp[(i * T + t) * S + b];
-      path[i * T + t - 1] = b;
-    }
-  }
+  if (s == 0) vit_backtrack(i, S, T, sv[(T - 1) % 2], bp, path);
 }
 
 // ---- Input -------------------------------------------------------------
