@@ -13,6 +13,7 @@
 //! functions stay where they are.
 
 use crate::free::{free_vars, is_function, rename, FreeVar};
+use crate::spine::spine;
 use pmx_ast::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -97,20 +98,14 @@ fn apply(f: Expr, args: Vec<Expr>) -> Expr {
 /// function keeps the instance its use had (the lowering picks instances
 /// from these types).
 fn at_use(call: &Expr, use_ty: &Ty) -> Expr {
-    let mut args = Vec::new();
-    let mut head = call;
-    while let ExprKind::App(f, a) = &head.kind {
-        args.push((**a).clone());
-        head = f;
-    }
-    args.reverse();
     if matches!(use_ty.kind(), pmx_ast::TyKind::Unknown) {
         return call.clone();
     }
+    let (head, args) = spine(call);
     let tys: Vec<Ty> = args.iter().map(|a| a.ty.clone()).collect();
     let mut callee = head.clone();
     callee.ty = arrows(&tys, use_ty.clone());
-    apply(callee, args)
+    apply(callee, args.into_iter().cloned().collect())
 }
 
 /// The annotation that writes `ty` when it is closed and built from

@@ -42,25 +42,25 @@ pub fn unify(pattern: &Ty, t: &Ty, map: &mut Subst) {
 
 /// A type with no type variable in it, or only inference variables.
 fn determined(t: &Ty) -> bool {
-    match t.kind() {
-        TyKind::Meta(_) => true,
-        TyKind::Var(_) | TyKind::All(..) | TyKind::Unknown => false,
-        TyKind::Seq(e) | TyKind::Tensor(e) => determined(e),
-        TyKind::Record(fs) => fs.iter().all(|(_, f)| determined(f)),
-        TyKind::Arrow(a, b) => determined(a) && determined(b),
-        TyKind::Con(_, _, args) => args.iter().all(determined),
-        TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char => true,
-    }
+    without_variables(t, true)
 }
 
 /// A type with no type variable (nor unknown part) in it.
 pub fn concrete(t: &Ty) -> bool {
+    without_variables(t, false)
+}
+
+/// Whether `t` has no type variable, quantifier or unknown part, and no
+/// inference variable unless `metas` allows them.
+fn without_variables(t: &Ty, metas: bool) -> bool {
+    let go = |t: &Ty| without_variables(t, metas);
     match t.kind() {
-        TyKind::Var(_) | TyKind::Meta(_) | TyKind::All(..) | TyKind::Unknown => false,
-        TyKind::Seq(e) | TyKind::Tensor(e) => concrete(e),
-        TyKind::Record(fs) => fs.iter().all(|(_, f)| concrete(f)),
-        TyKind::Arrow(a, b) => concrete(a) && concrete(b),
-        TyKind::Con(_, _, args) => args.iter().all(concrete),
+        TyKind::Meta(_) => metas,
+        TyKind::Var(_) | TyKind::All(..) | TyKind::Unknown => false,
+        TyKind::Seq(e) | TyKind::Tensor(e) => go(e),
+        TyKind::Record(fs) => fs.iter().all(|(_, f)| go(f)),
+        TyKind::Arrow(a, b) => go(a) && go(b),
+        TyKind::Con(_, _, args) => args.iter().all(go),
         TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char => true,
     }
 }

@@ -11,14 +11,19 @@ use pmx_diagnostics::Code;
 /// Whether a `let`'s scheme quantifies a variable the function being
 /// lowered has not fixed.
 fn polymorphic(cx: &Cx, scheme: &Ty) -> bool {
-    let mut t = scheme;
-    while let pmx_ast::TyKind::All(v, _, body) = t.kind() {
-        if !cx.subst.contains_key(&v.id) {
-            return true;
-        }
-        t = body;
-    }
-    false
+    quantified(scheme).any(|v| !cx.subst.contains_key(&v.id))
+}
+
+/// The variables a scheme's leading `all`s bind.
+fn quantified(scheme: &Ty) -> impl Iterator<Item = &pmx_ast::TyVar> {
+    std::iter::successors(Some(scheme), |t| match t.kind() {
+        pmx_ast::TyKind::All(_, _, body) => Some(body),
+        _ => None,
+    })
+    .filter_map(|t| match t.kind() {
+        pmx_ast::TyKind::All(v, _, _) => Some(v),
+        _ => None,
+    })
 }
 
 pub(crate) fn is_function(cx: &Cx, t: &Ty) -> bool {
@@ -128,10 +133,8 @@ impl Lowerer<'_> {
                 unify(&b.scheme, &apply(&e.ty, &cx.subst), &mut at);
                 // A variable the use leaves open types nothing this use
                 // looks at (`r.floats` of `{ints = [], floats = []}`).
-                let mut t = &b.scheme;
-                while let pmx_ast::TyKind::All(v, _, body) = t.kind() {
+                for v in quantified(&b.scheme) {
                     at.entry(v.id).or_insert_with(Ty::unit);
-                    t = body;
                 }
                 cx.subst.extend(at);
                 let r = self.value(cx, &b.value, out);
