@@ -2,7 +2,9 @@
 //! values become `pmx_arg` slots, depth first; tensors become views into
 //! per-root buffers made by alias reconstruction (`alias.rs`), so views
 //! that alias in the program alias in the buffers; after the call the
-//! roots of parameters the binding may write are copied back. Buffers come
+//! roots of parameters the binding may write are copied back. A root that
+//! nothing may write is read in place where generated code sees this
+//! process's memory (the CPU engine). Buffers come
 //! from the engine's [`Memory`] (host memory for the CPU engine, managed
 //! memory for the GPU engine).
 
@@ -91,7 +93,11 @@ pub fn marshal(
     // Alias reconstruction over every tensor of the call.
     let spans: Vec<ViewSpan> = pending.iter().map(|p| alias::span_of(&p.tensor)).collect();
     let merged = alias::merge(&spans);
-    for r in &merged.roots {
+    let mut root_written = vec![false; merged.roots.len()];
+    for (p, (root, _)) in pending.iter().zip(&merged.views) {
+        root_written[*root] |= p.written;
+    }
+    for (r, &write_back) in merged.roots.iter().zip(&root_written) {
         let owner = pending
             .iter()
             .zip(&spans)
@@ -100,17 +106,23 @@ pub fn marshal(
             .expect("every root has a view");
         let w = words(&owner.data).ok_or("only tensors of Int or Float can cross into CUDA code")?;
         let range = &w[r.start..r.end];
-        // Safety: any `u64` slice is readable as bytes.
-        let bytes = unsafe { std::slice::from_raw_parts(range.as_ptr() as *const u8, range.len() * 8) };
-        let buffer = memory.copy_of(bytes)? as *mut u64;
-        m.bytes_in += bytes.len() as u64;
+        // A root that the binding never writes is read where it is when
+        // generated code sees this process's memory (the CPU engine): a
+        // copy could only be the same bytes. Its views still point into
+        // it at the offsets alias reconstruction gave them; the engines
+        // with a memory of their own copy every root.
+        let buffer = if !write_back && memory.sees_host_memory() {
+            range.as_ptr() as *mut u64
+        } else {
+            // Safety: any `u64` slice is readable as bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(range.as_ptr() as *const u8, range.len() * 8) };
+            m.bytes_in += bytes.len() as u64;
+            memory.copy_of(bytes)? as *mut u64
+        };
         let words = range.len();
-        m.roots.push(Root { tensor: owner.clone(), start: r.start, buffer, words, write_back: false });
+        m.roots.push(Root { tensor: owner.clone(), start: r.start, buffer, words, write_back });
     }
     for (p, (root, offset)) in pending.iter().zip(&merged.views) {
-        if p.written {
-            m.roots[*root].write_back = true;
-        }
         let base = m.roots[*root].buffer as *mut u8;
         let slot = m.slot(p.slot);
         slot.p = base;
@@ -345,4 +357,49 @@ pub fn unmarshal(t: &Type, slots: &[Arg], k: &mut usize, variants: &[VariantDef]
     };
     *k += 1;
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::HostMemory;
+    use pmx_cpu::tensor::ElemKind;
+    use pmx_lower::Type;
+
+    fn floats(n: usize) -> Arc<Tensor> {
+        let t = Tensor::from_fn(ElemKind::Float, vec![n], |i| Ok::<_, ()>(Value::Float(i as f64))).unwrap();
+        Arc::new(t)
+    }
+
+    /// Two sub-tensors of one storage that touch (one root) and one tensor
+    /// of its own, which the binding does not write.
+    fn call(memory: &mut dyn Memory, a: &Arc<Tensor>, b: &Arc<Tensor>, c: &Arc<Tensor>) -> Marshaled {
+        let t = Type::Tensor(Box::new(Type::Float));
+        let values = [Value::Tensor(a.clone()), Value::Tensor(b.clone()), Value::Tensor(c.clone())];
+        marshal(&values, &[t.clone(), t.clone(), t], &[false, true, false], &[], memory).unwrap()
+    }
+
+    #[test]
+    fn read_only_roots_are_read_in_place_only_where_the_engine_sees_host_memory() {
+        let s = floats(8);
+        let a = Arc::new(s.sub(0, 4).unwrap());
+        let b = Arc::new(s.sub(4, 4).unwrap());
+        let c = floats(3);
+        let storage = |t: &Tensor| t.storage_range().0 as *mut u8;
+        let mut host = HostMemory::default();
+        let m = call(&mut host, &a, &b, &c);
+        // `a` and `b` share a root that `b` writes: copied, `b` at its offset.
+        assert_ne!(m.args[0].p, storage(&s));
+        assert_eq!((m.args[0].p, m.args[0].offset, m.args[1].offset), (m.args[1].p, 0, 4));
+        // `c` is nobody's to write: its own storage.
+        assert_eq!(m.args[2].p, storage(&c));
+        assert_eq!(m.bytes_in, 8 * 8);
+        let mut separate = HostMemory::separate();
+        let m = call(&mut separate, &a, &b, &c);
+        assert_ne!(m.args[2].p, storage(&c));
+        assert_eq!(m.bytes_in, 11 * 8);
+        // Safety: the root holds `c`'s three elements.
+        let copied = unsafe { std::slice::from_raw_parts(m.args[2].p as *const f64, 3) };
+        assert_eq!(copied, &[0.0, 1.0, 2.0]);
+    }
 }
