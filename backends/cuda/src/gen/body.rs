@@ -109,6 +109,13 @@ pub struct Body<'p> {
     /// record the failure and return); in an entry: `None` (it returns the
     /// failure).
     host_result: Option<String>,
+    /// Loop bodies whose accesses' checks can move before the loop
+    /// (`hoist.rs`), each with an unchecked version `fnN_name_u`.
+    hoisted: FxHashMap<FnId, super::hoist::Hoisted>,
+    /// While writing such a version: the statements written unchecked.
+    pub unchecked: FxHashSet<pmx_lower::VarId>,
+    /// The statement being written.
+    stmt: Option<pmx_lower::VarId>,
 }
 
 /// Whether a value of type `t` may hold a sequence (`seen`: the variants
@@ -130,7 +137,12 @@ fn scalar(t: &Type) -> bool {
 }
 
 impl<'p> Body<'p> {
-    pub fn new(p: &'p Program, options: Options, host_fns: FxHashSet<FnId>) -> Body<'p> {
+    pub fn new(
+        p: &'p Program,
+        options: Options,
+        host_fns: FxHashSet<FnId>,
+        hoisted: FxHashMap<FnId, super::hoist::Hoisted>,
+    ) -> Body<'p> {
         Body {
             p,
             options,
@@ -145,6 +157,9 @@ impl<'p> Body<'p> {
             next: 0,
             host_fns,
             host_result: None,
+            hoisted,
+            unchecked: FxHashSet::default(),
+            stmt: None,
         }
     }
 
@@ -277,6 +292,7 @@ impl<'p> Body<'p> {
             let ct = types.c(&s.var.ty);
             let name = var(&s.var);
             let span = if s.span == Span::BUILTIN { span } else { s.span };
+            self.stmt = Some(s.var.id);
             if host && self.host_statement(&s.expr, &ct, &name, &pad, code) {
                 continue;
             }
@@ -327,16 +343,17 @@ impl<'p> Body<'p> {
                 }
                 Expr::Loop { n, f, .. } => {
                     let i = self.fresh("i");
-                    let call = self.call(f, std::slice::from_ref(&i), span);
                     let _ = writeln!(code, "{pad}pmx_unit {name} = pmx_unit();");
-                    let _ = writeln!(code, "{pad}for (int64_t {i} = 0; {i} < {}; {i}++) {call};", self.atom(n));
+                    let count = self.atom(n);
+                    let each = |call: &str| format!("for (int64_t {i} = 0; {i} < {count}; {i}++) {call};");
+                    self.sequential_loop(n, f, std::slice::from_ref(&i), each, span, code, &pad);
                 }
                 Expr::SeqLoopAcc { init, n, f } => {
                     let i = self.fresh("i");
-                    let call = self.call(f, &[name.clone(), i.clone()], span);
                     let _ = writeln!(code, "{pad}{ct} {name} = {};", self.atom(init));
-                    let _ =
-                        writeln!(code, "{pad}for (int64_t {i} = 0; {i} < {}; {i}++) {name} = {call};", self.atom(n));
+                    let count = self.atom(n);
+                    let each = |call: &str| format!("for (int64_t {i} = 0; {i} < {count}; {i}++) {name} = {call};");
+                    self.sequential_loop(n, f, &[name.clone(), i.clone()], each, span, code, &pad);
                 }
                 Expr::Foldl { f, init, seq } => {
                     let i = self.fresh("i");
@@ -410,6 +427,39 @@ impl<'p> Body<'p> {
                 "0".into()
             }
         }
+    }
+
+    /// A sequential loop (`seqLoop`, `seqLoopAcc`, or `loop` where it runs
+    /// sequentially) calling `f` with `rest` after its bound arguments;
+    /// `each` writes the loop around a call. Where `hoist.rs` found checks
+    /// to hoist, the loop is written twice: unchecked after a test of both
+    /// ends, else checked.
+    #[allow(clippy::too_many_arguments)]
+    fn sequential_loop(
+        &mut self,
+        n: &Atom,
+        f: &FunRef,
+        rest: &[String],
+        each: impl Fn(&str) -> String,
+        span: Span,
+        code: &mut String,
+        pad: &str,
+    ) {
+        let call = self.call(f, rest, span);
+        let hoisted = match f.callee {
+            Callee::Function(id) if self.options.checked => self.hoisted.get(&id).map(|h| (id, h)),
+            _ => None,
+        };
+        let Some((id, h)) = hoisted else {
+            let _ = writeln!(code, "{pad}{}", each(&call));
+            return;
+        };
+        let bound: Vec<String> = f.bound.iter().map(|a| self.atom(a)).collect();
+        let test = h.condition(&bound, &self.atom(n));
+        let mut args = bound;
+        args.extend(rest.iter().cloned());
+        let unchecked = format!("{}_u({})", fn_name(self.p, id), args.join(", "));
+        let _ = writeln!(code, "{pad}if ({test})\n{pad}  {}\n{pad}else\n{pad}  {}", each(&unchecked), each(&call));
     }
 
     /// A call of a function reference with the remaining arguments.
@@ -489,7 +539,10 @@ impl<'p> Body<'p> {
 
     fn prim(&mut self, b: Builtin, a: &[String], span: Span) -> String {
         use Builtin::*;
-        let chk = if self.options.checked { "pmx_checked" } else { "false" };
+        // An access whose check `hoist.rs` moved before its loop is
+        // unchecked in the body's unchecked version.
+        let hoisted = self.stmt.is_some_and(|v| self.unchecked.contains(&v));
+        let chk = if self.options.checked && !hoisted { "pmx_checked" } else { "false" };
         let wrap = |op: &str| format!("PMX_{op}({}, {})", a[0], a[1]);
         let bin = |op: &str| format!("({} {op} {})", a[0], a[1]);
         match b {

@@ -128,6 +128,15 @@ PMX_INLINE bool pmx_tensor_pos(const pmx_tensor<T> &t, const int64_t *ix, int64_
   *pos = t.offset + p;
   return true;
 }
+// Whether base + step * i lies in [0, bound) for every i in [0, n), with
+// 0 < n < 2^31 (the test before a loop whose checks are hoisted, see the
+// generator's hoist.rs). With |step| < 2^31 and bound <= 2^62 the values
+// never wrap and are monotonic in i, so the two ends decide.
+PMX_INLINE bool pmx_affine_within(int64_t base, int64_t step, int64_t n, int64_t bound) {
+  const int64_t lim = (int64_t)1 << 31;
+  return bound <= ((int64_t)1 << 62) && (uint64_t)base < (uint64_t)bound && step > -lim && step < lim &&
+         (uint64_t)(base + step * (n - 1)) < (uint64_t)bound;
+}
 // Tensor reads and writes are always inlined: the index sequence is then
 // a local array the compiler keeps in registers, and a loop over them can
 // be vectorised (unchecked: with checks, each access may fail).
