@@ -112,7 +112,9 @@ pub struct Body<'p> {
     /// Loop bodies whose accesses' checks can move before the loop
     /// (`hoist.rs`), each with an unchecked version `fnN_name_u`.
     hoisted: FxHashMap<FnId, super::hoist::Hoisted>,
-    /// While writing such a version: the statements written unchecked.
+    /// While writing an unchecked version (of a loop body, or of a
+    /// function it calls): the statements written unchecked (accesses)
+    /// or calling unchecked versions (calls).
     pub unchecked: FxHashSet<pmx_lower::VarId>,
     /// The statement being written.
     stmt: Option<pmx_lower::VarId>,
@@ -401,7 +403,10 @@ impl<'p> Body<'p> {
             }
             Expr::Call(f, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
-                format!("{}({})", fn_name(self.p, *f), args.join(", "))
+                // In an unchecked version, a call whose callee's accesses
+                // are proven too calls the callee's unchecked version.
+                let u = if self.stmt.is_some_and(|v| self.unchecked.contains(&v)) { "_u" } else { "" };
+                format!("{}{u}({})", fn_name(self.p, *f), args.join(", "))
             }
             Expr::Record(fields) => {
                 let t = Type::Record(fields.iter().map(|(l, a)| (l.clone(), a.ty())).collect());

@@ -15,10 +15,14 @@
 //! compiler can vectorise (the dot products of a matrix multiplication,
 //! the windows of a convolution).
 //!
-//! Only statements at the top of `f`'s body are considered (not those in a
-//! branch, whose accesses may be guarded by the branch's condition), and
-//! only integer arithmetic that cannot fail (`addi`, `subi`, `muli`,
-//! `negi`), record fields and literals.
+//! Calls are followed (not into recursion or other loop bodies, at most
+//! `MAX_DEPTH` deep): a function the body calls gets an unchecked version
+//! too, with the accesses proven for every call of it from unchecked code,
+//! and the body's unchecked version calls it. Only statements at the top
+//! of a body are considered (not those in a branch, whose accesses may be
+//! guarded by the branch's condition), and only integer arithmetic that
+//! cannot fail (`addi`, `subi`, `muli`, `negi`), record fields and
+//! literals.
 
 use super::types::field;
 use pmx_ast::{Builtin, SmolStr};
@@ -65,13 +69,39 @@ enum Test {
     Linear { tensor: Sym, index: Affine },
 }
 
-/// The accesses of a loop body whose checks move before the loop.
+/// The tests a versioned loop makes before it runs its body's unchecked
+/// version.
 #[derive(Clone, Debug)]
 pub struct Hoisted {
-    /// The statements (by the variable they bind) written unchecked in the
-    /// body's `_u` version.
-    pub unchecked: FxHashSet<VarId>,
     tests: Vec<Test>,
+}
+
+/// What the generator writes twice.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// The bodies of the loops that are versioned.
+    pub loops: FxHashMap<FnId, Hoisted>,
+    /// The functions with an unchecked version (the loop bodies, and the
+    /// functions they call whose accesses are also proven), with the
+    /// statements written differently there: accesses without checks, and
+    /// calls of other unchecked versions.
+    pub unchecked: FxHashMap<FnId, FxHashSet<VarId>>,
+}
+
+/// How deep the analysis follows calls from a loop body.
+const MAX_DEPTH: usize = 4;
+
+/// One loop body's analysis: the tests it needs, and per function reached
+/// the statements proven (for a function reached by several calls, those
+/// proven for every call).
+struct Context<'p> {
+    p: &'p Program,
+    /// Loop bodies: versioned on their own, never followed into.
+    bodies: &'p FxHashMap<FnId, usize>,
+    tests: Vec<Test>,
+    proven: FxHashMap<FnId, FxHashSet<VarId>>,
+    /// Calls followed: the statement and the function it calls.
+    calls: FxHashMap<VarId, FnId>,
 }
 
 /// The functions that are the body of a sequential loop or of a
@@ -109,98 +139,182 @@ fn loop_bodies(p: &Program) -> FxHashMap<FnId, usize> {
     out
 }
 
-/// Every loop body with at least one access whose check can be hoisted.
-pub fn analyse(p: &Program) -> FxHashMap<FnId, Hoisted> {
-    loop_bodies(p).into_iter().filter_map(|(id, passed)| Some((id, analyse_body(p.function(id)?, passed)?))).collect()
-}
-
-/// The hoistable accesses of `f`, whose last `passed` parameters the loop
-/// passes (the last being the index).
-fn analyse_body(f: &Function, passed: usize) -> Option<Hoisted> {
-    let n = f.params.len();
-    if passed == 0 || passed > n || f.params[n - 1].ty != Type::Int {
-        return None;
-    }
-    let mut env: FxHashMap<VarId, Val> = FxHashMap::default();
-    for (k, v) in f.params[..n - passed].iter().enumerate() {
-        let val = match v.ty {
-            Type::Int => Val::Int(Affine { base: Sym::Param(k), step: None }),
-            Type::Tensor(_) | Type::Record(_) => Val::Invariant(Sym::Param(k)),
-            _ => continue,
+/// What to write twice: every loop body with accesses whose checks can
+/// be hoisted, and the functions it calls in which they are.
+pub fn analyse(p: &Program) -> Plan {
+    let bodies = loop_bodies(p);
+    let mut plan = Plan::default();
+    let mut calls = FxHashMap::default();
+    let mut callees: FxHashMap<FnId, FxHashSet<VarId>> = FxHashMap::default();
+    for (&id, &passed) in &bodies {
+        let Some(f) = p.function(id) else { continue };
+        let mut cx = Context {
+            p,
+            bodies: &bodies,
+            tests: Vec::new(),
+            proven: FxHashMap::default(),
+            calls: FxHashMap::default(),
         };
-        env.insert(v.id, val);
-    }
-    env.insert(f.params[n - 1].id, Val::Int(Affine { base: Sym::Lit(0), step: Some(Sym::Lit(1)) }));
-    let mut h = Hoisted { unchecked: FxHashSet::default(), tests: Vec::new() };
-    for s in &f.body.stmts {
-        let int = |a: &Atom| match a {
-            Atom::Lit(Lit::Int(c)) => Some(Affine { base: Sym::Lit(*c), step: None }),
-            Atom::Var(v) => match env.get(&v.id) {
-                Some(Val::Int(x)) => Some(x.clone()),
-                _ => None,
-            },
-            _ => None,
-        };
-        let invariant = |a: &Atom| match a {
-            Atom::Var(v) => match env.get(&v.id) {
-                Some(Val::Invariant(x)) => Some(x.clone()),
-                _ => None,
-            },
-            _ => None,
-        };
-        let val = match &s.expr {
-            Expr::Atom(a) => match a {
-                Atom::Var(v) => env.get(&v.id).cloned(),
-                _ => int(a).map(Val::Int),
-            },
-            Expr::Prim(b, args) => match (b, args.as_slice()) {
-                (Builtin::Addi, [x, y]) => combine(int(x), int(y), false).map(Val::Int),
-                (Builtin::Subi, [x, y]) => combine(int(x), int(y), true).map(Val::Int),
-                (Builtin::Muli, [x, y]) => multiply(int(x), int(y)).map(Val::Int),
-                (Builtin::Negi, [x]) => {
-                    int(x).map(|x| Affine { base: neg(x.base), step: x.step.map(neg) }).map(Val::Int)
-                }
-                (Builtin::TensorGetExn, [t, ix]) | (Builtin::TensorSetExn, [t, ix, _]) => {
-                    let index = match ix {
-                        Atom::Var(v) => match env.get(&v.id) {
-                            Some(Val::Index(items)) => items.iter().cloned().collect::<Option<Vec<_>>>(),
-                            _ => None,
-                        },
-                        _ => None,
-                    };
-                    if let (Some(tensor), Some(index)) = (invariant(t), index) {
-                        h.unchecked.insert(s.var.id);
-                        h.tests.push(Test::Full { tensor, index });
-                    }
-                    None
-                }
-                (Builtin::TensorLinearGetExn, [t, k]) | (Builtin::TensorLinearSetExn, [t, k, _]) => {
-                    if let (Some(tensor), Some(index)) = (invariant(t), int(k)) {
-                        h.unchecked.insert(s.var.id);
-                        h.tests.push(Test::Linear { tensor, index });
-                    }
-                    None
-                }
-                _ => None,
-            },
-            Expr::Project(a, label) => invariant(a).and_then(|r| {
-                let x = Sym::Field(Box::new(r), label.clone());
-                match s.var.ty {
-                    Type::Int => Some(Val::Int(Affine { base: x, step: None })),
-                    Type::Tensor(_) | Type::Record(_) => Some(Val::Invariant(x)),
-                    _ => None,
-                }
-            }),
-            Expr::Seq(items) if s.var.ty == Type::Seq(Box::new(Type::Int)) => {
-                Some(Val::Index(items.iter().map(int).collect()))
+        if !cx.loop_body(f, passed) || cx.tests.is_empty() {
+            continue;
+        }
+        plan.loops.insert(id, Hoisted { tests: cx.tests });
+        for (g, set) in cx.proven {
+            if g == id {
+                plan.unchecked.insert(g, set);
+            } else {
+                meet(&mut callees, g, set);
             }
-            _ => None,
-        };
-        if let Some(val) = val {
-            env.insert(s.var.id, val);
+        }
+        calls.extend(cx.calls);
+    }
+    plan.unchecked.extend(callees);
+    // A call is written as a call of the unchecked version only where
+    // there is one; dropping such a call may leave its caller with
+    // nothing unchecked, and so on up.
+    loop {
+        let has = |g: &FnId, u: &FxHashMap<FnId, FxHashSet<VarId>>| u.get(g).is_some_and(|s| !s.is_empty());
+        let before: usize = plan.unchecked.values().map(|s| s.len()).sum();
+        let snapshot = plan.unchecked.clone();
+        for set in plan.unchecked.values_mut() {
+            set.retain(|v| calls.get(v).is_none_or(|g| has(g, &snapshot)));
+        }
+        plan.unchecked.retain(|_, s| !s.is_empty());
+        if plan.unchecked.values().map(|s| s.len()).sum::<usize>() == before {
+            break;
         }
     }
-    (!h.tests.is_empty()).then_some(h)
+    plan.loops.retain(|id, _| plan.unchecked.contains_key(id));
+    plan
+}
+
+/// Keeps in `g`'s set only what `set` also has (the first set as it is).
+fn meet(sets: &mut FxHashMap<FnId, FxHashSet<VarId>>, g: FnId, set: FxHashSet<VarId>) {
+    match sets.get_mut(&g) {
+        Some(old) => old.retain(|v| set.contains(v)),
+        None => {
+            sets.insert(g, set);
+        }
+    }
+}
+
+impl Context<'_> {
+    /// Analyses the body `f` of a loop that passes its last `passed`
+    /// parameters (the last being the index); false if it cannot be.
+    fn loop_body(&mut self, f: &Function, passed: usize) -> bool {
+        let n = f.params.len();
+        if passed == 0 || passed > n || f.params[n - 1].ty != Type::Int {
+            return false;
+        }
+        let mut env: FxHashMap<VarId, Val> = FxHashMap::default();
+        for (k, v) in f.params[..n - passed].iter().enumerate() {
+            let val = match v.ty {
+                Type::Int => Val::Int(Affine { base: Sym::Param(k), step: None }),
+                Type::Tensor(_) | Type::Record(_) => Val::Invariant(Sym::Param(k)),
+                _ => continue,
+            };
+            env.insert(v.id, val);
+        }
+        env.insert(f.params[n - 1].id, Val::Int(Affine { base: Sym::Lit(0), step: Some(Sym::Lit(1)) }));
+        self.function(f, env, 0);
+        true
+    }
+
+    /// Walks the top-level statements of `f`'s body, its parameters known
+    /// as `env` says, recording what it proves.
+    fn function(&mut self, f: &Function, mut env: FxHashMap<VarId, Val>, depth: usize) {
+        let mut proven = FxHashSet::default();
+        for s in &f.body.stmts {
+            let int = |a: &Atom, env: &FxHashMap<VarId, Val>| match a {
+                Atom::Lit(Lit::Int(c)) => Some(Affine { base: Sym::Lit(*c), step: None }),
+                Atom::Var(v) => match env.get(&v.id) {
+                    Some(Val::Int(x)) => Some(x.clone()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let invariant = |a: &Atom, env: &FxHashMap<VarId, Val>| match a {
+                Atom::Var(v) => match env.get(&v.id) {
+                    Some(Val::Invariant(x)) => Some(x.clone()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let val = match &s.expr {
+                Expr::Atom(a) => match a {
+                    Atom::Var(v) => env.get(&v.id).cloned(),
+                    _ => int(a, &env).map(Val::Int),
+                },
+                Expr::Prim(b, args) => match (b, args.as_slice()) {
+                    (Builtin::Addi, [x, y]) => combine(int(x, &env), int(y, &env), false).map(Val::Int),
+                    (Builtin::Subi, [x, y]) => combine(int(x, &env), int(y, &env), true).map(Val::Int),
+                    (Builtin::Muli, [x, y]) => multiply(int(x, &env), int(y, &env)).map(Val::Int),
+                    (Builtin::Negi, [x]) => {
+                        int(x, &env).map(|x| Affine { base: neg(x.base), step: x.step.map(neg) }).map(Val::Int)
+                    }
+                    (Builtin::TensorGetExn, [t, ix]) | (Builtin::TensorSetExn, [t, ix, _]) => {
+                        let index = match ix {
+                            Atom::Var(v) => match env.get(&v.id) {
+                                Some(Val::Index(items)) => items.iter().cloned().collect::<Option<Vec<_>>>(),
+                                _ => None,
+                            },
+                            _ => None,
+                        };
+                        if let (Some(tensor), Some(index)) = (invariant(t, &env), index) {
+                            proven.insert(s.var.id);
+                            self.tests.push(Test::Full { tensor, index });
+                        }
+                        None
+                    }
+                    (Builtin::TensorLinearGetExn, [t, k]) | (Builtin::TensorLinearSetExn, [t, k, _]) => {
+                        if let (Some(tensor), Some(index)) = (invariant(t, &env), int(k, &env)) {
+                            proven.insert(s.var.id);
+                            self.tests.push(Test::Linear { tensor, index });
+                        }
+                        None
+                    }
+                    _ => None,
+                },
+                Expr::Project(a, label) => invariant(a, &env).and_then(|r| {
+                    let x = Sym::Field(Box::new(r), label.clone());
+                    match s.var.ty {
+                        Type::Int => Some(Val::Int(Affine { base: x, step: None })),
+                        Type::Tensor(_) | Type::Record(_) => Some(Val::Invariant(x)),
+                        _ => None,
+                    }
+                }),
+                Expr::Seq(items) if s.var.ty == Type::Seq(Box::new(Type::Int)) => {
+                    Some(Val::Index(items.iter().map(|a| int(a, &env)).collect()))
+                }
+                // A call: the callee's accesses, with its parameters
+                // known as the arguments are (a loop body is versioned on
+                // its own; recursion is not followed).
+                Expr::Call(g, args) if depth < MAX_DEPTH && !self.bodies.contains_key(g) => {
+                    if let Some(callee) = self.p.function(*g).filter(|c| !c.recursive) {
+                        let mut inner = FxHashMap::default();
+                        for (param, a) in callee.params.iter().zip(args) {
+                            let v = match a {
+                                Atom::Var(v) => env.get(&v.id).cloned(),
+                                _ => int(a, &env).map(Val::Int),
+                            };
+                            if let Some(v) = v {
+                                inner.insert(param.id, v);
+                            }
+                        }
+                        self.function(callee, inner, depth + 1);
+                        proven.insert(s.var.id);
+                        self.calls.insert(s.var.id, *g);
+                    }
+                    None
+                }
+                _ => None,
+            };
+            if let Some(val) = val {
+                env.insert(s.var.id, val);
+            }
+        }
+        meet(&mut self.proven, f.id, proven);
+    }
 }
 
 fn neg(x: Sym) -> Sym {
