@@ -4,10 +4,13 @@
 //! - `gen/`: the lowered IR to one translation unit that compiles under
 //!   nvcc, NVRTC and a plain C++ compiler (`prelude.h`), with located
 //!   failures recorded in a flag (`pmx_failed`) the host checks after
-//!   every launch.
+//!   every launch; `gen/hoist.rs`: which loops test their accesses once
+//!   before they run instead of at every access.
 //! - `alias.rs`: the tensor views of a call merged into roots;
 //!   `marshal.rs`: parameters flattened into the host ABI's slots, tensors
-//!   as views into per-root buffers of the engine's memory (`memory.rs`).
+//!   as views into per-root buffers of the engine's memory (`memory.rs`;
+//!   a root nothing writes is read in place where the engine sees this
+//!   process's memory).
 //! - `host.rs`: what both engines share: the unit compiled as host code
 //!   into a cached shared library, and one call of an entry (marshal,
 //!   call, failure code to a located error, copy back, profile).

@@ -773,7 +773,8 @@ impl<'p> Body<'p> {
     }
 }
 
-fn lit(l: &Lit) -> String {
+/// A literal in C.
+pub(super) fn lit(l: &Lit) -> String {
     match l {
         Lit::Int(i) if *i == i64::MIN => "(int64_t)(-9223372036854775807LL - 1)".into(),
         Lit::Int(i) => format!("(int64_t){i}LL"),

@@ -355,7 +355,7 @@ impl Sym {
     fn c(&self, args: &[String]) -> String {
         match self {
             Sym::Param(k) => args[*k].clone(),
-            Sym::Lit(c) => format!("(int64_t){c}LL"),
+            Sym::Lit(c) => super::body::lit(&Lit::Int(*c)),
             Sym::Add(a, b) => format!("PMX_ADDI({}, {})", a.c(args), b.c(args)),
             Sym::Sub(a, b) => format!("PMX_SUBI({}, {})", a.c(args), b.c(args)),
             Sym::Mul(a, b) => format!("PMX_MULI({}, {})", a.c(args), b.c(args)),

@@ -14,6 +14,10 @@
 //! library function whose `loop` the accelerated expression reaches
 //! through calls runs in parallel. Parallel loops inside a kernel (in
 //! functions called from a parallel `loop`'s body) are sequential loops.
+//! A sequential loop whose accesses `hoist.rs` can test before it is
+//! written twice: after the test, calling its body's unchecked version
+//! (`fnN_name_u`, and the unchecked versions of what that calls);
+//! otherwise as it is.
 //!
 //! The host ABI of an entry (what the engines call):
 //! `int64_t pmx_entry_K(const pmx_arg *args, pmx_arg *result, const pmx_runtime *rt)`.
