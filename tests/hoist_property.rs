@@ -23,8 +23,11 @@ fn index_expr() -> BoxedStrategy<String> {
         1 => Just("p".to_string()),
         1 => Just("q".to_string()),
         2 => (-6i64..12).prop_map(|c| c.to_string()),
-        // Steps whose products wrap around.
+        // Steps whose products wrap around: 2^62 i and 2^63 i are 0 at
+        // both ends of 5 and 3 iterations, and out of bounds between.
         1 => prop_oneof![Just("4611686018427387904"), Just("2147483648"), Just("-9223372036854775807")]
+            .prop_map(str::to_string),
+        2 => prop_oneof![Just("(muli i 4611686018427387904)"), Just("(muli i (muli 2 4611686018427387904))")]
             .prop_map(str::to_string),
     ];
     leaf.prop_recursive(2, 6, 2, |inner| {
@@ -76,7 +79,7 @@ fn program() -> BoxedStrategy<String> {
 proptest! {
     // Each case compiles its program for the CPU: a dozen keep the suite
     // short.
-    #![proptest_config(ProptestConfig { cases: 12, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn hoisted_checks_keep_debug_mode_results(src in program()) {
