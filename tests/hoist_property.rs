@@ -51,9 +51,7 @@ fn a_loop(k: usize) -> BoxedStrategy<String> {
                 1 => format!("tensorGetExn u [{e1}, {e2}]"),
                 _ => format!("at2 u {e1} {e2}"),
             };
-            format!(
-                "  seqLoop {n} (lam i. tensorSetExn acc [{k}] (addf (tensorGetExn acc [{k}]) ({read})));\n"
-            )
+            format!("  seqLoop {n} (lam i. tensorSetExn acc [{k}] (addf (tensorGetExn acc [{k}]) ({read})));\n")
         })
         .boxed()
 }
