@@ -2,15 +2,17 @@
 //! values of a type (a tensor or a sequence in a constructor's payload):
 //! each type's constructors with their payload types at given type
 //! arguments, and whether a type contains itself, which the CUDA backend
-//! refuses (a value of it has no fixed-size layout).
+//! refuses (a value of it has no fixed-size layout). The lowering builds
+//! its table of variant type instances from the same constructors.
 
 use pmx_ast::subst::{apply, unify, Subst};
 use pmx_ast::*;
 use rustc_hash::FxHashMap;
 
-/// A constructor as declared: its identity and its type scheme.
+/// A constructor as declared: its identity, name and type scheme.
 struct Con {
     id: NameId,
+    name: SmolStr,
     scheme: Ty,
 }
 
@@ -33,15 +35,20 @@ impl Variants {
         if let ExprKind::ConDecl(d, _) = &e.kind {
             let (_, result) = payload_and_result(&d.scheme);
             if let TyKind::Con(ty, _, _) = result.kind() {
-                self.constructors.entry(*ty).or_default().push(Con { id: d.name.id, scheme: d.scheme.clone() });
+                self.constructors.entry(*ty).or_default().push(Con {
+                    id: d.name.id,
+                    name: d.name.text.clone(),
+                    scheme: d.scheme.clone(),
+                });
             }
         }
         pmx_ast::visit::children(e, &mut |c| self.collect(c));
     }
 
-    /// The constructors of `t` (a variant type) with their payload types at
-    /// `t`'s type arguments; nothing for any other type.
-    pub fn payloads(&self, t: &Ty) -> Vec<(NameId, Ty)> {
+    /// The constructors of `t` (a variant type), in declaration order, with
+    /// their names and payload types at `t`'s type arguments (`()` for a
+    /// constant constructor); nothing for any other type.
+    pub fn payloads(&self, t: &Ty) -> Vec<(NameId, SmolStr, Ty)> {
         let TyKind::Con(id, _, _) = t.kind() else { return Vec::new() };
         let Some(cons) = self.constructors.get(id) else { return Vec::new() };
         cons.iter()
@@ -49,7 +56,7 @@ impl Variants {
                 let (payload, result) = payload_and_result(&c.scheme);
                 let mut map = Subst::default();
                 unify(&result, t, &mut map);
-                (c.id, payload.map(|p| apply(&p, &map)).unwrap_or_else(Ty::unit))
+                (c.id, c.name.clone(), payload.map(|p| apply(&p, &map)).unwrap_or_else(Ty::unit))
             })
             .collect()
     }
@@ -78,7 +85,7 @@ impl Variants {
                     return None;
                 }
                 seen.push(*id);
-                self.payloads(t).iter().find_map(|(_, p)| self.find_in(p, bad, seen))
+                self.payloads(t).iter().find_map(|(_, _, p)| self.find_in(p, bad, seen))
             }
             _ => None,
         }
@@ -97,7 +104,7 @@ impl Variants {
         if !self.constructors.contains_key(id) {
             return false;
         }
-        self.payloads(t).iter().any(|(_, p)| self.reaches(p, *id, &mut Vec::new()))
+        self.payloads(t).iter().any(|(_, _, p)| self.reaches(p, *id, &mut Vec::new()))
     }
 
     /// Whether type `t` mentions the variant type `target`.
@@ -118,7 +125,7 @@ impl Variants {
                     return false;
                 }
                 open.push(*id);
-                self.payloads(t).iter().any(|(_, p)| self.reaches(p, target, open))
+                self.payloads(t).iter().any(|(_, _, p)| self.reaches(p, target, open))
             }
             _ => false,
         }

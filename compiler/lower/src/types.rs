@@ -2,8 +2,9 @@
 //! and the table of variant type instances they use.
 
 use crate::ir::{Constructor, Type, VariantDef, VariantId};
-use crate::subst::{apply, arrows, unify, Subst};
-use pmx_ast::{Expr, ExprKind, NameId, SmolStr, Ty, TyKind};
+use crate::subst::{apply, Subst};
+use pmx_accelerate::variants::Variants;
+use pmx_ast::{Expr, NameId, SmolStr, Ty, TyKind};
 use rustc_hash::FxHashMap;
 use std::fmt;
 
@@ -18,42 +19,17 @@ pub(crate) enum TypeError {
     Unsupported(Ty),
 }
 
-/// A constructor as declared: its name and type scheme.
-struct ConDecl {
-    id: NameId,
-    name: SmolStr,
-    scheme: Ty,
-}
-
 #[derive(Default)]
 pub(crate) struct Types {
     pub variants: Vec<VariantDef>,
     index: FxHashMap<(NameId, Vec<Type>), VariantId>,
-    /// The constructors of each variant type, in declaration order.
-    constructors: FxHashMap<NameId, Vec<ConDecl>>,
+    /// The program's constructors (the middle end's table).
+    constructors: Variants,
 }
 
 impl Types {
-    /// Collects every constructor declared in the program (at the top
-    /// level or locally).
     pub fn new(program: &Expr) -> Types {
-        let mut t = Types::default();
-        t.collect(program);
-        t
-    }
-
-    fn collect(&mut self, e: &Expr) {
-        if let ExprKind::ConDecl(d, _) = &e.kind {
-            let (_, result) = arrows(&d.scheme);
-            if let TyKind::Con(ty, _, _) = result.kind() {
-                self.constructors.entry(*ty).or_default().push(ConDecl {
-                    id: d.name.id,
-                    name: d.name.text.clone(),
-                    scheme: d.scheme.clone(),
-                });
-            }
-        }
-        pmx_ast::visit::children(e, &mut |c| self.collect(c));
+        Types { constructors: Variants::new(program), ..Types::default() }
     }
 
     /// The IR type of `t` with the type variables of `s` replaced.
@@ -107,21 +83,11 @@ impl Types {
         // In the table before its constructors: they may mention it.
         self.index.insert(key.clone(), vid);
         self.variants.push(VariantDef { name: name.clone(), args: key.1, constructors: Vec::new() });
-        let decls: Vec<(NameId, SmolStr, Ty)> = self
-            .constructors
-            .get(&id)
-            .map(|cs| cs.iter().map(|c| (c.id, c.name.clone(), c.scheme.clone())).collect())
-            .unwrap_or_default();
         let mut constructors = Vec::new();
-        for (cid, cname, scheme) in decls {
-            let (params, result) = arrows(&scheme);
-            let mut map = Subst::default();
-            unify(&result, t, &mut map);
-            let payload = match params.first() {
-                Some(p) => self.convert(p, &map)?,
-                None => Type::Unit,
-            };
-            constructors.push(Constructor { id: cid, name: cname, payload });
+        for (id, name, payload) in self.constructors.payloads(t) {
+            // The payload is already at `t`'s type arguments.
+            let payload = self.convert(&payload, &Subst::default())?;
+            constructors.push(Constructor { id, name, payload });
         }
         self.variants[vid.0 as usize].constructors = constructors;
         Ok(vid)
@@ -131,12 +97,10 @@ impl Types {
     /// IR type `of`).
     pub fn tag(&self, of: &Type, con: NameId) -> Option<(crate::ir::VariantId, usize)> {
         let Type::Variant(v) = of else { return None };
-        let def = &self.variants[v.0 as usize];
         // Constructors are found by identity: two types may both have a
         // constructor named `Leaf`.
-        let decls = self.constructors.values().find(|cs| cs.iter().any(|c| c.id == con))?;
-        let at = decls.iter().position(|c| c.id == con)?;
-        (def.constructors.get(at).map(|c| &c.name) == Some(&decls[at].name)).then_some((*v, at))
+        let at = self.variants[v.0 as usize].constructors.iter().position(|c| c.id == con)?;
+        Some((*v, at))
     }
 }
 

@@ -166,7 +166,7 @@ impl Cuda {
     /// Whether a variant type has a constructor whose payload is or holds
     /// a function.
     fn variant_of_functions(&self, t: &Ty) -> bool {
-        is_variant(t) && self.variants.payloads(t).iter().any(|(_, p)| contains_arrow(p))
+        is_variant(t) && self.variants.payloads(t).iter().any(|(_, _, p)| contains_arrow(p))
     }
 
     /// CudaTypeError: no functions inside records, sequences or variants,
