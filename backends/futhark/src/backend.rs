@@ -52,7 +52,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) { return (cudaError_t)cuEventDestroy
 /// The file [`CUDA_COMPAT_HEADER`] is written to in the build folder.
 pub const CUDA_COMPAT_FILE: &str = "pmx_cuda_compat.h";
 
-/// The file `pmx_native::pages::C_HEADER` is written to for a
+/// The file `pmx_native::pages::c_header()` is written to for a
 /// `multicore` build: Futhark's large arrays on huge pages.
 pub const PAGES_FILE: &str = "pmx_pages.h";
 
@@ -83,10 +83,10 @@ impl Backend {
     }
 
     /// The header force-included before Futhark's C and its text.
-    pub fn header(self) -> (&'static str, &'static str) {
+    pub fn header(self) -> (&'static str, std::borrow::Cow<'static, str>) {
         match self {
-            Backend::Multicore => (PAGES_FILE, pmx_native::pages::C_HEADER),
-            Backend::Cuda => (CUDA_COMPAT_FILE, CUDA_COMPAT_HEADER),
+            Backend::Multicore => (PAGES_FILE, pmx_native::pages::c_header().into()),
+            Backend::Cuda => (CUDA_COMPAT_FILE, CUDA_COMPAT_HEADER.into()),
         }
     }
 

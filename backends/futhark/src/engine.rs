@@ -193,7 +193,7 @@ fn compile(
     std::fs::write(&src, &g.source).map_err(|e| format!("cannot write {}: {e}", src.display()))?;
     let (header, text) = backend.header();
     let h = dir.join(header);
-    std::fs::write(&h, text).map_err(|e| format!("cannot write {}: {e}", h.display()))?;
+    std::fs::write(&h, text.as_ref()).map_err(|e| format!("cannot write {}: {e}", h.display()))?;
     // futhark-bindgen's `Compiler` runs futhark with the terminal as its
     // output and reports a failure as a bare `CompilationFailed` (and
     // panics on a path it cannot canonicalise); a rejected program must

@@ -31,8 +31,11 @@ pub fn advise_huge(p: *mut u8, bytes: usize) {
 
 /// The C that gives the same advice for Futhark's own large allocations
 /// (force-included before Futhark's C, `-include`): its `malloc` of a
-/// large block asks for huge pages before Futhark writes it.
-pub const C_HEADER: &str = "\
+/// large block asks for huge pages before Futhark writes it, with the
+/// bounds of [`advise_huge`].
+pub fn c_header() -> String {
+    format!(
+        "\
 // pmx: large allocations of Futhark's C on huge pages (see pmx-native's pages.rs).
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -40,17 +43,19 @@ pub const C_HEADER: &str = "\
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-static inline void *pmx_malloc(size_t n) {
+static inline void *pmx_malloc(size_t n) {{
   void *p = malloc(n);
-  if (p != NULL && n >= ((size_t)4 << 20)) {
-    uintptr_t h = (uintptr_t)2 << 20;
+  if (p != NULL && n >= (size_t){HUGE_FROM}) {{
+    uintptr_t h = (uintptr_t){HUGE_PAGE};
     uintptr_t a = ((uintptr_t)p + h - 1) / h * h, e = ((uintptr_t)p + n) / h * h;
     if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);
-  }
+  }}
   return p;
-}
+}}
 #define malloc(n) pmx_malloc(n)
-";
+"
+    )
+}
 
 #[cfg(test)]
 mod tests {
