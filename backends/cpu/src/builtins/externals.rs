@@ -643,8 +643,8 @@ thread_local! {
     static THREAD_ID: std::cell::RefCell<i64> = const { std::cell::RefCell::new(0) };
 }
 
-/// Runs `f ()` on a new thread with its own machine over the same program.
-/// Starts `f ()` on a new thread of the operating system.
+/// Runs `f ()` on a new thread of the operating system, with its own
+/// machine over the same program.
 fn thread_spawn(m: &mut Machine, f: Value, span: Span) -> Res<Value> {
     let shared = m.shared.clone();
     let mut table = THREADS.lock().unwrap_or_else(|e| e.into_inner());
