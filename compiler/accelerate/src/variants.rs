@@ -104,31 +104,8 @@ impl Variants {
         if !self.constructors.contains_key(id) {
             return false;
         }
-        self.payloads(t).iter().any(|(_, _, p)| self.reaches(p, *id, &mut Vec::new()))
-    }
-
-    /// Whether type `t` mentions the variant type `target`.
-    fn reaches(&self, t: &Ty, target: NameId, open: &mut Vec<NameId>) -> bool {
-        match t.kind() {
-            TyKind::Seq(e) | TyKind::Tensor(e) => self.reaches(e, target, open),
-            TyKind::Record(fields) => fields.iter().any(|(_, f)| self.reaches(f, target, open)),
-            TyKind::Arrow(a, b) => self.reaches(a, target, open) || self.reaches(b, target, open),
-            TyKind::All(_, _, b) => self.reaches(b, target, open),
-            TyKind::Con(id, _, args) => {
-                if *id == target {
-                    return true;
-                }
-                if args.iter().any(|a| self.reaches(a, target, open)) {
-                    return true;
-                }
-                if open.contains(id) {
-                    return false;
-                }
-                open.push(*id);
-                self.payloads(t).iter().any(|(_, _, p)| self.reaches(p, target, open))
-            }
-            _ => false,
-        }
+        let mentions = |x: &Ty| matches!(x.kind(), TyKind::Con(other, _, _) if other == id);
+        self.payloads(t).iter().any(|(_, _, p)| self.holds(p, &mentions))
     }
 }
 
