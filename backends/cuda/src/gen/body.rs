@@ -109,9 +109,9 @@ pub struct Body<'p> {
     /// record the failure and return); in an entry: `None` (it returns the
     /// failure).
     host_result: Option<String>,
-    /// Loop bodies whose accesses' checks can move before the loop
-    /// (`hoist.rs`), each with an unchecked version `fnN_name_u`.
-    hoisted: FxHashMap<FnId, super::hoist::Hoisted>,
+    /// The loops whose checks move before them and the functions with an
+    /// unchecked version `fnN_name_u` (`hoist.rs`).
+    pub plan: super::hoist::Plan,
     /// While writing an unchecked version (of a loop body, or of a
     /// function it calls): the statements written unchecked (accesses)
     /// or calling unchecked versions (calls).
@@ -139,12 +139,7 @@ fn scalar(t: &Type) -> bool {
 }
 
 impl<'p> Body<'p> {
-    pub fn new(
-        p: &'p Program,
-        options: Options,
-        host_fns: FxHashSet<FnId>,
-        hoisted: FxHashMap<FnId, super::hoist::Hoisted>,
-    ) -> Body<'p> {
+    pub fn new(p: &'p Program, options: Options, host_fns: FxHashSet<FnId>, plan: super::hoist::Plan) -> Body<'p> {
         Body {
             p,
             options,
@@ -159,7 +154,7 @@ impl<'p> Body<'p> {
             next: 0,
             host_fns,
             host_result: None,
-            hoisted,
+            plan,
             unchecked: FxHashSet::default(),
             stmt: None,
         }
@@ -452,7 +447,7 @@ impl<'p> Body<'p> {
     ) {
         let call = self.call(f, rest, span);
         let hoisted = match f.callee {
-            Callee::Function(id) if self.options.checked => self.hoisted.get(&id).map(|h| (id, h)),
+            Callee::Function(id) if self.options.checked => self.plan.loops.get(&id).map(|h| (id, h)),
             _ => None,
         };
         let Some((id, h)) = hoisted else {

@@ -104,7 +104,7 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     let mut types = Types::new(p);
     let host_fns = host_functions(p);
     let plan = if options.checked { hoist::analyse(p) } else { hoist::Plan::default() };
-    let mut cx = Body::new(p, options, host_fns.clone(), plan.loops.clone());
+    let mut cx = Body::new(p, options, host_fns.clone(), plan);
     let mut functions = String::new();
     let mut prototypes = String::new();
     let sites = call_sites(p);
@@ -127,7 +127,7 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
         }
         let code = cx.function_body(&mut types, &f.body, &f.result, f.span);
         let _ = writeln!(functions, "{sig} {{\n{code}}}\n");
-        if let Some(unchecked) = plan.unchecked.get(&f.id) {
+        if let Some(unchecked) = cx.plan.unchecked.get(&f.id).cloned() {
             // The version a loop calls once its accesses are known to be
             // in bounds (`hoist.rs`). Writing the body again reports its
             // unsupported constructs again: those are dropped.
@@ -135,7 +135,7 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
             let _ = writeln!(prototypes, "{sig};");
             let _ = writeln!(functions, "// {} at {}, its loop's checks hoisted", f.source, locate(f.span));
             let errors = cx.errors.len();
-            cx.unchecked = unchecked.clone();
+            cx.unchecked = unchecked;
             let code = cx.function_body(&mut types, &f.body, &f.result, f.span);
             cx.unchecked.clear();
             cx.errors.truncate(errors);
