@@ -62,7 +62,9 @@ fn lifting_preserves_behaviour() {
         let out = dir.join(f.file_name().expect("name"));
         std::fs::write(&out, lifted).expect("writable");
         let original = pmx(&["test", "--all-utests", "--color=never"], &f);
-        let again = pmx(&["test", "--all-utests", "--color=never"], &out);
+        // The original ran compiled; the lifted program runs in the
+        // interpreter, which is all this needs and spares a compilation.
+        let again = pmx(&["test", "--all-utests", "--color=never", "--target", "interp"], &out);
         assert_eq!(original.0, again.0, "{}: exit codes differ\n{}", f.display(), again.2);
         assert_eq!(original.1, again.1, "{}: outputs differ\n{}", f.display(), again.2);
     }
@@ -83,7 +85,7 @@ fn backend_rewrites_preserve_behaviour() {
             assert!(higher_order.is_empty(), "{} ({backend:?}): {higher_order:?} left\n{program}", f.display());
             let out = dir.join(format!("{backend:?}-{}", f.file_name().expect("name").to_string_lossy()));
             std::fs::write(&out, &whole).expect("writable");
-            let again = pmx(&["test", "--all-utests", "--color=never"], &out);
+            let again = pmx(&["test", "--all-utests", "--color=never", "--target", "interp"], &out);
             assert_eq!(original.0, again.0, "{} ({backend:?}): exit codes differ\n{}\n{whole}", f.display(), again.2);
             assert_eq!(original.1, again.1, "{} ({backend:?}): outputs differ\n{}\n{whole}", f.display(), again.2);
         }
