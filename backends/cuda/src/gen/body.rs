@@ -2,7 +2,7 @@
 //! (host code, whose parallel loops become kernel launches), and the
 //! unpacking of parameters and packing of results at the host ABI.
 
-use super::types::{field, ident, Types};
+use super::types::{field, ident, param, Types};
 use super::{fn_name, Options, Unsupported, THREADS_PER_BLOCK};
 use pmx_ast::{Builtin, Span};
 use pmx_lower::{Atom, Block, Callee, Expr, FnId, FunRef, Lit, Program, Type, Var};
@@ -375,6 +375,13 @@ impl<'p> Body<'p> {
                 Expr::Prim(Builtin::Error, _) => {
                     let loc = self.failure(span, "error");
                     let _ = writeln!(code, "{pad}pmx_fail({loc});\n{pad}{ct} {name} = {ct}();");
+                }
+                // A variable, or a part of one, is bound by reference
+                // where its type is large (`types::by_ref`); what it
+                // names is never changed afterwards.
+                other @ (Expr::Atom(Atom::Var(_)) | Expr::Project(..) | Expr::Payload { .. }) => {
+                    let e = self.expr(types, other, span);
+                    let _ = writeln!(code, "{pad}{} = {e};", param(&s.var.ty, &ct, &name));
                 }
                 other => {
                     let e = self.expr(types, other, span);

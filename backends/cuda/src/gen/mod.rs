@@ -110,7 +110,8 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     let sites = call_sites(p);
     for f in &p.functions {
         let ret = types.c(&f.result);
-        let params: Vec<String> = f.params.iter().map(|v| format!("{} {}", types.c(&v.ty), body::var(v))).collect();
+        let params: Vec<String> =
+            f.params.iter().map(|v| types::param(&v.ty, &types.c(&v.ty), &body::var(v))).collect();
         // A function called from one place (most are lambdas lifted from
         // loop bodies) is always inlined there: the C++ compiler would
         // otherwise often keep the call (a cold call site, or the frame of
@@ -148,7 +149,8 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     let mut host_defs = String::new();
     for f in p.functions.iter().filter(|f| host_fns.contains(&f.id)) {
         let ret = types.c(&f.result);
-        let mut params: Vec<String> = f.params.iter().map(|v| format!("{} {}", types.c(&v.ty), body::var(v))).collect();
+        let mut params: Vec<String> =
+            f.params.iter().map(|v| types::param(&v.ty, &types.c(&v.ty), &body::var(v))).collect();
         params.push("const pmx_runtime *rt".into());
         let sig = format!("static {ret} {}_host({})", fn_name(p, f.id), params.join(", "));
         let _ = writeln!(host_protos, "{sig};");

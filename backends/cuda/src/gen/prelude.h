@@ -164,34 +164,36 @@ PMX_INLINE pmx_unit pmx_tensor_linear_set(const pmx_tensor<T> &t, int64_t i, T v
   return pmx_unit();
 }
 // tensorSubExn t ofs len: rows ofs .. ofs+len of the outer dimension.
+// Slices and sub-tensors are always inlined, and their loops bounded by
+// PMX_MAX_RANK: the C++ compiler then keeps the new view in registers. As
+// a call returning a view through memory, a slice taken in a loop cost
+// five times the arithmetic around it (the CNN's weight gradients).
 template <typename T>
-PMX_FN pmx_tensor<T> pmx_tensor_sub(pmx_tensor<T> t, int64_t ofs, int64_t len, int64_t loc, bool checked) {
+PMX_INLINE pmx_tensor<T> pmx_tensor_sub(const pmx_tensor<T> &t, int64_t ofs, int64_t len, int64_t loc, bool checked) {
   if (checked && (t.rank == 0 || ofs < 0 || len < 0 || ofs + len > t.dims[0])) { pmx_fail(loc); return t; }
   int64_t row = 1;
-  for (int64_t k = 1; k < t.rank; k++) row *= t.dims[k];
-  t.offset += ofs * row;
-  t.dims[0] = len;
-  return t;
-}
-// tensorSliceExn t ix: the sub-tensor at a prefix index.
-template <typename T>
-PMX_FN pmx_tensor<T> pmx_tensor_slice(pmx_tensor<T> t, pmx_seq<int64_t> ix, int64_t loc, bool checked) {
-  if (checked && ix.len > t.rank) { pmx_fail(loc); return t; }
-  int64_t pos = 0, rest = 1;
-  for (int64_t k = 0; k < t.rank; k++) {
-    if (k < ix.len) {
-      if (checked && (ix.data[k] < 0 || ix.data[k] >= t.dims[k])) { pmx_fail(loc); return t; }
-      pos = pos * t.dims[k] + ix.data[k];
-    } else {
-      pos = pos * t.dims[k];
-      rest *= t.dims[k];
-    }
-  }
+  for (int64_t k = 1; k < t.rank && k < PMX_MAX_RANK; k++) row *= t.dims[k];
   pmx_tensor<T> r = t;
+  r.offset = t.offset + ofs * row;
+  r.dims[0] = len;
+  return r;
+}
+// tensorSliceExn t ix: the sub-tensor at a prefix index. Dimensions past
+// the rank are those of `t` past its rank (1 from the marshaling).
+template <typename T>
+PMX_INLINE pmx_tensor<T> pmx_tensor_slice(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, int64_t loc, bool checked) {
+  if (checked && ix.len > t.rank) { pmx_fail(loc); return t; }
+  int64_t pos = 0;
+  for (int64_t k = 0; k < ix.len && k < PMX_MAX_RANK; k++) {
+    if (checked && (uint64_t)ix.data[k] >= (uint64_t)t.dims[k]) { pmx_fail(loc); return t; }
+    pos = pos * t.dims[k] + ix.data[k];
+  }
+  for (int64_t k = ix.len; k < t.rank && k < PMX_MAX_RANK; k++) pos *= t.dims[k];
+  pmx_tensor<T> r;
+  r.data = t.data;
   r.offset = t.offset + pos;
   r.rank = t.rank - ix.len;
-  for (int64_t k = 0; k < r.rank; k++) r.dims[k] = t.dims[ix.len + k];
-  (void)rest;
+  for (int64_t k = 0; k < PMX_MAX_RANK; k++) r.dims[k] = k + ix.len < PMX_MAX_RANK ? t.dims[k + ix.len] : 1;
   return r;
 }
 // A code point, or a recorded failure for a number that is none (outside

@@ -88,6 +88,30 @@ impl<'p> Types<'p> {
     }
 }
 
+/// Whether a value of type `t` is passed to functions by `const`
+/// reference and bound by reference where it is a variable or a part of
+/// one: tensors (a view with its dimensions), records and variants are
+/// tens to thousands of bytes that the C++ compiler otherwise copies at
+/// every call and every field access (a network's record of weight
+/// tensors, passed to each loop body, is 2 KB). Values are never changed
+/// in place once bound, so a reference reads what a copy would.
+pub fn by_ref(t: &Type) -> bool {
+    match t {
+        Type::Tensor(_) | Type::Variant(_) => true,
+        Type::Record(fields) => !fields.is_empty(),
+        _ => false,
+    }
+}
+
+/// A parameter (or a binding by reference, see [`by_ref`]) of type `ct`.
+pub fn param(t: &Type, ct: &str, name: &str) -> String {
+    if by_ref(t) {
+        format!("const {ct} &{name}")
+    } else {
+        format!("{ct} {name}")
+    }
+}
+
 /// A record label as a C member name (labels may be numbers).
 pub fn field(label: &str) -> String {
     format!("f_{}", ident(label))
