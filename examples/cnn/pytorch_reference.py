@@ -3,13 +3,15 @@
 builds it), data, initialisation and training rule in PyTorch on the CPU.
 
     pip install torch numpy
-    python3 examples/cnn/pytorch_reference.py [EPOCHS] [TRAIN] [BATCH] [RATE] [TEST] [--float32] [--threads N]
+    python3 examples/cnn/pytorch_reference.py [EPOCHS] [TRAIN] [BATCH] [RATE] [TEST] [--float32] [--threads N] [--bench]
 
 Defaults are SaC's benchmark parameters, as main.mc's bench.json gives
 them: 10 epochs of 10,000 images in batches of 100, learning rate 0.05.
 It prints each epoch's mean loss per image, the training time (the epochs
 only, not the data preparation) and how many test images are recognised.
-Doubles by default, as pmx computes (MExpr's Float is a double).
+Doubles by default, as pmx computes (MExpr's Float is a double). With
+--bench it also prints the training time as benches/cases.py reads a
+reference (`reference * PyTorch float64: MS ms`).
 """
 import argparse
 import math
@@ -64,6 +66,7 @@ def main():
     ap.add_argument("test", nargs="?", type=int, default=297)
     ap.add_argument("--float32", action="store_true")
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--bench", action="store_true", help="print the time as a reference for benches/cases.py")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -116,6 +119,8 @@ def main():
     with torch.no_grad():
         hits = int((net(test_xs).argmax(1) == test_ys).sum())
     print(f"training time: {elapsed:.2f} s")
+    if a.bench:
+        print(f"reference * PyTorch {'float32' if a.float32 else 'float64'}: {elapsed * 1000:.1f} ms")
     print(f"test images recognised: {hits} of {n_test}")
 
 
