@@ -75,7 +75,7 @@ fn program() -> BoxedStrategy<String> {
 }
 
 proptest! {
-    // Each case compiles its program for the CPU: a dozen keep the suite
+    // Each case compiles its program for the CPU: two dozen keep the suite
     // short.
     #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
 

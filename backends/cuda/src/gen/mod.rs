@@ -110,8 +110,7 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     let sites = call_sites(p);
     for f in &p.functions {
         let ret = types.c(&f.result);
-        let params: Vec<String> =
-            f.params.iter().map(|v| types::param(&v.ty, &types.c(&v.ty), &body::var(v))).collect();
+        let params = params(&mut types, f);
         // A function called from one place (most are lambdas lifted from
         // loop bodies) is always inlined there: the C++ compiler would
         // otherwise often keep the call (a cold call site, or the frame of
@@ -149,8 +148,7 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     let mut host_defs = String::new();
     for f in p.functions.iter().filter(|f| host_fns.contains(&f.id)) {
         let ret = types.c(&f.result);
-        let mut params: Vec<String> =
-            f.params.iter().map(|v| types::param(&v.ty, &types.c(&v.ty), &body::var(v))).collect();
+        let mut params = params(&mut types, f);
         params.push("const pmx_runtime *rt".into());
         let sig = format!("static {ret} {}_host({})", fn_name(p, f.id), params.join(", "));
         let _ = writeln!(host_protos, "{sig};");
@@ -227,6 +225,12 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     source.push_str(&hosts);
     source.push_str("#endif\n");
     Ok(Generated { source, entries, kernels: cx.kernel_list, failures: cx.failures })
+}
+
+/// A function's parameters in C (large values by reference:
+/// `types::param`), for its device, unchecked and host versions alike.
+fn params(types: &mut Types, f: &pmx_lower::Function) -> Vec<String> {
+    f.params.iter().map(|v| types::param(&v.ty, &types.c(&v.ty), &body::var(v))).collect()
 }
 
 /// The functions that host code runs outside kernels and that launch
