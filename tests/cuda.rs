@@ -163,7 +163,8 @@ fn cuda_class_programs_run_on_the_cpu_as_in_debug_mode() {
 /// The GPU engine's whole path but the device: the host library built
 /// with `-DPMX_HOST_LAUNCH`, every launch a callback into Rust (here
 /// running the kernel's CPU launcher), sequences copied as for a device,
-/// the failure flag read after each launch. Every CUDA-class program runs
+/// launches queued and run when host code waits for them, as on a device
+/// (see `gpu::cpu_kernels`). Every CUDA-class program runs
 /// so as in debug mode.
 #[test]
 fn cuda_class_programs_run_through_the_gpu_engine_with_kernels_on_the_cpu() {
@@ -171,6 +172,26 @@ fn cuda_class_programs_run_through_the_gpu_engine_with_kernels_on_the_cpu() {
     assert!(differed.is_empty(), "{}", differed.join("\n\n"));
     assert!(matched > 0);
     eprintln!("{matched} CUDA-class programs ran through the GPU engine with kernels on the CPU");
+}
+
+/// The same engine with each launch run and waited for at once
+/// (`PMX_CUDA_SYNC=1`, as on a device without concurrent managed access)
+/// on the programs whose host code works between launches or fails
+/// around them: the same output and the same first failure.
+#[test]
+fn launches_waited_for_one_by_one_give_the_same_results() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run");
+    for name in ["cuda_host_between_launches", "cuda_failure_after_launch", "cuda_failure_before_launch"] {
+        let p = root.join(format!("{name}.mc"));
+        let debug = pmx(&["test", "--debug", "--color=never"], &p);
+        let run = pmx_with_env(
+            &["test", "--color=never", "--target", "gpu"],
+            &p,
+            &[("PMX_GPU_KERNELS", "cpu"), ("PMX_CUDA_SYNC", "1")],
+        );
+        let at = |s: &str| s.lines().find(|l| l.contains("┌─")).map(str::to_string);
+        assert_eq!((debug.0, &debug.1, at(&debug.2)), (run.0, &run.1, at(&run.2)), "{name}: {}", run.2);
+    }
 }
 
 /// On a machine with a GPU (`cargo test --release --test cuda --

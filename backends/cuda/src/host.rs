@@ -97,13 +97,27 @@ impl Library {
 }
 
 /// Runs kernels for host code built with `-DPMX_HOST_LAUNCH`.
+///
+/// A launcher either waits for each kernel in `launch` or queues it and
+/// waits in `settle`, which the host code calls before it touches tensor
+/// data or records a failure, and the engine calls after the entry
+/// returns. Either way the failure returned is the first of the kernels
+/// since the last wait (a location id, 0 for none), and the flag is left
+/// clear; `Err` is an error of the device.
 pub trait Launcher: Send + Sync {
     /// Runs kernel `kernel` over `n` elements with `params` (the address of
-    /// each argument, as the kernel takes them) and waits for it. Returns
-    /// the kernels' failure (a location id, 0 for none), leaving the flag
-    /// clear for the next launch, and the kernel's own time where the
-    /// device measures it; `Err` is an error of the device.
+    /// each argument, as the kernel takes them; read before it returns),
+    /// with the kernel's own time where the device measures it.
     fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<Launched, String>;
+
+    /// Waits for the kernels queued since the last wait.
+    fn settle(&self) -> Result<Launched, String>;
+}
+
+/// Whether launches are waited for one by one (`PMX_CUDA_SYNC=1`): for
+/// timing kernels apart, and for comparison when a program misbehaves.
+pub fn sync_each_launch() -> bool {
+    std::env::var("PMX_CUDA_SYNC").is_ok_and(|v| v == "1")
 }
 
 /// What a launch gives back.
@@ -121,6 +135,7 @@ struct Runtime {
     ctx: *mut c_void,
     alloc: extern "C" fn(*mut c_void, i64) -> *mut c_void,
     launch: extern "C" fn(*mut c_void, i64, *mut *mut c_void, i64, i64) -> i64,
+    settle: extern "C" fn(*mut c_void) -> i64,
 }
 
 /// What the callbacks of one call reach through `ctx`.
@@ -182,6 +197,31 @@ extern "C" fn ctx_launch(ctx: *mut c_void, kernel: i64, params: *mut *mut c_void
     }
 }
 
+extern "C" fn ctx_settle(ctx: *mut c_void) -> i64 {
+    // Safety: `ctx` is the `CallCtx` of the running call.
+    let cx = unsafe { &mut *(ctx as *mut CallCtx) };
+    cx.settle()
+}
+
+impl CallCtx<'_> {
+    /// Waits for the launcher's queued kernels: their first failure, or
+    /// `ENGINE_FAILED` after an error of the engine (kept in `error`).
+    fn settle(&mut self) -> i64 {
+        let Some(launcher) = self.launcher else { return 0 };
+        let started = Instant::now();
+        match launcher.settle() {
+            Ok(l) => {
+                self.kernels += l.kernel_time.unwrap_or(started.elapsed());
+                l.failed
+            }
+            Err(e) => {
+                self.error.get_or_insert(e);
+                ENGINE_FAILED
+            }
+        }
+    }
+}
+
 type EntryFn = unsafe extern "C" fn(*const Arg, *mut Arg, *const Runtime) -> i64;
 
 /// One binding's entry in a library, and where its profile goes.
@@ -211,13 +251,22 @@ impl Entry {
             .map_err(|e| m.fail(e, span))?;
         let mut result = vec![Arg::default(); crate::gen::leaves(&self.entry.result).max(1)];
         let mut cx = CallCtx { memory, launcher, error: None, kernels: Duration::ZERO };
-        let rt = Runtime { ctx: &mut cx as *mut CallCtx as *mut c_void, alloc: ctx_alloc, launch: ctx_launch };
+        let rt = Runtime {
+            ctx: &mut cx as *mut CallCtx as *mut c_void,
+            alloc: ctx_alloc,
+            launch: ctx_launch,
+            settle: ctx_settle,
+        };
         // Safety: the symbol is an entry of the generated library with the
         // ABI `EntryFn`; the argument and result slots match its types.
         let code = unsafe {
             let f: EntryFn = self.library.symbol(&self.entry.symbol).map_err(|e| m.fail(e, span))?;
             f(marshaled.args.as_ptr(), result.as_mut_ptr(), &rt)
         };
+        // The entry waited for its kernels unless it left early on a
+        // failure; none may still run when its memory is copied or freed.
+        let late = cx.settle();
+        let code = if code == 0 { late } else { code };
         if let Some(e) = cx.error.take() {
             return Err(m.fail(format!("{engine}: {e} (running {})", site.boundary.name), span));
         }

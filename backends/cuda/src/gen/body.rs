@@ -24,11 +24,13 @@ struct pmx_arg {
   int64_t dims[PMX_MAX_RANK];
 };
 // What the engine gives the host code: memory for unpacked sequences and,
-// for the GPU engine's host library, kernel launches.
+// for the GPU engine's host library, kernel launches and the wait for
+// them (which returns their first failure, 0 for none).
 struct pmx_runtime {
   void *ctx;
   void *(*alloc)(void *ctx, int64_t bytes);
   int64_t (*launch)(void *ctx, int64_t kernel, void **params, int64_t count, int64_t n);
+  int64_t (*settle)(void *ctx);
 };
 template <typename T> static pmx_tensor<T> pmx_unpack_tensor(const pmx_arg *a) {
   pmx_tensor<T> t;
@@ -42,16 +44,38 @@ template <typename T> static pmx_tensor<T> pmx_unpack_tensor(const pmx_arg *a) {
 // once, as its callers do up to the entry).
 static int64_t pmx_launch_failed = 0;
 #if defined(__CUDACC__)
-#define PMX_RESET_FAILED() do { int64_t z = 0; pmx_host_failed = 0; pmx_launch_failed = 0; cudaMemcpyToSymbol(pmx_failed, &z, sizeof z); } while (0)
-// The first failure: of host code, else of the kernels.
-static int64_t pmx_read_failed() {
+#define PMX_RESET_FAILED(rt) do { int64_t z = 0; pmx_host_failed = 0; pmx_launch_failed = 0; pmx_pending = false; cudaMemcpyToSymbol(pmx_failed, &z, sizeof z); } while (0)
+// Waits for the kernels launched since the last wait; their first failure
+// becomes host code's unless host code failed before (`pmx_fail` waits
+// first, so a later one cannot have been recorded).
+static void pmx_settle() {
   int64_t h = 0;
+  pmx_pending = false;
   cudaDeviceSynchronize();
   cudaMemcpyFromSymbol(&h, pmx_failed, sizeof h);
-  return pmx_host_failed ? pmx_host_failed : h;
+  if (pmx_host_failed == 0) pmx_host_failed = h;
+}
+// The first failure: of host code or of the kernels, whichever came first.
+static int64_t pmx_read_failed() {
+  pmx_sync_host();
+  return pmx_host_failed;
+}
+#elif defined(PMX_HOST_LAUNCH)
+// The runtime of the running call, for waits from inside host code.
+static const pmx_runtime *pmx_rt = 0;
+#define PMX_RESET_FAILED(rt) (pmx_failed = 0, pmx_launch_failed = 0, pmx_pending = false, pmx_rt = (rt))
+// As under nvcc: the engine waits and returns the kernels' first failure.
+static void pmx_settle() {
+  pmx_pending = false;
+  int64_t f = pmx_rt->settle(pmx_rt->ctx);
+  if (f) pmx_fail(f);
+}
+static int64_t pmx_read_failed() {
+  pmx_sync_host();
+  return pmx_failed;
 }
 #else
-#define PMX_RESET_FAILED() (pmx_failed = 0, pmx_launch_failed = 0)
+#define PMX_RESET_FAILED(rt) (pmx_failed = 0, pmx_launch_failed = 0)
 static int64_t pmx_read_failed() { return pmx_failed; }
 #endif
 #if !defined(PMX_GPU) && !defined(PMX_HOST_LAUNCH)
@@ -522,7 +546,7 @@ impl<'p> Body<'p> {
         // this kernel's CPU launcher.
         let _ = writeln!(
             code,
-            "#if defined(__CUDACC__)\n{pad}  int64_t blocks = (n + {tpb} - 1) / {tpb};\n{pad}  if (blocks > {max_blocks}) blocks = {max_blocks};\n{pad}  if (blocks > 0) {symbol}<<<(unsigned)blocks, {tpb}>>>({args});\n{pad}  {{ int64_t f = pmx_read_failed(); if (f) {leave} }}\n#else\n{pad}  void *ps[] = {{{addrs}}};\n#if defined(PMX_HOST_LAUNCH)\n{pad}  int64_t f = pmx_failed ? pmx_failed : rt->launch(rt->ctx, {k}, ps, {count}, n);\n#else\n{pad}  int64_t f = pmx_cpu_launch_{k}(ps, n);\n#endif\n{pad}  if (f) {leave}\n#endif",
+            "#if defined(__CUDACC__)\n{pad}  int64_t blocks = (n + {tpb} - 1) / {tpb};\n{pad}  if (blocks > {max_blocks}) blocks = {max_blocks};\n{pad}  if (pmx_host_failed) {{ int64_t f = pmx_host_failed; {leave} }}\n{pad}  if (blocks > 0) {{ {symbol}<<<(unsigned)blocks, {tpb}>>>({args}); pmx_pending = true; }}\n#else\n{pad}  void *ps[] = {{{addrs}}};\n#if defined(PMX_HOST_LAUNCH)\n{pad}  int64_t f = pmx_failed ? pmx_failed : rt->launch(rt->ctx, {k}, ps, {count}, n);\n{pad}  pmx_pending = true;\n#else\n{pad}  int64_t f = pmx_cpu_launch_{k}(ps, n);\n#endif\n{pad}  if (f) {leave}\n#endif",
             tpb = THREADS_PER_BLOCK,
             max_blocks = super::MAX_BLOCKS,
             args = all.join(", "),
@@ -532,12 +556,16 @@ impl<'p> Body<'p> {
         );
         // The CPU launcher: each OpenMP thread is one block of one thread
         // of the grid. It is exported so that the GPU engine's host code
-        // can be driven with kernels run on the CPU (`gpu::launch`).
+        // can be driven with kernels run on the CPU (`gpu::cpu_kernels`),
+        // with the sizes of its arguments, which that engine copies to run
+        // the launch later, as a device would.
         let loads: Vec<String> =
             params.iter().enumerate().map(|(j, (t, name))| format!("  {t} {name} = *({t} *)ps[{j}];\n")).collect();
+        let sizes: Vec<String> = params.iter().map(|(t, _)| format!("(int64_t)sizeof({t})")).collect();
         let _ = writeln!(
             self.cpu_launchers,
-            "extern \"C\" int64_t pmx_cpu_launch_{k}(void **ps, int64_t n) {{\n  (void)ps;\n{loads}  #pragma omp parallel\n  {{\n    pmx_cpu_thread();\n    {symbol}({args});\n  }}\n  return pmx_failed;\n}}",
+            "extern \"C\" const int64_t pmx_cpu_sizes_{k}[] = {{{sizes}(int64_t)sizeof(int64_t)}};\nextern \"C\" int64_t pmx_cpu_launch_{k}(void **ps, int64_t n) {{\n  (void)ps;\n{loads}  #pragma omp parallel\n  {{\n    pmx_cpu_thread();\n    {symbol}({args});\n  }}\n  return pmx_failed;\n}}",
+            sizes = sizes.iter().map(|s| format!("{s}, ")).collect::<String>(),
             loads = loads.concat(),
             args = all.join(", "),
         );

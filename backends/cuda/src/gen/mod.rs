@@ -162,7 +162,7 @@ pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) 
     for (k, e) in p.entries.iter().enumerate() {
         let symbol = format!("pmx_entry_{k}");
         let _ = writeln!(hosts, "// {} at {}", e.name, locate(e.span));
-        let mut code = String::from("  PMX_RESET_FAILED();\n");
+        let mut code = String::from("  PMX_RESET_FAILED(rt);\n");
         let mut slot = 0;
         for v in &e.params {
             let _ = writeln!(

@@ -61,14 +61,37 @@ PMX_FAIL_VAR
 static int64_t pmx_host_failed = 0;
 #endif
 
+// Host code that launches kernels on a device (the GPU engine's host
+// library, or the unit under nvcc) does not wait for them: launches queue
+// up, and host code waits (`pmx_settle`, with the host prelude) only
+// before it reads or writes tensor data or records a failure of its own.
+// A loop of launches with nothing between them (Viterbi's, one per
+// signal) then runs back to back instead of paying a wait and a read of
+// the failure flag per launch. Kernels never write sequences, so reading
+// those needs no wait.
+#if defined(PMX_HOST_LAUNCH) || (defined(__CUDACC__) && !defined(__CUDACC_RTC__))
+#define PMX_SETTLES 1
+static bool pmx_pending = false;
+static void pmx_settle();
+#endif
+PMX_FN void pmx_sync_host() {
+#if defined(PMX_SETTLES) && !defined(__CUDA_ARCH__)
+  if (pmx_pending) pmx_settle();
+#endif
+}
+
 // Records the first failure (a location id) and lets the thread go on with
-// a harmless value; the host checks the flag after each launch.
+// a harmless value; the host reads the flag when it waits for kernels, and
+// leaves before launching more after a failure. Host code
+// first waits for the kernels it launched: a failure of theirs came first.
 PMX_FN void pmx_fail(int64_t loc) {
 #if defined(__CUDA_ARCH__)
   atomicCAS((unsigned long long *)&pmx_failed, 0ULL, (unsigned long long)loc);
 #elif defined(__CUDACC__)
+  pmx_sync_host();
   if (pmx_host_failed == 0) pmx_host_failed = loc;
 #else
+  pmx_sync_host();
   int64_t expected = 0;
   __atomic_compare_exchange_n(&pmx_failed, &expected, loc, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 #endif
@@ -142,23 +165,27 @@ PMX_INLINE bool pmx_affine_within(int64_t base, int64_t step, int64_t n, int64_t
 // be vectorised (unchecked: with checks, each access may fail).
 template <typename T>
 PMX_INLINE T pmx_tensor_get(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, int64_t loc, bool checked) {
+  pmx_sync_host();
   int64_t p;
   if (!pmx_tensor_pos(t, ix.data, ix.len, loc, checked, &p)) return T();
   return t.data[p];
 }
 template <typename T>
 PMX_INLINE pmx_unit pmx_tensor_set(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, T v, int64_t loc, bool checked) {
+  pmx_sync_host();
   int64_t p;
   if (pmx_tensor_pos(t, ix.data, ix.len, loc, checked, &p)) t.data[p] = v;
   return pmx_unit();
 }
 template <typename T>
 PMX_INLINE T pmx_tensor_linear_get(const pmx_tensor<T> &t, int64_t i, int64_t loc, bool checked) {
+  pmx_sync_host();
   if (checked && (i < 0 || i >= pmx_tensor_size(t))) { pmx_fail(loc); return T(); }
   return t.data[t.offset + i];
 }
 template <typename T>
 PMX_INLINE pmx_unit pmx_tensor_linear_set(const pmx_tensor<T> &t, int64_t i, T v, int64_t loc, bool checked) {
+  pmx_sync_host();
   if (checked && (i < 0 || i >= pmx_tensor_size(t))) { pmx_fail(loc); return pmx_unit(); }
   t.data[t.offset + i] = v;
   return pmx_unit();

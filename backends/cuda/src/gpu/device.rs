@@ -20,6 +20,9 @@ pub struct Device {
     /// Whether managed memory can be moved ahead of use
     /// (`cuMemPrefetchAsync_v2` present, concurrent managed access).
     pub prefetch: bool,
+    /// Whether the host may touch managed memory while kernels run
+    /// (concurrent managed access): launches can then be queued.
+    pub concurrent: bool,
     /// Whether kernels are timed with events (`cuEventElapsedTime_v2`,
     /// drivers of CUDA 12.8 and newer); else launches are timed by the
     /// host's clock.
@@ -102,9 +105,9 @@ fn find() -> Result<Device, String> {
     if attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)? == 0 {
         return Err(format!("the CUDA device {name} has no managed memory, which pmx's GPU engine needs"));
     }
+    let concurrent = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? != 0;
     // Safety: the symbol is only looked up, not called.
-    let prefetch = unsafe { lib.get::<*const ()>(b"cuMemPrefetchAsync_v2") }.is_ok()
-        && attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? != 0;
+    let prefetch = concurrent && unsafe { lib.get::<*const ()>(b"cuMemPrefetchAsync_v2") }.is_ok();
     // Safety: the symbols are only looked up, not called.
     let events = ["cuEventCreate", "cuEventRecord", "cuEventSynchronize", "cuEventElapsedTime_v2", "cuEventDestroy_v2"]
         .iter()
@@ -113,7 +116,16 @@ fn find() -> Result<Device, String> {
     // (it is never released).
     let context = unsafe { result::primary_ctx::retain(dev) }
         .map_err(|e| format!("cuDevicePrimaryCtxRetain: {}", describe(e)))?;
-    Ok(Device { device: dev, context, name, capability: major * 10 + minor, driver_version, prefetch, events })
+    Ok(Device {
+        device: dev,
+        context,
+        name,
+        capability: major * 10 + minor,
+        driver_version,
+        prefetch,
+        concurrent,
+        events,
+    })
 }
 
 impl Device {

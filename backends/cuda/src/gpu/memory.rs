@@ -1,9 +1,9 @@
 //! CUDA managed memory for one call: each root of alias reconstruction,
 //! each copied sequence and each block host code asks for is one
-//! allocation that the host library and the kernels both address. The
-//! host writes and reads it between launches; every launch is followed by
-//! a synchronisation (`module.rs`), after which the host sees the
-//! kernels' writes.
+//! allocation that the host library and the kernels both address. Host
+//! code waits for the kernels launched before it reads or writes tensor
+//! data (`module.rs`, the prelude's `pmx_sync_host`), and then sees their
+//! writes; the engine waits for them all before it copies back.
 //!
 //! Where the device can move managed memory ahead of use (concurrent
 //! managed access and `cuMemPrefetchAsync_v2`), the copies of marshaling
@@ -99,7 +99,7 @@ impl Drop for ManagedMemory {
     fn drop(&mut self) {
         for p in self.blocks.drain(..) {
             // Safety: `p` came from `cuMemAllocManaged` and every kernel
-            // that used it has finished (launches synchronise). A failure
+            // that used it has finished (the call waited for them). A failure
             // to free leaves the memory to the process's end.
             let _ = unsafe { result::memory_free(p) };
         }

@@ -2,20 +2,36 @@
 //! NVRTC to PTX for the device's architecture (cached like host code),
 //! loaded as a module, one function per kernel, and the address of the
 //! kernels' failure flag (`pmx_failed`). Launches go to the default
-//! stream and are waited for, so the host library sees the kernels'
-//! writes to managed memory and the flag is read after each launch.
+//! stream. Where the host may touch managed memory while kernels run
+//! (concurrent managed access), a launch is only queued: `settle` waits
+//! for the queue and reads the flag once, when host code is about to
+//! touch tensor data (see the prelude's `pmx_sync_host`). Elsewhere, or
+//! with `PMX_CUDA_SYNC=1`, each launch is waited for and the flag read
+//! after it.
 
 use super::device::{describe, Device};
 use crate::gen::{Generated, MAX_BLOCKS, THREADS_PER_BLOCK};
 use crate::host::{Launched, Launcher};
 use cudarc::driver::{result, sys};
 use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// Events around queued launches, and events free for reuse.
+type Timed = (Vec<Events>, Vec<Events>);
 
 pub struct Module {
     device: &'static Device,
     functions: Vec<(sys::CUfunction, usize)>,
     failed: sys::CUdeviceptr,
+    /// Whether launches are queued (see the module's docs).
+    queue: bool,
+    /// Whether a launch was queued since the last wait.
+    outstanding: AtomicBool,
+    /// The events around the launches queued since the last wait (their
+    /// times are summed then), and events free for reuse.
+    timed: Mutex<Timed>,
     pub arch: &'static str,
     pub cached: bool,
     pub compile_time: Duration,
@@ -82,6 +98,9 @@ pub fn load(g: &Generated, device: &'static Device) -> Result<Module, String> {
         device,
         functions,
         failed,
+        queue: device.concurrent && !crate::host::sync_each_launch(),
+        timed: Mutex::new((Vec::new(), Vec::new())),
+        outstanding: AtomicBool::new(false),
         arch,
         cached: found == pmx_native::cache::Found::Cached,
         compile_time: started.elapsed(),
@@ -101,20 +120,76 @@ impl Launcher for Module {
         let tpb = THREADS_PER_BLOCK as i64;
         let blocks = ((n + tpb - 1) / tpb).min(MAX_BLOCKS as i64) as u32;
         self.device.bind()?;
-        let events = if self.device.events { Events::new().ok() } else { None };
+        let events = if self.device.events { self.events() } else { None };
         if let Some(e) = &events {
             e.record(0)?;
         }
         // Safety: `f` is a kernel of the loaded module whose parameters
-        // are the C types the generated launch took the addresses of;
-        // every pointer inside them is to managed memory of this call.
+        // are the C types the generated launch took the addresses of (the
+        // driver copies them before it returns); every pointer inside them
+        // is to managed memory of this call, which lives until the call
+        // has waited for its kernels.
         unsafe { result::launch_kernel(f, (blocks, 1, 1), (THREADS_PER_BLOCK, 1, 1), 0, std::ptr::null_mut(), params) }
             .map_err(|e| format!("launching kernel {kernel}: {}", describe(e)))?;
         if let Some(e) = &events {
             e.record(1)?;
         }
+        if self.queue {
+            // Timed when the queue is waited for: the events' times then
+            // add up to the kernels' own, run back to back.
+            let timed = events.is_some();
+            self.outstanding.store(true, Ordering::Relaxed);
+            if let Some(e) = events {
+                self.lock()?.0.push(e);
+            }
+            return Ok(Launched { failed: 0, kernel_time: timed.then_some(Duration::ZERO) });
+        }
         result::ctx::synchronize().map_err(|e| format!("kernel {kernel}: {}", describe(e)))?;
-        let kernel_time = events.and_then(|e| e.elapsed());
+        let kernel_time = events.and_then(|e| {
+            let t = e.elapsed();
+            self.recycle(e);
+            t
+        });
+        Ok(Launched { failed: self.take_failed()?, kernel_time })
+    }
+
+    fn settle(&self) -> Result<Launched, String> {
+        if !self.outstanding.swap(false, Ordering::Relaxed) {
+            return Ok(Launched { failed: 0, kernel_time: Some(Duration::ZERO) });
+        }
+        let events = std::mem::take(&mut self.lock()?.0);
+        self.device.bind()?;
+        result::ctx::synchronize().map_err(|e| format!("a kernel launched since the last wait: {}", describe(e)))?;
+        // Without events, the wait's own time stands for the kernels'.
+        let mut kernel_time = (!events.is_empty()).then_some(Duration::ZERO);
+        for e in events {
+            kernel_time = kernel_time.zip(e.elapsed()).map(|(a, b)| a + b);
+            self.recycle(e);
+        }
+        Ok(Launched { failed: self.take_failed()?, kernel_time })
+    }
+}
+
+impl Module {
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Timed>, String> {
+        self.timed.lock().map_err(|_| "internal error: a poisoned event list".to_string())
+    }
+
+    /// A pair of events: a free one, or new (`None` if the driver gives
+    /// none; the launch is then timed by the host's clock).
+    fn events(&self) -> Option<Events> {
+        self.lock().ok().and_then(|mut t| t.1.pop()).or_else(|| Events::new().ok())
+    }
+
+    fn recycle(&self, e: Events) {
+        if let Ok(mut t) = self.lock() {
+            t.1.push(e);
+        }
+    }
+
+    /// The kernels' first failure since the flag was last cleared (read
+    /// after a wait), cleared for the next.
+    fn take_failed(&self) -> Result<i64, String> {
         let mut flag = [0i64];
         // Safety: `failed` is the address of the 8-byte `pmx_failed`.
         unsafe { result::memcpy_dtoh_sync(&mut flag, self.failed) }
@@ -124,7 +199,7 @@ impl Launcher for Module {
             unsafe { result::memcpy_htod_sync(self.failed, &[0i64]) }
                 .map_err(|e| format!("clearing the failure flag: {}", describe(e)))?;
         }
-        Ok(Launched { failed: flag[0], kernel_time })
+        Ok(flag[0])
     }
 }
 
