@@ -94,6 +94,12 @@ static void pmx_cpu_thread() {
   threadIdx.x = 0;
   blockDim.x = 1;
 }
+// Block b of a grid as a device runs it, for `pmx_cpu_grid_K`.
+static void pmx_grid_thread(int64_t b, int64_t blocks, int64_t threads) {
+  blockIdx.x = (unsigned)b;
+  gridDim.x = (unsigned)blocks;
+  blockDim.x = (unsigned)threads;
+}
 // The kernels' failure, cleared: for a host library built with
 // PMX_HOST_LAUNCH whose launches this build runs (`gpu::launch`).
 extern "C" int64_t pmx_cpu_take_failed() {
@@ -521,12 +527,17 @@ impl<'p> Body<'p> {
         };
         let mut decl: Vec<String> = params.iter().map(|(t, n)| format!("{t} {n}")).collect();
         decl.push("int64_t n".into());
+        decl.push("int64_t w".into());
+        // `w`: the row length to run in tiles of rows (the prelude's
+        // `pmx_tile_width`), 0 for a grid-stride loop over the iterations;
+        // tiles need whole warps (the CPU runs blocks of one thread).
         let _ = writeln!(
             self.kernels,
-            "PMX_GLOBAL void {symbol}({}) {{\n  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)blockDim.x * gridDim.x) {call};\n}}",
+            "PMX_GLOBAL void {symbol}({}) {{\n  if (w > 0 && blockDim.x % 32 == 0) {{\n    int64_t across = (w + 31) / 32, rows = blockDim.x / 32;\n    int64_t tiles = across * (((n + w - 1) / w + rows - 1) / rows);\n    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {{\n      int64_t i = pmx_tile_index(t, across, w, n);\n      if (i >= 0) {call};\n    }}\n    return;\n  }}\n  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)blockDim.x * gridDim.x) {call};\n}}",
             decl.join(", ")
         );
         let mut ctypes: Vec<String> = params.iter().map(|(t, _)| t.clone()).collect();
+        ctypes.push("int64_t".into());
         ctypes.push("int64_t".into());
         self.kernel_list.push(super::Kernel { symbol: symbol.clone(), params: ctypes });
         // The launch: values in named temporaries (their addresses go to
@@ -536,8 +547,14 @@ impl<'p> Body<'p> {
             let _ = writeln!(code, "{pad}  {t} {name} = {};", self.atom(a));
         }
         let _ = writeln!(code, "{pad}  int64_t n = {};", self.atom(n));
+        let width = match f.callee {
+            Callee::Function(id) => super::hoist::row_length(self.p, id, &bound_names),
+            _ => None,
+        };
+        let _ = writeln!(code, "{pad}  int64_t w = pmx_tile_width({}, n);", width.as_deref().unwrap_or("0"));
         let mut all = bound_names.clone();
         all.push("n".into());
+        all.push("w".into());
         let addrs: Vec<String> = all.iter().map(|a| format!("(void *)&{a}")).collect();
         // Under nvcc the host code launches itself. Otherwise the launch
         // goes through `ps`, the addresses of the values: to the engine's
@@ -555,16 +572,18 @@ impl<'p> Body<'p> {
             leave = self.leave("f"),
         );
         // The CPU launcher: each OpenMP thread is one block of one thread
-        // of the grid. It is exported so that the GPU engine's host code
-        // can be driven with kernels run on the CPU (`gpu::cpu_kernels`),
-        // with the sizes of its arguments, which that engine copies to run
-        // the launch later, as a device would.
-        let loads: Vec<String> =
+        // of the grid. It is exported, with a launcher that runs the grid
+        // a device would (blocks of whole warps, their threads one after
+        // another), and the sizes of the arguments, so that the GPU
+        // engine's host code can be driven with kernels run on the CPU as
+        // on a device (`gpu::cpu_kernels`).
+        let mut loads: Vec<String> =
             params.iter().enumerate().map(|(j, (t, name))| format!("  {t} {name} = *({t} *)ps[{j}];\n")).collect();
+        loads.push(format!("  int64_t w = *(int64_t *)ps[{}];\n", params.len() + 1));
         let sizes: Vec<String> = params.iter().map(|(t, _)| format!("(int64_t)sizeof({t})")).collect();
         let _ = writeln!(
             self.cpu_launchers,
-            "extern \"C\" const int64_t pmx_cpu_sizes_{k}[] = {{{sizes}(int64_t)sizeof(int64_t)}};\nextern \"C\" int64_t pmx_cpu_launch_{k}(void **ps, int64_t n) {{\n  (void)ps;\n{loads}  #pragma omp parallel\n  {{\n    pmx_cpu_thread();\n    {symbol}({args});\n  }}\n  return pmx_failed;\n}}",
+            "extern \"C\" const int64_t pmx_cpu_sizes_{k}[] = {{{sizes}(int64_t)sizeof(int64_t), (int64_t)sizeof(int64_t)}};\nextern \"C\" int64_t pmx_cpu_launch_{k}(void **ps, int64_t n) {{\n  (void)ps;\n{loads}  #pragma omp parallel\n  {{\n    pmx_cpu_thread();\n    {symbol}({args});\n  }}\n  return pmx_failed;\n}}\nextern \"C\" int64_t pmx_cpu_grid_{k}(void **ps, int64_t n, int64_t blocks, int64_t threads) {{\n  (void)ps;\n{loads}  #pragma omp parallel for schedule(dynamic, 1)\n  for (int64_t b = 0; b < blocks; b++) {{\n    pmx_grid_thread(b, blocks, threads);\n    for (int64_t t = 0; t < threads; t++) {{\n      threadIdx.x = (unsigned)t;\n      {symbol}({args});\n    }}\n  }}\n  return pmx_failed;\n}}",
             sizes = sizes.iter().map(|s| format!("{s}, ")).collect::<String>(),
             loads = loads.concat(),
             args = all.join(", "),

@@ -21,8 +21,12 @@
 //! and the body's unchecked version calls it. Only statements at the top
 //! of a body are considered (not those in a branch, whose accesses may be
 //! guarded by the branch's condition), and only integer arithmetic that
-//! cannot fail (`addi`, `subi`, `muli`, `negi`), record fields and
-//! literals.
+//! cannot fail (`addi`, `subi`, `muli`, `negi`), record fields, the
+//! dimensions of a tensor's shape and literals.
+//!
+//! The same walk finds, for a kernel's body, what its index is divided by
+//! ([`row_length`]: `divi idx w`, `modi idx w` with `w` loop-invariant),
+//! which `gen::body` uses to launch the kernel in tiles of rows.
 
 use super::types::field;
 use pmx_ast::{Builtin, SmolStr};
@@ -40,6 +44,8 @@ enum Sym {
     Mul(Box<Sym>, Box<Sym>),
     Neg(Box<Sym>),
     Field(Box<Sym>, SmolStr),
+    /// Dimension `k` of a tensor (`get (tensorShape t) k`).
+    Dim(Box<Sym>, i64),
 }
 
 /// `base + step * i` (`step` absent: the value does not depend on `i`).
@@ -57,6 +63,8 @@ enum Val {
     Invariant(Sym),
     /// A sequence literal of integers (an index), each known or not.
     Index(Vec<Option<Affine>>),
+    /// The shape of a tensor that does not depend on `i`.
+    Shape(Sym),
 }
 
 /// One access whose check is hoisted.
@@ -102,6 +110,8 @@ struct Context<'p> {
     proven: FxHashMap<FnId, FxHashSet<VarId>>,
     /// Calls followed: the statement and the function it calls.
     calls: FxHashMap<VarId, FnId>,
+    /// What the index itself is divided by (`divi`, `modi`), in order.
+    divisors: Vec<Sym>,
 }
 
 /// The functions that are the body of a sequential loop or of a
@@ -154,6 +164,7 @@ pub fn analyse(p: &Program) -> Plan {
             tests: Vec::new(),
             proven: FxHashMap::default(),
             calls: FxHashMap::default(),
+            divisors: Vec::new(),
         };
         if !cx.loop_body(f, passed) || cx.tests.is_empty() {
             continue;
@@ -186,6 +197,29 @@ pub fn analyse(p: &Program) -> Plan {
     }
     plan.loops.retain(|id, _| plan.unchecked.contains_key(id));
     plan
+}
+
+/// The row length of a kernel whose body is `body` (its last parameter the
+/// index, the others invariant): what the body divides its index by
+/// first, as C over the kernel's invariant arguments `args`. Any positive
+/// value is a correct row length (rows only order the iterations); this
+/// one is the body's own, for which tiles of rows keep neighbouring
+/// iterations together as the body sees them.
+pub fn row_length(p: &Program, body: FnId, args: &[String]) -> Option<String> {
+    let f = p.function(body)?;
+    let bodies = loop_bodies(p);
+    let mut cx = Context {
+        p,
+        bodies: &bodies,
+        tests: Vec::new(),
+        proven: FxHashMap::default(),
+        calls: FxHashMap::default(),
+        divisors: Vec::new(),
+    };
+    if !cx.loop_body(f, 1) {
+        return None;
+    }
+    cx.divisors.first().map(|w| w.c(args))
 }
 
 /// Keeps in `g`'s set only what `set` also has (the first set as it is).
@@ -252,6 +286,27 @@ impl Context<'_> {
                     (Builtin::Negi, [x]) => {
                         int(x, &env).map(|x| Affine { base: neg(x.base), step: x.step.map(neg) }).map(Val::Int)
                     }
+                    (Builtin::Divi | Builtin::Modi, [x, y]) => {
+                        let is_index = |a: &Affine| a.base == Sym::Lit(0) && a.step == Some(Sym::Lit(1));
+                        if let (Some(x), Some(w)) = (int(x, &env), int(y, &env)) {
+                            if is_index(&x) && w.step.is_none() && !self.divisors.contains(&w.base) {
+                                self.divisors.push(w.base);
+                            }
+                        }
+                        None
+                    }
+                    (Builtin::TensorShape, [t]) => invariant(t, &env).map(Val::Shape),
+                    // A dimension past the rank is 1 in generated code
+                    // (`pmx_dim`); the `get` itself stays checked.
+                    (Builtin::Get, [shape, Atom::Lit(Lit::Int(k))]) if *k >= 0 => match shape {
+                        Atom::Var(v) => match env.get(&v.id) {
+                            Some(Val::Shape(t)) => {
+                                Some(Val::Int(Affine { base: Sym::Dim(Box::new(t.clone()), *k), step: None }))
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    },
                     (Builtin::TensorGetExn, [t, ix]) | (Builtin::TensorSetExn, [t, ix, _]) => {
                         let index = match ix {
                             Atom::Var(v) => match env.get(&v.id) {
@@ -361,6 +416,7 @@ impl Sym {
             Sym::Mul(a, b) => format!("PMX_MULI({}, {})", a.c(args), b.c(args)),
             Sym::Neg(a) => format!("PMX_NEGI({})", a.c(args)),
             Sym::Field(r, label) => format!("{}.{}", r.c(args), field(label)),
+            Sym::Dim(t, k) => format!("pmx_dim({}, {k})", t.c(args)),
         }
     }
 }

@@ -151,6 +151,33 @@ PMX_INLINE bool pmx_tensor_pos(const pmx_tensor<T> &t, const int64_t *ix, int64_
   *pos = t.offset + p;
   return true;
 }
+// Dimension k of a tensor; 1 past its rank, as marshaling fills them.
+template <typename T> PMX_INLINE int64_t pmx_dim(const pmx_tensor<T> &t, int64_t k) {
+  return k < PMX_MAX_RANK ? t.dims[k] : 1;
+}
+// Kernels launched in tiles of rows. A kernel whose body divides its
+// index by a row length w (`i = idx / w`, `j = idx % w`, as a matrix's
+// cells are numbered) runs, where w is wide enough, as tiles of 32
+// columns by blockDim.x / 32 rows: a warp still takes 32 neighbouring
+// iterations of one row, and the warps of a block take the same columns
+// of neighbouring rows, so that what they read along a column (a column
+// of B in a matrix product) is read once into the block's cache instead
+// of once per warp. Any w > 0 numbers every iteration exactly once, so
+// a wrong guess costs speed, never results. The row length to launch
+// with, 0 for a plain grid-stride launch:
+PMX_FN int64_t pmx_tile_width(int64_t w, int64_t n) {
+  return w >= 32 && w < n && n < ((int64_t)1 << 36) && (w % 32 == 0 || w >= 128) ? w : 0;
+}
+// The iteration of this thread in tile t of `across` tiles per row, or -1
+// past the end of its row or of the loop (the tiles number fewer than
+// 2^31: n < 2^36, w >= 32).
+PMX_INLINE int64_t pmx_tile_index(int64_t t, int64_t across, int64_t w, int64_t n) {
+  uint32_t q = (uint32_t)t / (uint32_t)across, r = (uint32_t)t % (uint32_t)across;
+  int64_t row = (int64_t)q * (int64_t)(blockDim.x / 32) + (int64_t)(threadIdx.x / 32);
+  int64_t col = (int64_t)r * 32 + (int64_t)(threadIdx.x % 32);
+  int64_t i = row * w + col;
+  return col < w && i < n ? i : -1;
+}
 // Whether base + step * i lies in [0, bound) for every i in [0, n), with
 // 0 < n < 2^31 (the test before a loop whose checks are hoisted, see the
 // generator's hoist.rs). With |step| < 2^31 and bound <= 2^62 the values

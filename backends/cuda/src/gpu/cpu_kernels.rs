@@ -1,7 +1,10 @@
 //! Kernels run on the CPU for the GPU engine's host library: each launch
-//! the host code makes through `rt->launch` runs the kernel's CPU launcher
-//! (`pmx_cpu_launch_K`) in the CPU build of the same generated unit, and
-//! the failure flag is taken from that build. With it, the whole GPU path
+//! the host code makes through `rt->launch` runs the kernel's grid
+//! launcher (`pmx_cpu_grid_K`) in the CPU build of the same generated
+//! unit, with the grid a device gets (its blocks spread over the cores,
+//! the threads of a block one after another, so that a kernel's indices
+//! are computed as on a device), and the failure flag is taken from that
+//! build. With it, the whole GPU path
 //! but the device itself (host library built with `-DPMX_HOST_LAUNCH`,
 //! launch callbacks, marshaling that copies sequences, the waits and the
 //! failure flag) runs on a machine without a GPU: `PMX_GPU_KERNELS=cpu`.
@@ -13,15 +16,16 @@
 //! kernels' writes, and the tests would catch it. `PMX_CUDA_SYNC=1` runs
 //! each launch at once instead, as the device engine then does.
 
+use crate::gen::{MAX_BLOCKS, THREADS_PER_BLOCK};
 use crate::host::{Launched, Launcher, Library};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
-type LaunchFn = unsafe extern "C" fn(*mut *mut c_void, i64) -> i64;
+type GridFn = unsafe extern "C" fn(*mut *mut c_void, i64, i64, i64) -> i64;
 type TakeFailedFn = unsafe extern "C" fn() -> i64;
 
 struct Kernel {
-    launch: LaunchFn,
+    launch: GridFn,
     /// The size in bytes of each argument, `n` last.
     sizes: Vec<usize>,
 }
@@ -48,9 +52,9 @@ impl CpuKernels {
     pub fn new(library: Arc<Library>, g: &crate::gen::Generated) -> Result<CpuKernels, String> {
         let mut kernels = Vec::new();
         for (k, kernel) in g.kernels.iter().enumerate() {
-            // Safety: the CPU build defines `pmx_cpu_launch_K` with this
+            // Safety: the CPU build defines `pmx_cpu_grid_K` with this
             // type for every kernel.
-            let launch: LaunchFn = unsafe { library.symbol(&format!("pmx_cpu_launch_{k}")) }?;
+            let launch: GridFn = unsafe { library.symbol(&format!("pmx_cpu_grid_{k}")) }?;
             // Safety: and `pmx_cpu_sizes_K`, an array of one int64_t per
             // argument; the symbol's address is the array's.
             let sizes: *const i64 = unsafe { library.symbol(&format!("pmx_cpu_sizes_{k}")) }?;
@@ -70,11 +74,16 @@ impl CpuKernels {
     /// Runs kernel `kernel` with the arguments at `params`; its failure.
     fn run(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<i64, String> {
         let take = self.take_failed.ok_or("internal error: the CPU build has no failure flag")?;
+        if n <= 0 {
+            return Ok(0);
+        }
+        let tpb = THREADS_PER_BLOCK as i64;
+        let blocks = ((n + tpb - 1) / tpb).min(MAX_BLOCKS as i64);
         // Safety: `params` holds the addresses of the kernel's arguments,
         // of the types the launcher reads; the launcher waits for its
         // threads before it returns.
         unsafe {
-            (self.kernels[kernel].launch)(params.as_mut_ptr(), n);
+            (self.kernels[kernel].launch)(params.as_mut_ptr(), n, blocks, tpb);
             Ok(take())
         }
     }
