@@ -298,13 +298,10 @@ impl Context<'_> {
                     (Builtin::TensorShape, [t]) => invariant(t, &env).map(Val::Shape),
                     // A dimension past the rank is 1 in generated code
                     // (`pmx_dim`); the `get` itself stays checked.
-                    (Builtin::Get, [shape, Atom::Lit(Lit::Int(k))]) if *k >= 0 => match shape {
-                        Atom::Var(v) => match env.get(&v.id) {
-                            Some(Val::Shape(t)) => {
-                                Some(Val::Int(Affine { base: Sym::Dim(Box::new(t.clone()), *k), step: None }))
-                            }
-                            _ => None,
-                        },
+                    (Builtin::Get, [Atom::Var(v), Atom::Lit(Lit::Int(k))]) if *k >= 0 => match env.get(&v.id) {
+                        Some(Val::Shape(t)) => {
+                            Some(Val::Int(Affine { base: Sym::Dim(Box::new(t.clone()), *k), step: None }))
+                        }
                         _ => None,
                     },
                     (Builtin::TensorGetExn, [t, ix]) | (Builtin::TensorSetExn, [t, ix, _]) => {
