@@ -82,7 +82,7 @@ run_test() { # binary, filter, log, seconds
 }
 run_test cuda on_a_gpu cuda-gpu 90
 
-t=$(left 120)
+t=$(left 150)
 say "== benches/gpu_cases.py: the case studies' kernels against hand-written CUDA (at ${SECONDS}s, up to ${t}s)"
 if [ "$t" != 0 ]; then
   timeout "$t" python3 benches/gpu_cases.py --runs 2 >"$OUT/gpu-cases.log" 2>&1
