@@ -107,8 +107,9 @@ impl Library {
 pub trait Launcher: Send + Sync {
     /// Runs kernel `kernel` over `n` elements with `params` (the address of
     /// each argument, as the kernel takes them; read before it returns),
-    /// with the kernel's own time where the device measures it.
-    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<Launched, String>;
+    /// with the kernel's own time where the device measures it and
+    /// `timed` asks for it (`--profile`: timing costs each launch).
+    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64, timed: bool) -> Result<Launched, String>;
 
     /// Waits for the kernels queued since the last wait.
     fn settle(&self) -> Result<Launched, String>;
@@ -147,6 +148,8 @@ struct CallCtx<'a> {
     /// Time in kernels: the device's measure where it has one, else the
     /// launch and the wait.
     kernels: Duration,
+    /// Whether kernels are timed (the call is profiled).
+    timed: bool,
 }
 
 /// What an entry returns when the engine failed (see `CallCtx::error`);
@@ -183,7 +186,7 @@ extern "C" fn ctx_launch(ctx: *mut c_void, kernel: i64, params: *mut *mut c_void
     // Safety: the generated launch passes `count` argument addresses.
     let params = unsafe { std::slice::from_raw_parts_mut(params, count.max(0) as usize) };
     let started = Instant::now();
-    let launched = launcher.launch(kernel as usize, params, n);
+    let launched = launcher.launch(kernel as usize, params, n, cx.timed);
     let wall = started.elapsed();
     match launched {
         Ok(l) => {
@@ -250,7 +253,8 @@ impl Entry {
         let marshaled = marshal::marshal(&values, &self.entry.params, &written, &self.entry.variants, memory)
             .map_err(|e| m.fail(e, span))?;
         let mut result = vec![Arg::default(); crate::gen::leaves(&self.entry.result).max(1)];
-        let mut cx = CallCtx { memory, launcher, error: None, kernels: Duration::ZERO };
+        let timed = self.profile.is_some();
+        let mut cx = CallCtx { memory, launcher, error: None, kernels: Duration::ZERO, timed };
         let rt = Runtime {
             ctx: &mut cx as *mut CallCtx as *mut c_void,
             alloc: ctx_alloc,

@@ -90,7 +90,7 @@ impl CpuKernels {
 }
 
 impl Launcher for CpuKernels {
-    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<Launched, String> {
+    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64, _timed: bool) -> Result<Launched, String> {
         let k =
             self.kernels.get(kernel).ok_or_else(|| format!("internal error: no kernel {kernel} in the CPU build"))?;
         if params.len() != k.sizes.len() {

@@ -108,7 +108,7 @@ pub fn load(g: &Generated, device: &'static Device) -> Result<Module, String> {
 }
 
 impl Launcher for Module {
-    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64) -> Result<Launched, String> {
+    fn launch(&self, kernel: usize, params: &mut [*mut c_void], n: i64, timed: bool) -> Result<Launched, String> {
         let &(f, count) =
             self.functions.get(kernel).ok_or_else(|| format!("internal error: no kernel {kernel} in the module"))?;
         if params.len() != count {
@@ -120,7 +120,7 @@ impl Launcher for Module {
         let tpb = THREADS_PER_BLOCK as i64;
         let blocks = ((n + tpb - 1) / tpb).min(MAX_BLOCKS as i64) as u32;
         self.device.bind()?;
-        let events = if self.device.events { self.events() } else { None };
+        let events = if timed && self.device.events { self.events() } else { None };
         if let Some(e) = &events {
             e.record(0)?;
         }
@@ -137,12 +137,12 @@ impl Launcher for Module {
         if self.queue {
             // Timed when the queue is waited for: the events' times then
             // add up to the kernels' own, run back to back.
-            let timed = events.is_some();
+            let measured = events.is_some();
             self.outstanding.store(true, Ordering::Relaxed);
             if let Some(e) = events {
                 self.lock()?.0.push(e);
             }
-            return Ok(Launched { failed: 0, kernel_time: timed.then_some(Duration::ZERO) });
+            return Ok(Launched { failed: 0, kernel_time: measured.then_some(Duration::ZERO) });
         }
         result::ctx::synchronize().map_err(|e| format!("kernel {kernel}: {}", describe(e)))?;
         let kernel_time = events.and_then(|e| {
