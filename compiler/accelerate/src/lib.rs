@@ -262,13 +262,19 @@ fn describe(
         .params
         .iter()
         .enumerate()
-        .map(|(i, p)| BoundaryParam {
-            name: p.name.clone(),
-            ty: p.ty.clone(),
-            source: p.source.clone(),
-            passing: passing.get(i).copied().unwrap_or_else(|| copy::passing(&p.ty, true, variants)),
-            written: writes.writes(b.id, i) && copy::passing(&p.ty, true, variants) == Passing::CopyInOut,
-            sizes: Vec::new(),
+        .map(|(i, p)| {
+            // How the parameter would pass if the binding wrote it: the
+            // passing where the copy analysis gave none, and whether a
+            // write reaches data that is copied back.
+            let if_written = copy::passing(&p.ty, true, variants);
+            BoundaryParam {
+                name: p.name.clone(),
+                ty: p.ty.clone(),
+                source: p.source.clone(),
+                passing: passing.get(i).copied().unwrap_or(if_written),
+                written: writes.writes(b.id, i) && if_written == Passing::CopyInOut,
+                sizes: Vec::new(),
+            }
         })
         .collect();
     let ids: Vec<NameId> = b.params.iter().map(|p| p.name.id).collect();
