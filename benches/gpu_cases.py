@@ -233,12 +233,19 @@ def matmul(pmx, work, n, runs, reps, emulate):
     m = re.search(r"^c: checksum (\S+), C\[n-1\]\[n-1\] = (\S+)$", stdout, re.M)
     if not m:
         sys.exit(f"gpu_cases: no checksum in pmx's output:\n{stdout}")
+    # The same kernel as a grid-stride loop over the cells, without tiles
+    # of rows (what pmx did before them).
+    note("gpu_cases: matmul: pmx without tiles ...")
+    k_flat, _, stdout_flat, _ = pmx.measure(program, [str(n), "c"], runs, {"PMX_CUDA_TILES": "0"})
+    if stdout_flat != stdout:
+        sys.exit(f"gpu_cases: matmul printed differently with PMX_CUDA_TILES=0:\n{stdout}\n{stdout_flat}")
     note("gpu_cases: matmul: hand-written ...")
     hand = run_hand([exe, str(n), str(reps)])
     ok = (same_float(m.group(1), float(hand["checksum"])) and same_float(m.group(2), float(hand["corner"]))
           and float(hand["checksum"]) == float(hand["tiled_checksum"]))
-    extra = [f"matmul: pmx time inside the binding {inside:.1f} ms (--target {target}); hand-written with shared-"
-             f"memory tiles: {float(hand['tiled_ms']):.3f} ms",
+    extra = [f"matmul: pmx time inside the binding {inside:.1f} ms (--target {target}); pmx kernel without tiles of "
+             f"rows (PMX_CUDA_TILES=0): {k_flat:.3f} ms; hand-written with shared-memory tiles: "
+             f"{float(hand['tiled_ms']):.3f} ms",
              f"matmul: checksums: pmx {m.group(1)}, hand-written {float(hand['checksum']):.12g}, tiled "
              f"{float(hand['tiled_checksum']):.12g}; device {hand.get('device', '?')}; built with {how}"]
     return ("matmul c", f"{n} x {n}", kernels, float(hand["kernel_ms"]), ok, extra)

@@ -177,18 +177,22 @@ fn cuda_class_programs_run_through_the_gpu_engine_with_kernels_on_the_cpu() {
 /// The same engine with each launch run and waited for at once
 /// (`PMX_CUDA_SYNC=1`, as on a device without concurrent managed access)
 /// on the programs whose host code works between launches or fails
-/// around them: the same output and the same first failure.
+/// around them, and without tiles of rows (`PMX_CUDA_TILES=0`) on the one
+/// with tiles: the same output and the same first failure.
 #[test]
-fn launches_waited_for_one_by_one_give_the_same_results() {
+fn launches_waited_for_one_by_one_or_without_tiles_give_the_same_results() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run");
-    for name in ["cuda_host_between_launches", "cuda_failure_after_launch", "cuda_failure_before_launch"] {
+    let cases = [
+        ("cuda_host_between_launches", ("PMX_CUDA_SYNC", "1")),
+        ("cuda_failure_after_launch", ("PMX_CUDA_SYNC", "1")),
+        ("cuda_failure_before_launch", ("PMX_CUDA_SYNC", "1")),
+        ("cuda_tiled_launch", ("PMX_CUDA_TILES", "0")),
+    ];
+    for (name, setting) in cases {
         let p = root.join(format!("{name}.mc"));
         let debug = pmx(&["test", "--debug", "--color=never"], &p);
-        let run = pmx_with_env(
-            &["test", "--color=never", "--target", "gpu"],
-            &p,
-            &[("PMX_GPU_KERNELS", "cpu"), ("PMX_CUDA_SYNC", "1")],
-        );
+        let run =
+            pmx_with_env(&["test", "--color=never", "--target", "gpu"], &p, &[("PMX_GPU_KERNELS", "cpu"), setting]);
         let at = |s: &str| s.lines().find(|l| l.contains("┌─")).map(str::to_string);
         assert_eq!((debug.0, &debug.1, at(&debug.2)), (run.0, &run.1, at(&run.2)), "{name}: {}", run.2);
     }

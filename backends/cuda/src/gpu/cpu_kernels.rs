@@ -45,6 +45,7 @@ pub struct CpuKernels {
     take_failed: Option<TakeFailedFn>,
     queue: Mutex<Vec<Queued>>,
     sync: bool,
+    tiles: bool,
 }
 
 impl CpuKernels {
@@ -68,7 +69,8 @@ impl CpuKernels {
         let take_failed =
             if g.kernels.is_empty() { None } else { Some(unsafe { library.symbol("pmx_cpu_take_failed") }?) };
         let sync = crate::host::sync_each_launch();
-        Ok(CpuKernels { _library: library, kernels, take_failed, queue: Mutex::new(Vec::new()), sync })
+        let tiles = super::tiles();
+        Ok(CpuKernels { _library: library, kernels, take_failed, queue: Mutex::new(Vec::new()), sync, tiles })
     }
 
     /// Runs kernel `kernel` with the arguments at `params`; its failure.
@@ -99,6 +101,9 @@ impl Launcher for CpuKernels {
                 k.sizes.len(),
                 params.len()
             ));
+        }
+        if !self.tiles {
+            super::without_tiles(params);
         }
         if self.sync {
             return Ok(Launched { failed: self.run(kernel, params, n)?, kernel_time: None });
