@@ -158,14 +158,7 @@ pub fn analyse(p: &Program) -> Plan {
     let mut callees: FxHashMap<FnId, FxHashSet<VarId>> = FxHashMap::default();
     for (&id, &passed) in &bodies {
         let Some(f) = p.function(id) else { continue };
-        let mut cx = Context {
-            p,
-            bodies: &bodies,
-            tests: Vec::new(),
-            proven: FxHashMap::default(),
-            calls: FxHashMap::default(),
-            divisors: Vec::new(),
-        };
+        let mut cx = Context::new(p, &bodies);
         if !cx.loop_body(f, passed) || cx.tests.is_empty() {
             continue;
         }
@@ -208,14 +201,7 @@ pub fn analyse(p: &Program) -> Plan {
 pub fn row_length(p: &Program, body: FnId, args: &[String]) -> Option<String> {
     let f = p.function(body)?;
     let bodies = loop_bodies(p);
-    let mut cx = Context {
-        p,
-        bodies: &bodies,
-        tests: Vec::new(),
-        proven: FxHashMap::default(),
-        calls: FxHashMap::default(),
-        divisors: Vec::new(),
-    };
+    let mut cx = Context::new(p, &bodies);
     if !cx.loop_body(f, 1) {
         return None;
     }
@@ -232,7 +218,18 @@ fn meet(sets: &mut FxHashMap<FnId, FxHashSet<VarId>>, g: FnId, set: FxHashSet<Va
     }
 }
 
-impl Context<'_> {
+impl<'p> Context<'p> {
+    fn new(p: &'p Program, bodies: &'p FxHashMap<FnId, usize>) -> Context<'p> {
+        Context {
+            p,
+            bodies,
+            tests: Vec::new(),
+            proven: FxHashMap::default(),
+            calls: FxHashMap::default(),
+            divisors: Vec::new(),
+        }
+    }
+
     /// Analyses the body `f` of a loop that passes its last `passed`
     /// parameters (the last being the index); false if it cannot be.
     fn loop_body(&mut self, f: &Function, passed: usize) -> bool {
