@@ -104,6 +104,10 @@ impl Library {
 /// returns. Either way the failure returned is the first of the kernels
 /// since the last wait (a location id, 0 for none), and the flag is left
 /// clear; `Err` is an error of the device.
+///
+/// One call of a program's bindings runs at a time (accelerate sites are
+/// called from the program's one thread): the queue and the failure flag
+/// are the program's, as are the generated library's statics.
 pub trait Launcher: Send + Sync {
     /// Runs kernel `kernel` over `n` elements with `params` (the address of
     /// each argument, as the kernel takes them; read before it returns),
@@ -150,6 +154,9 @@ struct CallCtx<'a> {
     kernels: Duration,
     /// Whether kernels are timed (the call is profiled).
     timed: bool,
+    /// A failure of queued kernels found when the engine failed: it came
+    /// first, and is reported instead of the engine's error.
+    failed: i64,
 }
 
 /// What an entry returns when the engine failed (see `CallCtx::error`);
@@ -162,7 +169,7 @@ extern "C" fn ctx_alloc(ctx: *mut c_void, bytes: i64) -> *mut c_void {
     match cx.memory.zeroed(bytes.max(0) as usize) {
         Ok(p) => p as *mut c_void,
         Err(e) => {
-            cx.error.get_or_insert(e);
+            cx.engine_error(e);
             // Host code writes what it asked for before it launches
             // again; ordinary memory (leaked: this only happens when the
             // call fails) keeps it from crashing until the launch refuses
@@ -194,7 +201,7 @@ extern "C" fn ctx_launch(ctx: *mut c_void, kernel: i64, params: *mut *mut c_void
             l.failed
         }
         Err(e) => {
-            cx.error = Some(e);
+            cx.engine_error(e);
             ENGINE_FAILED
         }
     }
@@ -207,6 +214,19 @@ extern "C" fn ctx_settle(ctx: *mut c_void) -> i64 {
 }
 
 impl CallCtx<'_> {
+    /// Records an error of the engine (the first only), after waiting for
+    /// the kernels queued before it: a failure of theirs came first.
+    fn engine_error(&mut self, e: String) {
+        if self.error.is_some() {
+            return;
+        }
+        let f = self.settle();
+        if f > 0 {
+            self.failed = f;
+        }
+        self.error = Some(e);
+    }
+
     /// Waits for the launcher's queued kernels: their first failure, or
     /// `ENGINE_FAILED` after an error of the engine (kept in `error`).
     fn settle(&mut self) -> i64 {
@@ -254,7 +274,7 @@ impl Entry {
             .map_err(|e| m.fail(e, span))?;
         let mut result = vec![Arg::default(); crate::gen::leaves(&self.entry.result).max(1)];
         let timed = self.profile.is_some();
-        let mut cx = CallCtx { memory, launcher, error: None, kernels: Duration::ZERO, timed };
+        let mut cx = CallCtx { memory, launcher, error: None, kernels: Duration::ZERO, timed, failed: 0 };
         let rt = Runtime {
             ctx: &mut cx as *mut CallCtx as *mut c_void,
             alloc: ctx_alloc,
@@ -270,10 +290,13 @@ impl Entry {
         // The entry waited for its kernels unless it left early on a
         // failure; none may still run when its memory is copied or freed.
         let late = cx.settle();
-        let code = if code == 0 { late } else { code };
-        if let Some(e) = cx.error.take() {
+        // The program's first failure, where one came before any error of
+        // the engine (which is reported otherwise).
+        let failure = [cx.failed, code, late].into_iter().find(|&f| f > 0);
+        if let (None, Some(e)) = (failure, cx.error.take()) {
             return Err(m.fail(format!("{engine}: {e} (running {})", site.boundary.name), span));
         }
+        let code = failure.unwrap_or(code);
         if code != 0 {
             let (at, what) = usize::try_from(code - 1)
                 .ok()

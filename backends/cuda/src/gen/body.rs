@@ -32,6 +32,14 @@ struct pmx_runtime {
   int64_t (*launch)(void *ctx, int64_t kernel, void **params, int64_t count, int64_t n);
   int64_t (*settle)(void *ctx);
 };
+// A tensor's shape in host code: in memory from the engine, like host
+// code's sequence literals, since it may go to a kernel that runs after
+// the view it was taken from is gone.
+template <typename T> static pmx_seq<int64_t> pmx_host_shape(const pmx_tensor<T> &t, const pmx_runtime *rt) {
+  pmx_seq<int64_t> s = {(int64_t *)rt->alloc(rt->ctx, t.rank * (int64_t)sizeof(int64_t)), t.rank};
+  memcpy(s.data, t.dims, t.rank * sizeof(int64_t));
+  return s;
+}
 template <typename T> static pmx_tensor<T> pmx_unpack_tensor(const pmx_arg *a) {
   pmx_tensor<T> t;
   t.data = (T *)a->p;
@@ -56,10 +64,7 @@ static void pmx_settle() {
   if (pmx_host_failed == 0) pmx_host_failed = h;
 }
 // The first failure: of host code or of the kernels, whichever came first.
-static int64_t pmx_read_failed() {
-  pmx_sync_host();
-  return pmx_host_failed;
-}
+static int64_t pmx_read_failed() { return pmx_sync_host(); }
 #elif defined(PMX_HOST_LAUNCH)
 // The runtime of the running call, for waits from inside host code.
 static const pmx_runtime *pmx_rt = 0;
@@ -70,10 +75,7 @@ static void pmx_settle() {
   int64_t f = pmx_rt->settle(pmx_rt->ctx);
   if (f) pmx_fail(f);
 }
-static int64_t pmx_read_failed() {
-  pmx_sync_host();
-  return pmx_failed;
-}
+static int64_t pmx_read_failed() { return pmx_sync_host(); }
 #else
 #define PMX_RESET_FAILED(rt) (pmx_failed = 0, pmx_launch_failed = 0)
 static int64_t pmx_read_failed() { return pmx_failed; }
@@ -110,6 +112,21 @@ extern "C" int64_t pmx_cpu_take_failed() {
 #endif
 #endif
 "#;
+
+/// Whether a statement of host code may read or write tensor data, so
+/// that host code must wait for its kernels first: a tensor builtin, or
+/// code that is not host code (a call, or a sequential loop's body; they
+/// never launch, so one wait covers all they do). Calls of host versions
+/// and launches are not (they wait within, or queue).
+fn touches_tensors(e: &Expr) -> bool {
+    use Builtin::*;
+    match e {
+        Expr::Prim(b, _) => matches!(b, TensorGetExn | TensorSetExn | TensorLinearGetExn | TensorLinearSetExn),
+        Expr::Call(..) | Expr::SeqLoopAcc { .. } | Expr::Foldl { .. } => true,
+        Expr::Loop { parallel, .. } => !parallel,
+        _ => false,
+    }
+}
 
 /// The C name of a variable.
 pub fn var(v: &Var) -> String {
@@ -323,7 +340,17 @@ impl<'p> Body<'p> {
             if host && self.host_statement(&s.expr, &ct, &name, &pad, code) {
                 continue;
             }
+            if host && touches_tensors(&s.expr) {
+                // Kernels launched before may still run (see the
+                // prelude's `pmx_sync_host`); after a failure, host code
+                // leaves as it does after a launch.
+                let _ = writeln!(code, "{pad}{{ int64_t f = pmx_sync_host(); if (f) {} }}", self.leave("f"));
+            }
             match &s.expr {
+                Expr::Prim(Builtin::TensorShape, args) if host => {
+                    let t = self.atom(&args[0]);
+                    let _ = writeln!(code, "{pad}{ct} {name} = pmx_host_shape({t}, rt);");
+                }
                 Expr::If { cond, then, otherwise } => {
                     let _ = writeln!(code, "{pad}{ct} {name} = {ct}();");
                     let _ = writeln!(code, "{pad}if ({}) {{", self.atom(cond));

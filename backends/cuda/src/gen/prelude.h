@@ -64,19 +64,28 @@ static int64_t pmx_host_failed = 0;
 // Host code that launches kernels on a device (the GPU engine's host
 // library, or the unit under nvcc) does not wait for them: launches queue
 // up, and host code waits (`pmx_settle`, with the host prelude) only
-// before it reads or writes tensor data or records a failure of its own.
-// A loop of launches with nothing between them (Viterbi's, one per
+// before a statement that may read or write tensor data (the generator
+// writes the waits, `gen::body`) and before it records a failure of its
+// own. A loop of launches with nothing between them (Viterbi's, one per
 // signal) then runs back to back instead of paying a wait and a read of
 // the failure flag per launch. Kernels never write sequences, so reading
-// those needs no wait.
+// those needs no wait. The wait returns the first failure recorded by
+// then (0 for none), after which host code leaves, as after a launch.
 #if defined(PMX_HOST_LAUNCH) || (defined(__CUDACC__) && !defined(__CUDACC_RTC__))
 #define PMX_SETTLES 1
 static bool pmx_pending = false;
 static void pmx_settle();
 #endif
-PMX_FN void pmx_sync_host() {
+PMX_FN int64_t pmx_sync_host() {
 #if defined(PMX_SETTLES) && !defined(__CUDA_ARCH__)
   if (pmx_pending) pmx_settle();
+#if defined(__CUDACC__)
+  return pmx_host_failed;
+#else
+  return pmx_failed;
+#endif
+#else
+  return 0;
 #endif
 }
 
@@ -151,9 +160,11 @@ PMX_INLINE bool pmx_tensor_pos(const pmx_tensor<T> &t, const int64_t *ix, int64_
   *pos = t.offset + p;
   return true;
 }
-// Dimension k of a tensor; 1 past its rank, as marshaling fills them.
+// Dimension k of a tensor (`get (tensorShape t) k` where hoist.rs tests
+// it before a loop); 0 past its rank, the value that failing `get` gives
+// the loop's body.
 template <typename T> PMX_INLINE int64_t pmx_dim(const pmx_tensor<T> &t, int64_t k) {
-  return k < PMX_MAX_RANK ? t.dims[k] : 1;
+  return k < t.rank && k < PMX_MAX_RANK ? t.dims[k] : 0;
 }
 // Kernels launched in tiles of rows. A kernel whose body divides its
 // index by a row length w (`i = idx / w`, `j = idx % w`, as a matrix's
@@ -169,8 +180,8 @@ PMX_FN int64_t pmx_tile_width(int64_t w, int64_t n) {
   return w >= 32 && w < n && n < ((int64_t)1 << 36) && (w % 32 == 0 || w >= 128) ? w : 0;
 }
 // The iteration of this thread in tile t of `across` tiles per row, or -1
-// past the end of its row or of the loop (the tiles number fewer than
-// 2^31: n < 2^36, w >= 32).
+// past the end of its row or of the loop (under pmx_tile_width's limits,
+// n < 2^36 and w >= 32, tile numbers fit in 32 bits).
 PMX_INLINE int64_t pmx_tile_index(int64_t t, int64_t across, int64_t w, int64_t n) {
   uint32_t q = (uint32_t)t / (uint32_t)across, r = (uint32_t)t % (uint32_t)across;
   int64_t row = (int64_t)q * (int64_t)(blockDim.x / 32) + (int64_t)(threadIdx.x / 32);
@@ -192,27 +203,23 @@ PMX_INLINE bool pmx_affine_within(int64_t base, int64_t step, int64_t n, int64_t
 // be vectorised (unchecked: with checks, each access may fail).
 template <typename T>
 PMX_INLINE T pmx_tensor_get(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, int64_t loc, bool checked) {
-  pmx_sync_host();
   int64_t p;
   if (!pmx_tensor_pos(t, ix.data, ix.len, loc, checked, &p)) return T();
   return t.data[p];
 }
 template <typename T>
 PMX_INLINE pmx_unit pmx_tensor_set(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, T v, int64_t loc, bool checked) {
-  pmx_sync_host();
   int64_t p;
   if (pmx_tensor_pos(t, ix.data, ix.len, loc, checked, &p)) t.data[p] = v;
   return pmx_unit();
 }
 template <typename T>
 PMX_INLINE T pmx_tensor_linear_get(const pmx_tensor<T> &t, int64_t i, int64_t loc, bool checked) {
-  pmx_sync_host();
   if (checked && (i < 0 || i >= pmx_tensor_size(t))) { pmx_fail(loc); return T(); }
   return t.data[t.offset + i];
 }
 template <typename T>
 PMX_INLINE pmx_unit pmx_tensor_linear_set(const pmx_tensor<T> &t, int64_t i, T v, int64_t loc, bool checked) {
-  pmx_sync_host();
   if (checked && (i < 0 || i >= pmx_tensor_size(t))) { pmx_fail(loc); return pmx_unit(); }
   t.data[t.offset + i] = v;
   return pmx_unit();

@@ -138,6 +138,9 @@ impl Launcher for Module {
         // has waited for its kernels.
         unsafe { result::launch_kernel(f, (blocks, 1, 1), (THREADS_PER_BLOCK, 1, 1), 0, std::ptr::null_mut(), params) }
             .map_err(|e| format!("launching kernel {kernel}: {}", describe(e)))?;
+        // From here the kernel may run: whatever fails below, the call's
+        // last wait waits for it.
+        self.outstanding.store(true, Ordering::Relaxed);
         if let Some(e) = &events {
             e.record(1)?;
         }
@@ -145,13 +148,13 @@ impl Launcher for Module {
             // Timed when the queue is waited for: the events' times then
             // add up to the kernels' own, run back to back.
             let measured = events.is_some();
-            self.outstanding.store(true, Ordering::Relaxed);
             if let Some(e) = events {
                 self.lock()?.0.push(e);
             }
             return Ok(Launched { failed: 0, kernel_time: measured.then_some(Duration::ZERO) });
         }
         result::ctx::synchronize().map_err(|e| format!("kernel {kernel}: {}", describe(e)))?;
+        self.outstanding.store(false, Ordering::Relaxed);
         let kernel_time = events.and_then(|e| {
             let t = e.elapsed();
             self.recycle(e);
@@ -161,12 +164,13 @@ impl Launcher for Module {
     }
 
     fn settle(&self) -> Result<Launched, String> {
-        if !self.outstanding.swap(false, Ordering::Relaxed) {
+        if !self.outstanding.load(Ordering::Relaxed) {
             return Ok(Launched { failed: 0, kernel_time: Some(Duration::ZERO) });
         }
         let events = std::mem::take(&mut self.lock()?.0);
         self.device.bind()?;
         result::ctx::synchronize().map_err(|e| format!("a kernel launched since the last wait: {}", describe(e)))?;
+        self.outstanding.store(false, Ordering::Relaxed);
         // Without events, the wait's own time stands for the kernels'.
         let mut kernel_time = (!events.is_empty()).then_some(Duration::ZERO);
         for e in events {
