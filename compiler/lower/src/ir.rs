@@ -322,6 +322,35 @@ pub enum Expr {
     Never,
 }
 
+impl Expr {
+    /// The atoms a node holds itself, the bound arguments of its function
+    /// references included (not those inside the blocks of an `If`).
+    pub fn operands(&self) -> Vec<&Atom> {
+        fn bound(f: &FunRef) -> Vec<&Atom> {
+            f.bound.iter().collect()
+        }
+        match self {
+            Expr::Atom(a) | Expr::Project(a, _) | Expr::Flatten(a) => vec![a],
+            Expr::Prim(_, args) | Expr::Math(_, args) | Expr::Call(_, args) | Expr::Seq(args) => args.iter().collect(),
+            Expr::Record(fields) => fields.iter().map(|(_, a)| a).collect(),
+            Expr::Con { payload, .. } => vec![payload],
+            Expr::IsCon { value, .. } | Expr::Payload { value, .. } => vec![value],
+            Expr::If { cond, .. } => vec![cond],
+            Expr::Map { f, seqs } => bound(f).into_iter().chain(seqs).collect(),
+            Expr::Reduce { f, neutral, seq } => bound(f).into_iter().chain([neutral, seq]).collect(),
+            Expr::Foldl { f, init, seq } => bound(f).into_iter().chain([init, seq]).collect(),
+            Expr::Create { len, f } => std::iter::once(len).chain(bound(f)).collect(),
+            Expr::Loop { n, f, .. } => std::iter::once(n).chain(bound(f)).collect(),
+            Expr::SeqLoopAcc { init, n, f } => [init, n].into_iter().chain(bound(f)).collect(),
+            Expr::SizeEq { seq, size, .. } | Expr::SizeCoerce { seq, size, .. } => vec![seq, size],
+            Expr::Utest { test, expected, using, on_fail } => {
+                [test, expected].into_iter().chain(using.iter().chain(on_fail).flat_map(|f| &f.bound)).collect()
+            }
+            Expr::Never => Vec::new(),
+        }
+    }
+}
+
 /// A top-level function.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {

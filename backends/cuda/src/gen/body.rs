@@ -5,7 +5,7 @@
 use super::types::{field, ident, param, Types};
 use super::{fn_name, Options, Unsupported, THREADS_PER_BLOCK};
 use pmx_ast::{Builtin, Span};
-use pmx_lower::{Atom, Block, Callee, Expr, FnId, FunRef, Lit, Program, Type, Var};
+use pmx_lower::{Atom, Block, Callee, Expr, FnId, FunRef, Lit, Program, Type, Var, VarId};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt::Write;
 
@@ -128,6 +128,40 @@ fn touches_tensors(e: &Expr) -> bool {
     }
 }
 
+/// The shapes (`tensorShape`) of host code `b` that must be in the call's
+/// memory: those used other than read in place, which may reach a kernel
+/// (queued, it may run after the frame is gone) or outlive the frame. The
+/// others point into their tensor's view, as in device code.
+fn escaping_shapes(b: &Block) -> FxHashSet<VarId> {
+    fn shapes(b: &Block, out: &mut Vec<VarId>) {
+        for s in &b.stmts {
+            match &s.expr {
+                Expr::Prim(Builtin::TensorShape, _) => out.push(s.var.id),
+                Expr::If { then, otherwise, .. } => {
+                    shapes(then, out);
+                    shapes(otherwise, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    fn escapes(b: &Block, v: VarId) -> bool {
+        use Builtin::*;
+        let is = |a: &Atom| matches!(a, Atom::Var(x) if x.id == v);
+        is(&b.result)
+            || b.stmts.iter().any(|s| match &s.expr {
+                Expr::If { cond, then, otherwise } => is(cond) || escapes(then, v) || escapes(otherwise, v),
+                Expr::Prim(Get | Length | Head | Null, args) => args.iter().skip(1).any(is),
+                Expr::Foldl { f, init, .. } => f.bound.iter().any(is) || is(init),
+                Expr::SizeEq { size, .. } => is(size),
+                e => e.operands().into_iter().any(is),
+            })
+    }
+    let mut all = Vec::new();
+    shapes(b, &mut all);
+    all.into_iter().filter(|&v| escapes(b, v)).collect()
+}
+
 /// The C name of a variable.
 pub fn var(v: &Var) -> String {
     format!("v{}_{}", v.id.0, ident(&v.name))
@@ -156,6 +190,8 @@ pub struct Body<'p> {
     /// record the failure and return); in an entry: `None` (it returns the
     /// failure).
     host_result: Option<String>,
+    /// In host code: the shapes that live in the call's memory.
+    engine_shapes: FxHashSet<VarId>,
     /// The loops whose checks move before them and the functions with an
     /// unchecked version `fnN_name_u` (`hoist.rs`).
     pub plan: super::hoist::Plan,
@@ -201,6 +237,7 @@ impl<'p> Body<'p> {
             next: 0,
             host_fns,
             host_result: None,
+            engine_shapes: FxHashSet::default(),
             plan,
             unchecked: FxHashSet::default(),
             stmt: None,
@@ -241,6 +278,7 @@ impl<'p> Body<'p> {
     pub fn entry_body(&mut self, types: &mut Types, b: &Block, span: Span) -> (String, String) {
         let mut code = String::new();
         self.host_result = None;
+        self.engine_shapes = escaping_shapes(b);
         let r = self.block(types, b, true, span, &mut code, 1);
         (code, r)
     }
@@ -250,6 +288,7 @@ impl<'p> Body<'p> {
     pub fn host_function_body(&mut self, types: &mut Types, b: &Block, result: &Type, span: Span) -> String {
         let mut code = String::new();
         self.host_result = Some(types.c(result));
+        self.engine_shapes = escaping_shapes(b);
         let r = self.block(types, b, true, span, &mut code, 1);
         self.host_result = None;
         let _ = writeln!(code, "  return {r};");
@@ -347,7 +386,7 @@ impl<'p> Body<'p> {
                 let _ = writeln!(code, "{pad}{{ int64_t f = pmx_sync_host(); if (f) {} }}", self.leave("f"));
             }
             match &s.expr {
-                Expr::Prim(Builtin::TensorShape, args) if host => {
+                Expr::Prim(Builtin::TensorShape, args) if host && self.engine_shapes.contains(&s.var.id) => {
                     let t = self.atom(&args[0]);
                     let _ = writeln!(code, "{pad}{ct} {name} = pmx_host_shape({t}, rt);");
                 }
