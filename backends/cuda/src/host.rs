@@ -224,7 +224,8 @@ impl CallCtx<'_> {
         if f > 0 {
             self.failed = f;
         }
-        self.error = Some(e);
+        // A wait that failed (a kernel before faulted) keeps its error.
+        self.error.get_or_insert(e);
     }
 
     /// Waits for the launcher's queued kernels: their first failure, or

@@ -32,13 +32,13 @@ struct pmx_runtime {
   int64_t (*launch)(void *ctx, int64_t kernel, void **params, int64_t count, int64_t n);
   int64_t (*settle)(void *ctx);
 };
-// A tensor's shape in host code: in memory from the engine, like host
-// code's sequence literals, since it may go to a kernel that runs after
-// the view it was taken from is gone.
-template <typename T> static pmx_seq<int64_t> pmx_host_shape(const pmx_tensor<T> &t, const pmx_runtime *rt) {
-  pmx_seq<int64_t> s = {(int64_t *)rt->alloc(rt->ctx, t.rank * (int64_t)sizeof(int64_t)), t.rank};
-  memcpy(s.data, t.dims, t.rank * sizeof(int64_t));
-  return s;
+// A sequence of host code that may point into a frame (a tensor's shape)
+// copied into memory from the engine, like host code's sequence literals,
+// where it may go to a kernel that runs after the frame is gone.
+template <typename T> static pmx_seq<T> pmx_host_copy(pmx_seq<T> s, const pmx_runtime *rt) {
+  pmx_seq<T> c = {(T *)rt->alloc(rt->ctx, s.len * (int64_t)sizeof(T)), s.len};
+  if (s.len > 0) memcpy(c.data, s.data, s.len * sizeof(T));
+  return c;
 }
 template <typename T> static pmx_tensor<T> pmx_unpack_tensor(const pmx_arg *a) {
   pmx_tensor<T> t;
@@ -113,33 +113,24 @@ extern "C" int64_t pmx_cpu_take_failed() {
 #endif
 "#;
 
-/// Whether a statement of host code may read or write tensor data, so
-/// that host code must wait for its kernels first: a tensor builtin, or
-/// code that is not host code (a call, or a sequential loop's body; they
-/// never launch, so one wait covers all they do). Calls of host versions
-/// and launches are not (they wait within, or queue).
-fn touches_tensors(e: &Expr) -> bool {
-    use Builtin::*;
-    match e {
-        Expr::Prim(b, _) => matches!(b, TensorGetExn | TensorSetExn | TensorLinearGetExn | TensorLinearSetExn),
-        Expr::Call(..) | Expr::SeqLoopAcc { .. } | Expr::Foldl { .. } => true,
-        Expr::Loop { parallel, .. } => !parallel,
-        _ => false,
-    }
-}
-
-/// The shapes (`tensorShape`) of host code `b` that must be in the call's
-/// memory: those used other than read in place, which may reach a kernel
-/// (queued, it may run after the frame is gone) or outlive the frame. The
-/// others point into their tensor's view, as in device code.
-fn escaping_shapes(b: &Block) -> FxHashSet<VarId> {
-    fn shapes(b: &Block, out: &mut Vec<VarId>) {
+/// The sequences of host code `b` that may point into a frame and must be
+/// copied into the call's memory: shapes (`tensorShape`, a view of a
+/// tensor's dimensions) and sequences of scalars returned by functions
+/// that are not host code (such as a shape they took), where they are
+/// used other than read in place and so may reach a kernel (queued, it
+/// may run after the frame is gone) or outlive the frame. The others stay
+/// views, as in device code.
+fn escaping_seqs(b: &Block, host_fns: &FxHashSet<FnId>) -> FxHashSet<VarId> {
+    fn candidates(b: &Block, host_fns: &FxHashSet<FnId>, out: &mut Vec<VarId>) {
         for s in &b.stmts {
             match &s.expr {
                 Expr::Prim(Builtin::TensorShape, _) => out.push(s.var.id),
+                Expr::Call(id, _) if !host_fns.contains(id) && s.var.ty.elem().is_some_and(scalar) => {
+                    out.push(s.var.id)
+                }
                 Expr::If { then, otherwise, .. } => {
-                    shapes(then, out);
-                    shapes(otherwise, out);
+                    candidates(then, host_fns, out);
+                    candidates(otherwise, host_fns, out);
                 }
                 _ => {}
             }
@@ -158,7 +149,7 @@ fn escaping_shapes(b: &Block) -> FxHashSet<VarId> {
             })
     }
     let mut all = Vec::new();
-    shapes(b, &mut all);
+    candidates(b, host_fns, &mut all);
     all.into_iter().filter(|&v| escapes(b, v)).collect()
 }
 
@@ -190,8 +181,12 @@ pub struct Body<'p> {
     /// record the failure and return); in an entry: `None` (it returns the
     /// failure).
     host_result: Option<String>,
-    /// In host code: the shapes that live in the call's memory.
-    engine_shapes: FxHashSet<VarId>,
+    /// In host code: the sequences copied into the call's memory
+    /// (`escaping_seqs`).
+    engine_seqs: FxHashSet<VarId>,
+    /// The functions that may read or write tensor data
+    /// (`gen::data_functions`).
+    data_fns: FxHashSet<FnId>,
     /// The loops whose checks move before them and the functions with an
     /// unchecked version `fnN_name_u` (`hoist.rs`).
     pub plan: super::hoist::Plan,
@@ -237,7 +232,8 @@ impl<'p> Body<'p> {
             next: 0,
             host_fns,
             host_result: None,
-            engine_shapes: FxHashSet::default(),
+            engine_seqs: FxHashSet::default(),
+            data_fns: super::data_functions(p),
             plan,
             unchecked: FxHashSet::default(),
             stmt: None,
@@ -278,7 +274,7 @@ impl<'p> Body<'p> {
     pub fn entry_body(&mut self, types: &mut Types, b: &Block, span: Span) -> (String, String) {
         let mut code = String::new();
         self.host_result = None;
-        self.engine_shapes = escaping_shapes(b);
+        self.engine_seqs = escaping_seqs(b, &self.host_fns);
         let r = self.block(types, b, true, span, &mut code, 1);
         (code, r)
     }
@@ -288,7 +284,7 @@ impl<'p> Body<'p> {
     pub fn host_function_body(&mut self, types: &mut Types, b: &Block, result: &Type, span: Span) -> String {
         let mut code = String::new();
         self.host_result = Some(types.c(result));
-        self.engine_shapes = escaping_shapes(b);
+        self.engine_seqs = escaping_seqs(b, &self.host_fns);
         let r = self.block(types, b, true, span, &mut code, 1);
         self.host_result = None;
         let _ = writeln!(code, "  return {r};");
@@ -379,16 +375,27 @@ impl<'p> Body<'p> {
             if host && self.host_statement(&s.expr, &ct, &name, &pad, code) {
                 continue;
             }
-            if host && touches_tensors(&s.expr) {
-                // Kernels launched before may still run (see the
-                // prelude's `pmx_sync_host`); after a failure, host code
-                // leaves as it does after a launch.
+            // A statement of host code that may read or write tensor data
+            // waits for the kernels launched before, which may still run
+            // (see the prelude's `pmx_sync_host`): a tensor builtin, or
+            // code that is not host code (a call, a sequential loop's
+            // body), which never launches, so that one wait covers all it
+            // does. Not a launch (it queues), a call of a host version (it
+            // waits within) or a branch (its statements wait). After a
+            // failure, host code leaves as it does after a launch.
+            let waits = match &s.expr {
+                Expr::Loop { parallel: true, .. } | Expr::If { .. } => false,
+                e => super::touches_data(e, &self.data_fns),
+            };
+            if host && waits {
                 let _ = writeln!(code, "{pad}{{ int64_t f = pmx_sync_host(); if (f) {} }}", self.leave("f"));
             }
             match &s.expr {
-                Expr::Prim(Builtin::TensorShape, args) if host && self.engine_shapes.contains(&s.var.id) => {
-                    let t = self.atom(&args[0]);
-                    let _ = writeln!(code, "{pad}{ct} {name} = pmx_host_shape({t}, rt);");
+                e @ (Expr::Prim(Builtin::TensorShape, _) | Expr::Call(..))
+                    if host && self.engine_seqs.contains(&s.var.id) =>
+                {
+                    let v = self.expr(types, e, span);
+                    let _ = writeln!(code, "{pad}{ct} {name} = pmx_host_copy({v}, rt);");
                 }
                 Expr::If { cond, then, otherwise } => {
                     let _ = writeln!(code, "{pad}{ct} {name} = {ct}();");

@@ -293,8 +293,9 @@ impl<'p> Context<'p> {
                         None
                     }
                     (Builtin::TensorShape, [t]) => invariant(t, &env).map(Val::Shape),
-                    // A dimension past the rank is 1 in generated code
-                    // (`pmx_dim`); the `get` itself stays checked.
+                    // A dimension past the rank is 0 in generated code
+                    // (`pmx_dim`), as the failing `get` gives the body;
+                    // the `get` itself stays checked.
                     (Builtin::Get, [Atom::Var(v), Atom::Lit(Lit::Int(k))]) if *k >= 0 => match env.get(&v.id) {
                         Some(Val::Shape(t)) => {
                             Some(Val::Int(Affine { base: Sym::Dim(Box::new(t.clone()), *k), step: None }))

@@ -239,19 +239,7 @@ fn params(types: &mut Types, f: &pmx_lower::Function) -> Vec<String> {
 /// a `seqLoop`, `seqLoopAcc` or `foldl`), as reached from an entry's body.
 /// Each gets a host version.
 pub fn host_functions(p: &Program) -> FxHashSet<FnId> {
-    // Which functions launch, to a fixpoint (recursion).
-    let mut launching: FxHashSet<FnId> = FxHashSet::default();
-    loop {
-        let before = launching.len();
-        for f in &p.functions {
-            if !launching.contains(&f.id) && launches(&f.body, &launching) {
-                launching.insert(f.id);
-            }
-        }
-        if launching.len() == before {
-            break;
-        }
-    }
+    let launching = fixpoint(p, launches);
     // Those that host code reaches.
     let mut reached: FxHashSet<FnId> = FxHashSet::default();
     let mut todo: Vec<FnId> = Vec::new();
@@ -279,6 +267,58 @@ pub(crate) fn host_callee(e: &Expr) -> Option<FnId> {
     match f.callee {
         Callee::Function(id) => Some(id),
         Callee::Builtin(_) | Callee::Math(_) => None,
+    }
+}
+
+/// The functions whose body `holds` of, given those found so far, to a
+/// fixpoint (recursion).
+fn fixpoint(p: &Program, holds: impl Fn(&Block, &FxHashSet<FnId>) -> bool) -> FxHashSet<FnId> {
+    let mut found: FxHashSet<FnId> = FxHashSet::default();
+    loop {
+        let before = found.len();
+        for f in &p.functions {
+            if !found.contains(&f.id) && holds(&f.body, &found) {
+                found.insert(f.id);
+            }
+        }
+        if found.len() == before {
+            return found;
+        }
+    }
+}
+
+/// The functions that may read or write tensor data, themselves or
+/// through what they call or loop over (host code waits for its kernels
+/// before it runs one: `body::Body::block`).
+pub fn data_functions(p: &Program) -> FxHashSet<FnId> {
+    fixpoint(p, |b, found| b.stmts.iter().any(|s| touches_data(&s.expr, found)))
+}
+
+/// Whether a node may read or write tensor data, given the functions
+/// known to (`data`).
+pub(crate) fn touches_data(e: &Expr, data: &FxHashSet<FnId>) -> bool {
+    use pmx_ast::Builtin::*;
+    let builtin =
+        |b: &pmx_ast::Builtin| matches!(b, TensorGetExn | TensorSetExn | TensorLinearGetExn | TensorLinearSetExn);
+    let fun = |f: &pmx_lower::FunRef| match f.callee {
+        Callee::Function(id) => data.contains(&id),
+        Callee::Builtin(b) => builtin(&b),
+        Callee::Math(_) => false,
+    };
+    match e {
+        Expr::Prim(b, _) => builtin(b),
+        Expr::Call(id, _) => data.contains(id),
+        Expr::If { then, otherwise, .. } => {
+            then.stmts.iter().chain(&otherwise.stmts).any(|s| touches_data(&s.expr, data))
+        }
+        Expr::Map { f, .. }
+        | Expr::Reduce { f, .. }
+        | Expr::Foldl { f, .. }
+        | Expr::Create { f, .. }
+        | Expr::Loop { f, .. }
+        | Expr::SeqLoopAcc { f, .. } => fun(f),
+        Expr::Utest { using, on_fail, .. } => using.iter().chain(on_fail).any(fun),
+        _ => false,
     }
 }
 
