@@ -153,6 +153,32 @@ fn escaping_seqs(b: &Block, host_fns: &FxHashSet<FnId>) -> FxHashSet<VarId> {
     all.into_iter().filter(|&v| escapes(b, v)).collect()
 }
 
+/// Whether a function body takes the shape of a tensor view that lives in
+/// its frame: one it made, not a parameter or a part of one (those are
+/// bound by reference, `types::by_ref`, to the caller's).
+fn shape_of_local(b: &Block) -> bool {
+    fn defs<'b>(b: &'b Block, out: &mut FxHashMap<VarId, &'b Expr>) {
+        for s in &b.stmts {
+            out.insert(s.var.id, &s.expr);
+            if let Expr::If { then, otherwise, .. } = &s.expr {
+                defs(then, out);
+                defs(otherwise, out);
+            }
+        }
+    }
+    fn local(a: &Atom, defs: &FxHashMap<VarId, &Expr>) -> bool {
+        let Atom::Var(v) = a else { return false };
+        match defs.get(&v.id) {
+            None => false,
+            Some(Expr::Atom(x) | Expr::Project(x, _) | Expr::Payload { value: x, .. }) => local(x, defs),
+            Some(_) => true,
+        }
+    }
+    let mut all = FxHashMap::default();
+    defs(b, &mut all);
+    all.values().any(|e| matches!(e, Expr::Prim(Builtin::TensorShape, args) if local(&args[0], &all)))
+}
+
 /// The C name of a variable.
 pub fn var(v: &Var) -> String {
     format!("v{}_{}", v.id.0, ident(&v.name))
@@ -266,6 +292,13 @@ impl<'p> Body<'p> {
             self.unsupported(
                 span,
                 "a CUDA function that builds a sequence literal and returns a sequence (the literal's storage ends with the call); build it in the caller or pass a tensor",
+            );
+        } else if holds_seq(self.p, result, &mut Vec::new()) && shape_of_local(b) {
+            // Likewise a shape, which is a view of the dimensions of a
+            // tensor view this call made.
+            self.unsupported(
+                span,
+                "a CUDA function that takes the shape of a tensor view it made (a sub-tensor or a slice) and returns a sequence (the view ends with the call); take the shape in the caller",
             );
         }
         frame + &code
