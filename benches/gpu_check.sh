@@ -75,12 +75,17 @@ say "axpy --target gpu: exit $? ($(head -c 300 "$OUT/axpy.out" | tr '\n' ' '))"
 
 run_test() { # binary, filter, log, seconds
   local t; t=$(left "$4")
-  say "== $1 $2 (at ${SECONDS}s, up to ${t}s)"
-  [ "$t" = 0 ] && { say "skipped: out of time"; return; }
-  timeout "$t" ".dev/test-$1" --ignored --nocapture "$2" >"$OUT/$3.log" 2>&1
-  say "exit $?: $(grep -E '^(gpu|futhark-gpu|examples-gpu):|test result' "$OUT/$3.log" | tr '\n' ' ')"
+  say "== $1 $2 ${SYNC:+(PMX_CUDA_SYNC=1) }(at ${SECONDS}s, up to ${t}s)"
+  [ "$t" = 0 ] && { say "skipped: out of time"; return 1; }
+  timeout "$t" env ${SYNC:+PMX_CUDA_SYNC=1} ".dev/test-$1" --ignored --nocapture "$2" >"$OUT/$3.log" 2>&1
+  local code=$?
+  say "exit $code: $(grep -E '^(gpu|futhark-gpu|examples-gpu):|test result' "$OUT/$3.log" | tr '\n' ' ')"
+  return $code
 }
-run_test cuda on_a_gpu cuda-gpu 90
+# Launches are queued on a device with concurrent managed access; should
+# that fail, the same test with a wait after each launch tells whether
+# the queue is the cause.
+run_test cuda on_a_gpu cuda-gpu 90 || SYNC=1 run_test cuda on_a_gpu cuda-gpu-sync 90
 
 t=$(left 150)
 say "== benches/gpu_cases.py: the case studies' kernels against hand-written CUDA (at ${SECONDS}s, up to ${t}s)"
