@@ -125,6 +125,12 @@ pub fn sync_each_launch() -> bool {
     std::env::var("PMX_CUDA_SYNC").is_ok_and(|v| v == "1")
 }
 
+/// Whether kernels may run in tiles of rows (`PMX_CUDA_TILES=0`: none
+/// does, for comparison; see the prelude's `pmx_tile_width`).
+fn tiles() -> bool {
+    !std::env::var("PMX_CUDA_TILES").is_ok_and(|v| v == "0")
+}
+
 /// What a launch gives back.
 pub struct Launched {
     /// The first failure's location id, 0 for none.
@@ -154,6 +160,8 @@ struct CallCtx<'a> {
     kernels: Duration,
     /// Whether kernels are timed (the call is profiled).
     timed: bool,
+    /// Whether kernels may run in tiles of rows ([`tiles`]).
+    tiles: bool,
     /// A failure of queued kernels found when the engine failed: it came
     /// first, and is reported instead of the engine's error.
     failed: i64,
@@ -192,6 +200,12 @@ extern "C" fn ctx_launch(ctx: *mut c_void, kernel: i64, params: *mut *mut c_void
     };
     // Safety: the generated launch passes `count` argument addresses.
     let params = unsafe { std::slice::from_raw_parts_mut(params, count.max(0) as usize) };
+    if let (false, Some(&w)) = (cx.tiles, params.last()) {
+        // Safety: a kernel's last argument is its row length `w`, an
+        // int64_t of the launching host code, which does not read it
+        // again; 0 makes the launch a grid-stride loop.
+        unsafe { *(w as *mut i64) = 0 };
+    }
     let started = Instant::now();
     let launched = launcher.launch(kernel as usize, params, n, cx.timed);
     let wall = started.elapsed();
@@ -275,7 +289,8 @@ impl Entry {
             .map_err(|e| m.fail(e, span))?;
         let mut result = vec![Arg::default(); crate::gen::leaves(&self.entry.result).max(1)];
         let timed = self.profile.is_some();
-        let mut cx = CallCtx { memory, launcher, error: None, kernels: Duration::ZERO, timed, failed: 0 };
+        let mut cx =
+            CallCtx { memory, launcher, error: None, kernels: Duration::ZERO, timed, tiles: tiles(), failed: 0 };
         let rt = Runtime {
             ctx: &mut cx as *mut CallCtx as *mut c_void,
             alloc: ctx_alloc,

@@ -45,7 +45,6 @@ pub struct CpuKernels {
     take_failed: Option<TakeFailedFn>,
     queue: Mutex<Vec<Queued>>,
     sync: bool,
-    tiles: bool,
 }
 
 impl CpuKernels {
@@ -69,8 +68,7 @@ impl CpuKernels {
         let take_failed =
             if g.kernels.is_empty() { None } else { Some(unsafe { library.symbol("pmx_cpu_take_failed") }?) };
         let sync = crate::host::sync_each_launch();
-        let tiles = super::tiles();
-        Ok(CpuKernels { _library: library, kernels, take_failed, queue: Mutex::new(Vec::new()), sync, tiles })
+        Ok(CpuKernels { _library: library, kernels, take_failed, queue: Mutex::new(Vec::new()), sync })
     }
 
     /// Runs kernel `kernel` with the arguments at `params`; its failure.
@@ -101,9 +99,6 @@ impl Launcher for CpuKernels {
                 k.sizes.len(),
                 params.len()
             ));
-        }
-        if !self.tiles {
-            super::without_tiles(params);
         }
         if self.sync {
             return Ok(Launched { failed: self.run(kernel, params, n)?, kernel_time: None });

@@ -22,7 +22,6 @@ use crate::host::{self, Entry, Launcher, Library};
 use crate::memory::{HostMemory, Memory};
 use pmx_cpu::value::Value;
 use pmx_cpu::{Args, Engine, Machine, Site};
-use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,22 +37,6 @@ pub fn usable() -> Result<(), String> {
 /// Whether kernels run on the CPU (`PMX_GPU_KERNELS=cpu`).
 pub fn kernels_on_cpu() -> bool {
     std::env::var("PMX_GPU_KERNELS").is_ok_and(|v| v == "cpu")
-}
-
-/// Whether kernels may run in tiles of rows (`PMX_CUDA_TILES=0`: none
-/// does, for comparison; see the prelude's `pmx_tile_width`).
-fn tiles() -> bool {
-    !std::env::var("PMX_CUDA_TILES").is_ok_and(|v| v == "0")
-}
-
-/// Makes a launch a grid-stride loop: its last argument is the kernel's
-/// row length `w`, an `int64_t` of the launching host code (which does
-/// not read it again), and 0 means no tiles.
-fn without_tiles(params: &mut [*mut c_void]) {
-    if let Some(&w) = params.last() {
-        // Safety: as above.
-        unsafe { *(w as *mut i64) = 0 };
-    }
 }
 
 /// A program's CUDA-class bindings ready to run: the host library and

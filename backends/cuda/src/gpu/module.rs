@@ -29,9 +29,6 @@ pub struct Module {
     queue: bool,
     /// Whether a launch was queued since the last wait.
     outstanding: AtomicBool,
-    /// Whether kernels may run in tiles of rows (`PMX_CUDA_TILES=0`: none
-    /// does, for comparison).
-    tiles: bool,
     /// The events around the launches queued since the last wait (their
     /// times are summed then), and events free for reuse.
     timed: Mutex<Timed>,
@@ -104,7 +101,6 @@ pub fn load(g: &Generated, device: &'static Device) -> Result<Module, String> {
         queue: device.concurrent && !crate::host::sync_each_launch(),
         timed: Mutex::new((Vec::new(), Vec::new())),
         outstanding: AtomicBool::new(false),
-        tiles: super::tiles(),
         arch,
         cached: found == pmx_native::cache::Found::Cached,
         compile_time: started.elapsed(),
@@ -120,9 +116,6 @@ impl Launcher for Module {
         }
         if n <= 0 {
             return Ok(Launched { failed: 0, kernel_time: None });
-        }
-        if !self.tiles {
-            super::without_tiles(params);
         }
         let tpb = THREADS_PER_BLOCK as i64;
         let blocks = ((n + tpb - 1) / tpb).min(MAX_BLOCKS as i64) as u32;
