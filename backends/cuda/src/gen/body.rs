@@ -213,6 +213,9 @@ pub struct Body<'p> {
     /// The functions that may read or write tensor data
     /// (`gen::data_functions`).
     data_fns: FxHashSet<FnId>,
+    /// The bodies of sequential loops (`hoist::loop_bodies`), which the
+    /// search for a kernel's row length does not follow into.
+    loop_bodies: FxHashMap<FnId, usize>,
     /// The loops whose checks move before them and the functions with an
     /// unchecked version `fnN_name_u` (`hoist.rs`).
     pub plan: super::hoist::Plan,
@@ -260,6 +263,7 @@ impl<'p> Body<'p> {
             host_result: None,
             engine_seqs: FxHashSet::default(),
             data_fns: super::data_functions(p),
+            loop_bodies: super::hoist::loop_bodies(p),
             plan,
             unchecked: FxHashSet::default(),
             stmt: None,
@@ -654,7 +658,7 @@ impl<'p> Body<'p> {
         }
         let _ = writeln!(code, "{pad}  int64_t n = {};", self.atom(n));
         let width = match f.callee {
-            Callee::Function(id) => super::hoist::row_length(self.p, id, &bound_names),
+            Callee::Function(id) => super::hoist::row_length(self.p, &self.loop_bodies, id, &bound_names),
             _ => None,
         };
         let _ = writeln!(code, "{pad}  int64_t w = pmx_tile_width({}, n);", width.as_deref().unwrap_or("0"));

@@ -118,7 +118,7 @@ struct Context<'p> {
 /// `seqLoopAcc`, and for each how many of its parameters the loop passes
 /// (the index, and before it the accumulator). A parallel `loop` of an
 /// entry is a kernel launch, not a loop written here.
-fn loop_bodies(p: &Program) -> FxHashMap<FnId, usize> {
+pub(super) fn loop_bodies(p: &Program) -> FxHashMap<FnId, usize> {
     fn walk(b: &Block, host: bool, out: &mut FxHashMap<FnId, usize>) {
         for s in &b.stmts {
             match &s.expr {
@@ -197,11 +197,11 @@ pub fn analyse(p: &Program) -> Plan {
 /// first, as C over the kernel's invariant arguments `args`. Any positive
 /// value is a correct row length (rows only order the iterations); this
 /// one is the body's own, for which tiles of rows keep neighbouring
-/// iterations together as the body sees them.
-pub fn row_length(p: &Program, body: FnId, args: &[String]) -> Option<String> {
+/// iterations together as the body sees them. `bodies`: the program's
+/// [`loop_bodies`].
+pub fn row_length(p: &Program, bodies: &FxHashMap<FnId, usize>, body: FnId, args: &[String]) -> Option<String> {
     let f = p.function(body)?;
-    let bodies = loop_bodies(p);
-    let mut cx = Context::new(p, &bodies);
+    let mut cx = Context::new(p, bodies);
     if !cx.loop_body(f, 1) {
         return None;
     }
