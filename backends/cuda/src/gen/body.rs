@@ -63,8 +63,6 @@ static void pmx_settle() {
   cudaMemcpyFromSymbol(&h, pmx_failed, sizeof h);
   if (pmx_host_failed == 0) pmx_host_failed = h;
 }
-// The first failure: of host code or of the kernels, whichever came first.
-static int64_t pmx_read_failed() { return pmx_sync_host(); }
 #elif defined(PMX_HOST_LAUNCH)
 // The runtime of the running call, for waits from inside host code.
 static const pmx_runtime *pmx_rt = 0;
@@ -75,9 +73,14 @@ static void pmx_settle() {
   int64_t f = pmx_rt->settle(pmx_rt->ctx);
   if (f) pmx_fail(f);
 }
-static int64_t pmx_read_failed() { return pmx_sync_host(); }
 #else
 #define PMX_RESET_FAILED(rt) (pmx_failed = 0, pmx_launch_failed = 0)
+#endif
+// The first failure: of host code or of the kernels, whichever came first
+// (host code that launches on a device waits for its kernels first).
+#if defined(PMX_SETTLES)
+static int64_t pmx_read_failed() { return pmx_sync_host(); }
+#else
 static int64_t pmx_read_failed() { return pmx_failed; }
 #endif
 #if !defined(PMX_GPU) && !defined(PMX_HOST_LAUNCH)
