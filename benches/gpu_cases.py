@@ -182,6 +182,15 @@ class Pmx:
             stdout = r.stdout
         return best_k, best_inside, stdout, target
 
+    def measure_also(self, program, args, runs, env, stdout):
+        """Best kernels ms and best ms inside with `env` added, which must
+        print `stdout` as the run without it did."""
+        kernels, inside, again, _ = self.measure(program, args, runs, env)
+        if again != stdout:
+            setting = " ".join(f"{k}={v}" for k, v in env.items())
+            sys.exit(f"gpu_cases: {program} printed differently with {setting}:\n{stdout}\n{again}")
+        return kernels, inside
+
 
 def same_float(pmx_text, value):
     """pmx's float2string (OCaml's %.12g, `1.` for integers) of `value`."""
@@ -205,10 +214,8 @@ def viterbi(pmx, work, n, signals, runs, reps, emulate):
     # pmx queues its launches; with PMX_CUDA_SYNC=1 it waits for each, as
     # the hand-written program's `kernel_ms_synced` does.
     note("gpu_cases: viterbi: pmx, each launch waited for ...")
-    k_synced, inside_synced, stdout_synced, _ = pmx.measure(program, [str(n), str(signals), "vc"], runs,
-                                                            {"PMX_CUDA_SYNC": "1"})
-    if stdout_synced != stdout:
-        sys.exit(f"gpu_cases: viterbi printed differently with PMX_CUDA_SYNC=1:\n{stdout}\n{stdout_synced}")
+    k_synced, inside_synced = pmx.measure_also(program, [str(n), str(signals), "vc"], runs, {"PMX_CUDA_SYNC": "1"},
+                                               stdout)
     note("gpu_cases: viterbi: hand-written ...")
     hand = run_hand([exe, data, str(reps)])
     ok = m.group(1) == hand["checksum"] == hand["fused_checksum"]
@@ -236,9 +243,7 @@ def matmul(pmx, work, n, runs, reps, emulate):
     # The same kernel as a grid-stride loop over the cells, without tiles
     # of rows (what pmx did before them).
     note("gpu_cases: matmul: pmx without tiles ...")
-    k_flat, _, stdout_flat, _ = pmx.measure(program, [str(n), "c"], runs, {"PMX_CUDA_TILES": "0"})
-    if stdout_flat != stdout:
-        sys.exit(f"gpu_cases: matmul printed differently with PMX_CUDA_TILES=0:\n{stdout}\n{stdout_flat}")
+    k_flat, _ = pmx.measure_also(program, [str(n), "c"], runs, {"PMX_CUDA_TILES": "0"}, stdout)
     note("gpu_cases: matmul: hand-written ...")
     hand = run_hand([exe, str(n), str(reps)])
     ok = (same_float(m.group(1), float(hand["checksum"])) and same_float(m.group(2), float(hand["corner"]))
