@@ -116,24 +116,23 @@ extern "C" int64_t pmx_cpu_take_failed() {
 #endif
 "#;
 
-/// The sequences of host code `b` that may point into a frame and must be
+/// The values of host code `b` that may point into a frame and must be
 /// copied into the call's memory: shapes (`tensorShape`, a view of a
-/// tensor's dimensions) and sequences of scalars returned by functions
-/// that are not host code (such as a shape they took), where they are
-/// used other than read in place and so may reach a kernel (queued, it
-/// may run after the frame is gone) or outlive the frame. The others stay
-/// views, as in device code.
-fn escaping_seqs(b: &Block, host_fns: &FxHashSet<FnId>) -> FxHashSet<VarId> {
-    fn candidates(b: &Block, host_fns: &FxHashSet<FnId>, out: &mut Vec<VarId>) {
+/// tensor's dimensions) and the results of functions that are not host
+/// code that may hold a sequence of scalars (such as a shape they took,
+/// alone or in a record or variant), where they are used other than read
+/// in place and so may reach a kernel (queued, it may run after the frame
+/// is gone) or outlive the frame. The others stay views, as in device
+/// code.
+fn escaping_seqs(p: &Program, b: &Block, host_fns: &FxHashSet<FnId>) -> FxHashSet<VarId> {
+    fn candidates(p: &Program, b: &Block, host_fns: &FxHashSet<FnId>, out: &mut Vec<VarId>) {
         for s in &b.stmts {
             match &s.expr {
                 Expr::Prim(Builtin::TensorShape, _) => out.push(s.var.id),
-                Expr::Call(id, _) if !host_fns.contains(id) && s.var.ty.elem().is_some_and(scalar) => {
-                    out.push(s.var.id)
-                }
+                Expr::Call(id, _) if !host_fns.contains(id) && may_hold_shape(p, &s.var.ty) => out.push(s.var.id),
                 Expr::If { then, otherwise, .. } => {
-                    candidates(then, host_fns, out);
-                    candidates(otherwise, host_fns, out);
+                    candidates(p, then, host_fns, out);
+                    candidates(p, otherwise, host_fns, out);
                 }
                 _ => {}
             }
@@ -152,7 +151,7 @@ fn escaping_seqs(b: &Block, host_fns: &FxHashSet<FnId>) -> FxHashSet<VarId> {
             })
     }
     let mut all = Vec::new();
-    candidates(b, host_fns, &mut all);
+    candidates(p, b, host_fns, &mut all);
     all.into_iter().filter(|&v| escapes(b, v)).collect()
 }
 
@@ -194,9 +193,12 @@ pub struct Body<'p> {
     /// One CPU launcher per kernel (host code of the CPU build).
     pub cpu_launchers: String,
     pub kernel_list: Vec<super::Kernel>,
-    /// Host functions that unpack sequences of structured elements.
+    /// Host functions that unpack sequences of structured elements and
+    /// variants, and that copy values holding shapes (`copier`).
     pub unpackers: String,
     unpacker_names: FxHashMap<Type, String>,
+    /// The copiers of values that may hold a shape (`copier`), by type.
+    copier_names: FxHashMap<Type, String>,
     pub failures: Vec<(Span, String)>,
     pub errors: Vec<Unsupported>,
     /// The storage of the sequence literals of the function being written:
@@ -233,15 +235,30 @@ pub struct Body<'p> {
 /// Whether a value of type `t` may hold a sequence (`seen`: the variants
 /// already looked into, which may be recursive).
 fn holds_seq(p: &Program, t: &Type, seen: &mut Vec<pmx_lower::VariantId>) -> bool {
+    holds(p, t, &|_| true, seen)
+}
+
+/// Whether a value of type `t` may hold a sequence whose elements satisfy
+/// `elem`, outside any sequence (the parts of a value that a copy of it
+/// copies).
+fn holds(p: &Program, t: &Type, elem: &dyn Fn(&Type) -> bool, seen: &mut Vec<pmx_lower::VariantId>) -> bool {
     match t {
-        Type::Seq(_) => true,
-        Type::Record(fields) => fields.iter().any(|(_, f)| holds_seq(p, f, seen)),
+        Type::Seq(e) => elem(e),
+        Type::Record(fields) => fields.iter().any(|(_, f)| holds(p, f, elem, seen)),
         Type::Variant(id) if !seen.contains(id) => {
             seen.push(*id);
-            p.variants[id.0 as usize].constructors.iter().any(|c| holds_seq(p, &c.payload, seen))
+            p.variants[id.0 as usize].constructors.iter().any(|c| holds(p, &c.payload, elem, seen))
         }
         _ => false,
     }
+}
+
+/// Whether a value of type `t` may hold a sequence that points into a
+/// frame: a sequence of scalars (a shape) outside any sequence. Other
+/// sequences that code not in host code can return are a parameter's,
+/// in the call's memory (a literal returned is refused).
+fn may_hold_shape(p: &Program, t: &Type) -> bool {
+    holds(p, t, &scalar, &mut Vec::new())
 }
 
 fn scalar(t: &Type) -> bool {
@@ -258,6 +275,7 @@ impl<'p> Body<'p> {
             kernel_list: Vec::new(),
             unpackers: String::new(),
             unpacker_names: FxHashMap::default(),
+            copier_names: FxHashMap::default(),
             failures: Vec::new(),
             errors: Vec::new(),
             frame: String::new(),
@@ -314,7 +332,7 @@ impl<'p> Body<'p> {
     pub fn entry_body(&mut self, types: &mut Types, b: &Block, span: Span) -> (String, String) {
         let mut code = String::new();
         self.host_result = None;
-        self.engine_seqs = escaping_seqs(b, &self.host_fns);
+        self.engine_seqs = escaping_seqs(self.p, b, &self.host_fns);
         let r = self.block(types, b, true, span, &mut code, 1);
         (code, r)
     }
@@ -324,7 +342,7 @@ impl<'p> Body<'p> {
     pub fn host_function_body(&mut self, types: &mut Types, b: &Block, result: &Type, span: Span) -> String {
         let mut code = String::new();
         self.host_result = Some(types.c(result));
-        self.engine_seqs = escaping_seqs(b, &self.host_fns);
+        self.engine_seqs = escaping_seqs(self.p, b, &self.host_fns);
         let r = self.block(types, b, true, span, &mut code, 1);
         self.host_result = None;
         let _ = writeln!(code, "  return {r};");
@@ -435,7 +453,8 @@ impl<'p> Body<'p> {
                     if host && self.engine_seqs.contains(&s.var.id) =>
                 {
                     let v = self.expr(types, e, span);
-                    let _ = writeln!(code, "{pad}{ct} {name} = pmx_host_copy({v}, rt);");
+                    let copy = self.copier(types, &s.var.ty);
+                    let _ = writeln!(code, "{pad}{ct} {name} = {copy}({v}, rt);");
                 }
                 Expr::If { cond, then, otherwise } => {
                     let _ = writeln!(code, "{pad}{ct} {name} = {ct}();");
@@ -869,6 +888,52 @@ impl<'p> Body<'p> {
         let _ = writeln!(
             self.unpackers,
             "static {ct} {name}(const pmx_arg *a, const pmx_runtime *rt) {{\n  {ct} s;\n  s.len = a->len;\n  s.data = ({et} *)rt->alloc(rt->ctx, s.len * (int64_t)sizeof({et}));\n  for (int64_t k = 0; k < s.len; k++) {{\n    const pmx_arg *e = (const pmx_arg *)a->p + k * {width};\n    (void)e;\n    s.data[k] = {element};\n  }}\n  return s;\n}}\n"
+        );
+        name
+    }
+
+    /// The host function that copies a value of type `t` with each of its
+    /// sequences of scalars outside a sequence (`may_hold_shape`) copied
+    /// into the call's memory, written once per type.
+    fn copier(&mut self, types: &mut Types, t: &Type) -> String {
+        if matches!(t, Type::Seq(_)) {
+            return "pmx_host_copy".into();
+        }
+        if let Some(n) = self.copier_names.get(t) {
+            return n.clone();
+        }
+        let ct = types.c(t);
+        let mut parts = String::new();
+        match t {
+            Type::Record(fields) => {
+                for (l, ft) in fields {
+                    if may_hold_shape(self.p, ft) {
+                        let f = self.copier(types, ft);
+                        let m = field(l);
+                        let _ = writeln!(parts, "  c.{m} = {f}(v.{m}, rt);");
+                    }
+                }
+            }
+            Type::Variant(id) => {
+                let constructors = self.p.variant(*id).map(|d| d.constructors.clone()).unwrap_or_default();
+                let mut cases = String::new();
+                for (k, c) in constructors.iter().enumerate() {
+                    if may_hold_shape(self.p, &c.payload) {
+                        let f = self.copier(types, &c.payload);
+                        let _ = writeln!(cases, "  case {k}: c.c{k} = {f}(v.c{k}, rt); break;");
+                    }
+                }
+                if !cases.is_empty() {
+                    let _ = write!(parts, "  switch (v.tag) {{\n{cases}  default: break;\n  }}\n");
+                }
+            }
+            _ => {}
+        }
+        let name = format!("pmx_copy_{}", self.copier_names.len());
+        self.copier_names.insert(t.clone(), name.clone());
+        let _ = writeln!(
+            self.unpackers,
+            "static {ct} {name}(const {ct} &v, const pmx_runtime *rt) {{\n  {ct} c = v;\n  (void)rt;\n{parts}  return c;\n}}\n"
         );
         name
     }
