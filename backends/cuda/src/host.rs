@@ -12,7 +12,7 @@
 
 use crate::gen::{EntryAbi, Generated};
 use crate::marshal::{self, Arg};
-use crate::memory::Memory;
+use crate::memory::{Carver, Memory};
 use pmx_ast::Span;
 use pmx_cpu::value::Value;
 use pmx_cpu::{Args, Machine, Site};
@@ -152,6 +152,8 @@ struct Runtime {
 /// What the callbacks of one call reach through `ctx`.
 struct CallCtx<'a> {
     memory: &'a mut dyn Memory,
+    /// Host code's small requests, carved from blocks of `memory`.
+    carver: Carver,
     launcher: Option<&'a dyn Launcher>,
     /// The first error of the engine (memory or device) during the call.
     error: Option<String>,
@@ -174,7 +176,7 @@ const ENGINE_FAILED: i64 = -1;
 extern "C" fn ctx_alloc(ctx: *mut c_void, bytes: i64) -> *mut c_void {
     // Safety: `ctx` is the `CallCtx` of the running call.
     let cx = unsafe { &mut *(ctx as *mut CallCtx) };
-    match cx.memory.zeroed(bytes.max(0) as usize) {
+    match cx.carver.zeroed(&mut *cx.memory, bytes.max(0) as usize) {
         Ok(p) => p as *mut c_void,
         Err(e) => {
             cx.engine_error(e);
@@ -290,7 +292,7 @@ impl Entry {
         let mut result = vec![Arg::default(); crate::gen::leaves(&self.entry.result).max(1)];
         let timed = self.profile.is_some();
         let mut cx =
-            CallCtx { memory, launcher, error: None, kernels: Duration::ZERO, timed, tiles: tiles(), failed: 0 };
+            CallCtx { memory, carver: Carver::default(), launcher, error: None, kernels: Duration::ZERO, timed, tiles: tiles(), failed: 0 };
         let rt = Runtime {
             ctx: &mut cx as *mut CallCtx as *mut c_void,
             alloc: ctx_alloc,
