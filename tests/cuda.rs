@@ -311,3 +311,80 @@ fn generated_cuda_compiles_with_nvcc() {
     let _ = std::fs::remove_dir_all(&dir);
     eprintln!("{compiled} generated CUDA programs compiled by nvcc");
 }
+
+/// The unit that `pmx emit --stage cuda` prints, linked by nvcc into a
+/// program of the user's, reports an error of the CUDA runtime instead of
+/// ignoring it: its entry returns -1 and `pmx_cuda_error()` says what
+/// failed. Without a GPU (this machine) every launch fails; on a GPU the
+/// kernels run and the result must be right, so the test has a claim to
+/// check either way.
+#[test]
+fn a_unit_linked_by_nvcc_runs_or_reports_the_cuda_error() {
+    let nvcc = match nvcc() {
+        Ok(n) => n,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let lib = nvcc.parent().and_then(Path::parent).expect("nvcc's folder").join("lib");
+    let Some(cudart) = ["libcudart.so.13", "libcudart.so.12", "libcudart.so"].iter().find(|f| lib.join(f).exists())
+    else {
+        eprintln!("skipped: no libcudart next to nvcc (pip install nvidia-cuda-runtime)");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("pmx-cuda-linked-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let program = dir.join("steps.mc");
+    std::fs::write(
+        &program,
+        "let step = lam t : Tensor[Int]. lam i : Int.\n  let s = [i, addi i 1, addi i 2] in\n  loop 4 (lam j. tensorSetExn t [j] (addi (tensorGetExn t [j]) (get s (modi j 3))))\nmexpr\nlet t = tensorCreateCArrayInt [4] (lam. 0) in\naccelerate (seqLoop 100 (lam i. step t i))\n",
+    )
+    .expect("writable");
+    std::fs::write(dir.join("steps.cu"), generated(&program)).expect("writable");
+    // The caller gives the entry a tensor of 4 Ints (managed memory where
+    // the runtime has it) and memory for host code's literal.
+    let main = r#"#include "steps.cu"
+#include <stdlib.h>
+static void *alloc(void *, int64_t bytes) {
+  void *p = 0;
+  if (cudaMallocManaged(&p, bytes > 0 ? bytes : 1) != cudaSuccess) p = calloc(1, bytes > 0 ? bytes : 1);
+  return p;
+}
+int main() {
+  int64_t *data = (int64_t *)alloc(0, 4 * sizeof(int64_t));
+  pmx_arg a[1] = {};
+  a[0].p = data; a[0].rank = 1; a[0].dims[0] = 4;
+  pmx_arg r[1] = {};
+  pmx_runtime rt = {0, alloc, 0, 0};
+  int64_t code = pmx_entry_0(a, r, &rt);
+  if (code == 0) printf("ok %lld %lld %lld %lld\n", (long long)data[0], (long long)data[1], (long long)data[2], (long long)data[3]);
+  else printf("failed %lld: %s\n", (long long)code, pmx_cuda_error());
+  return 0;
+}
+"#;
+    std::fs::write(dir.join("main.cu"), main).expect("writable");
+    let exe = dir.join("main");
+    let out = std::process::Command::new(&nvcc)
+        .args(["-std=c++17", "-o"])
+        .arg(&exe)
+        .arg(dir.join("main.cu"))
+        .arg(format!("-L{}", lib.display()))
+        .arg(format!("-l:{cudart}"))
+        .output()
+        .expect("nvcc runs");
+    assert!(out.status.success(), "nvcc cannot link the generated unit:\n{}", String::from_utf8_lossy(&out.stderr));
+    let run = std::process::Command::new(&exe).env("LD_LIBRARY_PATH", &lib).output().expect("the program runs");
+    let said = String::from_utf8_lossy(&run.stdout).trim().to_string();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(run.status.success(), "the program crashed: {said}\n{}", String::from_utf8_lossy(&run.stderr));
+    // Debug mode gives each cell the sum over i < 100 of one of i, i + 1,
+    // i + 2: 4950, 5050, 5150, then 4950 again.
+    if said.starts_with("ok") {
+        assert_eq!(said, "ok 4950 5050 5150 4950");
+    } else {
+        let message = said.strip_prefix("failed -1: ").unwrap_or_else(|| panic!("not an error of the runtime: {said}"));
+        assert!(!message.is_empty() && message != "no error", "{said}");
+        eprintln!("no GPU here: the entry reported `{message}`");
+    }
+}

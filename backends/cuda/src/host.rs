@@ -291,8 +291,16 @@ impl Entry {
             .map_err(|e| m.fail(e, span))?;
         let mut result = vec![Arg::default(); crate::gen::leaves(&self.entry.result).max(1)];
         let timed = self.profile.is_some();
-        let mut cx =
-            CallCtx { memory, carver: Carver::default(), launcher, error: None, kernels: Duration::ZERO, timed, tiles: tiles(), failed: 0 };
+        let mut cx = CallCtx {
+            memory,
+            carver: Carver::default(),
+            launcher,
+            error: None,
+            kernels: Duration::ZERO,
+            timed,
+            tiles: tiles(),
+            failed: 0,
+        };
         let rt = Runtime {
             ctx: &mut cx as *mut CallCtx as *mut c_void,
             alloc: ctx_alloc,

@@ -52,15 +52,26 @@ template <typename T> static pmx_tensor<T> pmx_unpack_tensor(const pmx_arg *a) {
 // once, as its callers do up to the entry).
 static int64_t pmx_launch_failed = 0;
 #if defined(__CUDACC__)
-#define PMX_RESET_FAILED(rt) do { int64_t z = 0; pmx_host_failed = 0; pmx_launch_failed = 0; pmx_pending = false; cudaMemcpyToSymbol(pmx_failed, &z, sizeof z); } while (0)
+// The error of the CUDA runtime that made an entry return -1 (a launch
+// refused, a kernel that faulted): for the caller, as text.
+static cudaError_t pmx_cuda_status = cudaSuccess;
+extern "C" const char *pmx_cuda_error() { return cudaGetErrorString(pmx_cuda_status); }
+#define PMX_RESET_FAILED(rt) do { int64_t z = 0; pmx_host_failed = 0; pmx_launch_failed = 0; pmx_pending = false; pmx_cuda_status = cudaSuccess; cudaMemcpyToSymbol(pmx_failed, &z, sizeof z); } while (0)
 // Waits for the kernels launched since the last wait; their first failure
 // becomes host code's unless host code failed before (`pmx_fail` waits
-// first, so a later one cannot have been recorded).
+// first, so a later one cannot have been recorded). An error of the CUDA
+// runtime (a launch refused, a kernel that faulted) is failure -1, with
+// the error in `pmx_cuda_status`: the kernels' flag cannot be trusted then.
 static void pmx_settle() {
   int64_t h = 0;
   pmx_pending = false;
-  cudaDeviceSynchronize();
-  cudaMemcpyFromSymbol(&h, pmx_failed, sizeof h);
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = cudaMemcpyFromSymbol(&h, pmx_failed, sizeof h);
+  if (e != cudaSuccess) {
+    h = -1;
+    if (pmx_cuda_status == cudaSuccess) pmx_cuda_status = e;
+  }
   if (pmx_host_failed == 0) pmx_host_failed = h;
 }
 #elif defined(PMX_HOST_LAUNCH)

@@ -26,7 +26,10 @@
 //! boxed sequence one slot pointing at its elements' slots; a value of a
 //! variant type one slot holding its tag (the constructor's index) and
 //! pointing at its payload's slots. It returns 0, or the location id of
-//! the first failure ([`Generated::failures`]).
+//! the first failure ([`Generated::failures`]), or -1 for an error of the
+//! engine: of the runtime's callbacks, or, in the unit compiled by nvcc,
+//! of the CUDA runtime (a launch refused, a kernel that faulted), whose
+//! text `pmx_cuda_error()` gives.
 
 mod body;
 mod hoist;
