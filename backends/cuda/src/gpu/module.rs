@@ -21,6 +21,9 @@ use std::time::{Duration, Instant};
 /// Events around queued launches, and events free for reuse.
 type Timed = (Vec<Events>, Vec<Events>);
 
+/// The most free pairs of events a module keeps (more are destroyed).
+const KEPT_EVENTS: usize = 1024;
+
 pub struct Module {
     device: &'static Device,
     functions: Vec<(sys::CUfunction, usize)>,
@@ -185,9 +188,14 @@ impl Module {
         self.lock().ok().and_then(|mut t| t.1.pop()).or_else(|| Events::new().ok())
     }
 
+    /// Keeps `e` for a later launch, up to `KEPT_EVENTS` pairs: a call that
+    /// queued many launches between two waits (Viterbi's thousands, under
+    /// `--profile`) would otherwise hold them all to the process's end.
     fn recycle(&self, e: Events) {
         if let Ok(mut t) = self.lock() {
-            t.1.push(e);
+            if t.1.len() < KEPT_EVENTS {
+                t.1.push(e);
+            }
         }
     }
 
