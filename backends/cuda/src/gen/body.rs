@@ -56,19 +56,26 @@ static int64_t pmx_launch_failed = 0;
 // refused, a kernel that faulted): for the caller, as text.
 static cudaError_t pmx_cuda_status = cudaSuccess;
 extern "C" const char *pmx_cuda_error() { return cudaGetErrorString(pmx_cuda_status); }
-#define PMX_RESET_FAILED(rt) do { int64_t z = 0; pmx_host_failed = 0; pmx_launch_failed = 0; pmx_pending = false; pmx_cuda_status = cudaSuccess; cudaMemcpyToSymbol(pmx_failed, &z, sizeof z); } while (0)
-// Waits for the kernels launched since the last wait; their first failure
-// becomes host code's unless host code failed before (`pmx_fail` waits
-// first, so a later one cannot have been recorded). An error of the CUDA
-// runtime (a launch refused, a kernel that faulted) is failure -1, with
-// the error in `pmx_cuda_status`: the kernels' flag cannot be trusted then.
+// An entry starts with no error of the runtime left from the caller's
+// code, and fails at once (-1) if it cannot clear the kernels' flag.
+#define PMX_RESET_FAILED(rt) do { int64_t z = 0; pmx_host_failed = 0; pmx_launch_failed = 0; pmx_pending = false; pmx_cuda_status = cudaSuccess; (void)cudaGetLastError(); cudaError_t e = cudaMemcpyToSymbol(pmx_failed, &z, sizeof z); if (e != cudaSuccess) { pmx_cuda_status = e; pmx_host_failed = -1; } } while (0)
+// Waits for the kernels launched since the last wait (always, so that
+// none still runs when the entry returns); their first failure becomes
+// host code's unless host code failed before (`pmx_fail` waits first, so
+// a later one cannot have been recorded). An error of the CUDA runtime (a
+// launch refused, a kernel that faulted) is failure -1, with the error in
+// `pmx_cuda_status`, unless the kernels' flag could still be read and
+// holds a located failure.
 static void pmx_settle() {
   int64_t h = 0;
   pmx_pending = false;
   cudaError_t e = cudaGetLastError();
-  if (e == cudaSuccess) e = cudaDeviceSynchronize();
-  if (e == cudaSuccess) e = cudaMemcpyFromSymbol(&h, pmx_failed, sizeof h);
-  if (e != cudaSuccess) {
+  cudaError_t s = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = s;
+  cudaError_t r = cudaMemcpyFromSymbol(&h, pmx_failed, sizeof h);
+  if (r != cudaSuccess) h = 0;
+  if (e == cudaSuccess) e = r;
+  if (e != cudaSuccess && h == 0) {
     h = -1;
     if (pmx_cuda_status == cudaSuccess) pmx_cuda_status = e;
   }
@@ -129,22 +136,26 @@ extern "C" int64_t pmx_cpu_take_failed() {
 
 /// The values of host code `b` that may point into a frame and must be
 /// copied into the call's memory: shapes (`tensorShape`, a view of a
-/// tensor's dimensions) and the results of functions that are not host
-/// code that may hold a sequence of scalars (such as a shape they took,
-/// alone or in a record or variant), where they are used other than read
-/// in place and so may reach a kernel (queued, it may run after the frame
-/// is gone) or outlive the frame. The others stay views, as in device
-/// code.
-fn escaping_seqs(p: &Program, b: &Block, host_fns: &FxHashSet<FnId>) -> FxHashSet<VarId> {
-    fn candidates(p: &Program, b: &Block, host_fns: &FxHashSet<FnId>, out: &mut Vec<VarId>) {
+/// tensor's dimensions) and what code outside host code that may take a
+/// shape (`shape_fns`, `gen::shape_functions`) returns, where its type
+/// may hold a sequence of scalars (alone or in a record or variant), where
+/// they are used other than read in place and so may reach a kernel
+/// (queued, it may run after the frame is gone) or outlive the frame. The
+/// others stay views, as in device code.
+fn escaping_seqs(p: &Program, b: &Block, host_fns: &FxHashSet<FnId>, shape_fns: &FxHashSet<FnId>) -> FxHashSet<VarId> {
+    let from_device =
+        |e: &Expr| super::host_callee(e).is_some_and(|id| !host_fns.contains(&id) && shape_fns.contains(&id));
+    let mut all = Vec::new();
+    candidates(p, b, &from_device, &mut all);
+    fn candidates(p: &Program, b: &Block, from_device: &dyn Fn(&Expr) -> bool, out: &mut Vec<VarId>) {
         for s in &b.stmts {
             match &s.expr {
                 Expr::Prim(Builtin::TensorShape, _) => out.push(s.var.id),
-                Expr::Call(id, _) if !host_fns.contains(id) && may_hold_shape(p, &s.var.ty) => out.push(s.var.id),
                 Expr::If { then, otherwise, .. } => {
-                    candidates(p, then, host_fns, out);
-                    candidates(p, otherwise, host_fns, out);
+                    candidates(p, then, from_device, out);
+                    candidates(p, otherwise, from_device, out);
                 }
+                e if from_device(e) && may_hold_shape(p, &s.var.ty) => out.push(s.var.id),
                 _ => {}
             }
         }
@@ -161,8 +172,6 @@ fn escaping_seqs(p: &Program, b: &Block, host_fns: &FxHashSet<FnId>) -> FxHashSe
                 e => e.operands().into_iter().any(is),
             })
     }
-    let mut all = Vec::new();
-    candidates(p, b, host_fns, &mut all);
     all.into_iter().filter(|&v| escapes(b, v)).collect()
 }
 
@@ -229,6 +238,8 @@ pub struct Body<'p> {
     /// The functions that may read or write tensor data
     /// (`gen::data_functions`).
     data_fns: FxHashSet<FnId>,
+    /// The functions that may take a shape (`gen::shape_functions`).
+    shape_fns: FxHashSet<FnId>,
     /// The bodies of sequential loops (`hoist::loop_bodies`), which the
     /// search for a kernel's row length does not follow into.
     loop_bodies: FxHashMap<FnId, usize>,
@@ -295,6 +306,7 @@ impl<'p> Body<'p> {
             host_result: None,
             engine_seqs: FxHashSet::default(),
             data_fns: super::data_functions(p),
+            shape_fns: super::shape_functions(p),
             loop_bodies: super::hoist::loop_bodies(p),
             plan,
             unchecked: FxHashSet::default(),
@@ -343,7 +355,7 @@ impl<'p> Body<'p> {
     pub fn entry_body(&mut self, types: &mut Types, b: &Block, span: Span) -> (String, String) {
         let mut code = String::new();
         self.host_result = None;
-        self.engine_seqs = escaping_seqs(self.p, b, &self.host_fns);
+        self.engine_seqs = escaping_seqs(self.p, b, &self.host_fns, &self.shape_fns);
         let r = self.block(types, b, true, span, &mut code, 1);
         (code, r)
     }
@@ -353,7 +365,7 @@ impl<'p> Body<'p> {
     pub fn host_function_body(&mut self, types: &mut Types, b: &Block, result: &Type, span: Span) -> String {
         let mut code = String::new();
         self.host_result = Some(types.c(result));
-        self.engine_seqs = escaping_seqs(self.p, b, &self.host_fns);
+        self.engine_seqs = escaping_seqs(self.p, b, &self.host_fns, &self.shape_fns);
         let r = self.block(types, b, true, span, &mut code, 1);
         self.host_result = None;
         let _ = writeln!(code, "  return {r};");
@@ -524,13 +536,15 @@ impl<'p> Body<'p> {
                     let count = self.atom(n);
                     let each = |call: &str| format!("for (int64_t {i} = 0; {i} < {count}; {i}++) {name} = {call};");
                     self.sequential_loop(n, f, &[name.clone(), i.clone()], each, span, code, &pad);
+                    self.copy_if_escaping(types, &s.var, host, code, &pad);
                 }
                 Expr::Foldl { f, init, seq } => {
                     let i = self.fresh("i");
-                    let s = self.atom(seq);
-                    let call = self.call(f, &[name.clone(), format!("{s}.data[{i}]")], span);
+                    let sq = self.atom(seq);
+                    let call = self.call(f, &[name.clone(), format!("{sq}.data[{i}]")], span);
                     let _ = writeln!(code, "{pad}{ct} {name} = {};", self.atom(init));
-                    let _ = writeln!(code, "{pad}for (int64_t {i} = 0; {i} < {s}.len; {i}++) {name} = {call};");
+                    let _ = writeln!(code, "{pad}for (int64_t {i} = 0; {i} < {sq}.len; {i}++) {name} = {call};");
+                    self.copy_if_escaping(types, &s.var, host, code, &pad);
                 }
                 Expr::SizeEq { seq, dim, size } => {
                     let loc = self.failure(span, "a size constraint does not hold");
@@ -901,6 +915,16 @@ impl<'p> Body<'p> {
             "static {ct} {name}(const pmx_arg *a, const pmx_runtime *rt) {{\n  {ct} s;\n  s.len = a->len;\n  s.data = ({et} *)rt->alloc(rt->ctx, s.len * (int64_t)sizeof({et}));\n  for (int64_t k = 0; k < s.len; k++) {{\n    const pmx_arg *e = (const pmx_arg *)a->p + k * {width};\n    (void)e;\n    s.data[k] = {element};\n  }}\n  return s;\n}}\n"
         );
         name
+    }
+
+    /// After a loop of host code whose result may hold a shape its body
+    /// took (`escaping_seqs`): the result copied, as a call's is.
+    fn copy_if_escaping(&mut self, types: &mut Types, v: &Var, host: bool, code: &mut String, pad: &str) {
+        if host && self.engine_seqs.contains(&v.id) {
+            let copy = self.copier(types, &v.ty);
+            let name = var(v);
+            let _ = writeln!(code, "{pad}{name} = {copy}({name}, rt);");
+        }
     }
 
     /// The host function that copies a value of type `t` with each of its

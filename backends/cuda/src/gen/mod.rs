@@ -290,6 +290,22 @@ fn fixpoint(p: &Program, holds: impl Fn(&Block, &FxHashSet<FnId>) -> bool) -> Fx
     }
 }
 
+/// The functions that may take a tensor's shape, themselves or through
+/// what they call or loop over: of the values that code outside host code
+/// gives host code, only theirs may point into a frame (host code copies
+/// them where they escape, `body::escaping_seqs`). Every other sequence
+/// such code can return is a parameter's, in the call's memory.
+pub fn shape_functions(p: &Program) -> FxHashSet<FnId> {
+    fn takes(b: &Block, found: &FxHashSet<FnId>) -> bool {
+        b.stmts.iter().any(|s| match &s.expr {
+            Expr::Prim(pmx_ast::Builtin::TensorShape, _) => true,
+            Expr::If { then, otherwise, .. } => takes(then, found) || takes(otherwise, found),
+            e => host_callee(e).is_some_and(|id| found.contains(&id)),
+        })
+    }
+    fixpoint(p, takes)
+}
+
 /// The functions that may read or write tensor data, themselves or
 /// through what they call or loop over (host code waits for its kernels
 /// before it runs one: `body::Body::block`).
