@@ -937,6 +937,11 @@ impl<'p> Body<'p> {
         if let Some(n) = self.copier_names.get(t) {
             return n.clone();
         }
+        // The name is taken before the parts are written: a variant type
+        // that contains itself (refused by `Types::c`, E0421 before that)
+        // then refers to its own copier instead of recursing forever.
+        let name = format!("pmx_copy_{}", self.copier_names.len());
+        self.copier_names.insert(t.clone(), name.clone());
         let ct = types.c(t);
         let mut parts = String::new();
         match t {
@@ -964,8 +969,6 @@ impl<'p> Body<'p> {
             }
             _ => {}
         }
-        let name = format!("pmx_copy_{}", self.copier_names.len());
-        self.copier_names.insert(t.clone(), name.clone());
         let _ = writeln!(
             self.unpackers,
             "static {ct} {name}(const {ct} &v, const pmx_runtime *rt) {{\n  {ct} c = v;\n  (void)rt;\n{parts}  return c;\n}}\n"
