@@ -14,10 +14,12 @@ pmx runs with `--target gpu --profile` (where that fails, for instance
 because the program's Futhark-class bindings need `futhark`, with
 `--target auto`; the called binding must run on the `cuda-gpu` engine),
 once to compile into a fresh cache, then RUNS times; its figure is the
-best of the profile's `kernels` column (the kernels' own time, CUDA
-events around each launch, summed over the launches; pmx queues its
-launches, so they run back to back as the hand-written ones do, and for
-Viterbi it is also timed with PMX_CUDA_SYNC=1, a wait after each launch,
+best of the profile's `kernels` column (the device's time by CUDA
+events: pmx queues its launches, so they run back to back as the
+hand-written ones do, and times each run of them from the start of its
+first kernel to the end of its last, as the hand-written programs time
+their loops of launches; for Viterbi it is also timed with
+PMX_CUDA_SYNC=1, a wait after each launch and events around each,
 against the hand-written program timed so). The hand-written
 programs are built with nvcc (`-O3 -arch=native`) and print the median
 of their own event timings. The checksums that pmx prints must equal the

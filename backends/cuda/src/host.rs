@@ -135,8 +135,10 @@ fn tiles() -> bool {
 pub struct Launched {
     /// The first failure's location id, 0 for none.
     pub failed: i64,
-    /// The kernel's time as the device measured it (CUDA events), without
-    /// the launch and the wait; `None` where only the wall clock is known.
+    /// The kernels' time as the device measured it (CUDA events), without
+    /// the launch and the wait: a launch waited for, its kernel's; the
+    /// wait for queued launches, from the start of their first kernel to
+    /// the end of their last; `None` where only the wall clock is known.
     pub kernel_time: Option<Duration>,
 }
 

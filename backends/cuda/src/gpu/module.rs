@@ -18,11 +18,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Events around queued launches, and events free for reuse.
-type Timed = (Vec<Events>, Vec<Events>);
+/// The events of timed launches: around the run of launches queued since
+/// the last wait, and those free for reuse.
+#[derive(Default)]
+struct Timed {
+    /// Recorded before the first launch of the run; the wait records the
+    /// second after the last. The run's time is then measured as a
+    /// hand-written program's loop of launches is (`examples/viterbi/vc.cu`'s
+    /// `kernel_ms`): from the start of its first kernel to the end of its
+    /// last, gaps in which the device waited for the host included.
+    run: Option<Events>,
+    free: Vec<Events>,
+}
 
 /// The most free pairs of events a module keeps (more are destroyed).
-const KEPT_EVENTS: usize = 1024;
+const KEPT_EVENTS: usize = 64;
 
 pub struct Module {
     device: &'static Device,
@@ -32,8 +42,7 @@ pub struct Module {
     queue: bool,
     /// Whether a launch was queued since the last wait.
     outstanding: AtomicBool,
-    /// The events around the launches queued since the last wait (their
-    /// times are summed then), and events free for reuse.
+    /// The events of timed launches.
     timed: Mutex<Timed>,
     pub arch: &'static str,
     pub cached: bool,
@@ -102,7 +111,7 @@ pub fn load(g: &Generated, device: &'static Device) -> Result<Module, String> {
         functions,
         failed,
         queue: device.concurrent && !crate::host::sync_each_launch(),
-        timed: Mutex::new((Vec::new(), Vec::new())),
+        timed: Mutex::new(Timed::default()),
         outstanding: AtomicBool::new(false),
         arch,
         cached: found == pmx_native::cache::Found::Cached,
@@ -123,7 +132,19 @@ impl Launcher for Module {
         let tpb = THREADS_PER_BLOCK as i64;
         let blocks = ((n + tpb - 1) / tpb).min(MAX_BLOCKS as i64) as u32;
         self.device.bind()?;
-        let events = if timed && self.device.events { self.events() } else { None };
+        let timed = timed && self.device.events;
+        if timed && self.queue {
+            // The first launch of a run opens its span (see `Timed`).
+            let mut t = self.lock()?;
+            if t.run.is_none() {
+                if let Some(e) = t.free.pop().or_else(|| Events::new().ok()) {
+                    e.record(0)?;
+                    t.run = Some(e);
+                }
+            }
+        }
+        // Waited for one by one: events around each launch.
+        let events = if timed && !self.queue { self.events() } else { None };
         if let Some(e) = &events {
             e.record(0)?;
         }
@@ -141,12 +162,8 @@ impl Launcher for Module {
             e.record(1)?;
         }
         if self.queue {
-            // Timed when the queue is waited for: the events' times then
-            // add up to the kernels' own, run back to back.
-            let measured = events.is_some();
-            if let Some(e) = events {
-                self.lock()?.0.push(e);
-            }
+            // Timed when the queue is waited for (`settle`).
+            let measured = timed && self.lock()?.run.is_some();
             return Ok(Launched { failed: 0, kernel_time: measured.then_some(Duration::ZERO) });
         }
         result::ctx::synchronize().map_err(|e| format!("kernel {kernel}: {}", describe(e)))?;
@@ -160,19 +177,26 @@ impl Launcher for Module {
     }
 
     fn settle(&self) -> Result<Launched, String> {
+        // A run opened by a launch that then failed is closed too, so
+        // that the next call's does not start at this one's.
+        let run = self.lock()?.run.take();
         if !self.outstanding.load(Ordering::Relaxed) {
+            if let Some(e) = run {
+                self.recycle(e);
+            }
             return Ok(Launched { failed: 0, kernel_time: Some(Duration::ZERO) });
         }
-        let events = std::mem::take(&mut self.lock()?.0);
         self.device.bind()?;
+        // A run whose end cannot be recorded is timed by the wait.
+        let run = run.filter(|e| e.record(1).is_ok());
         result::ctx::synchronize().map_err(|e| format!("a kernel launched since the last wait: {}", describe(e)))?;
         self.outstanding.store(false, Ordering::Relaxed);
         // Without events, the wait's own time stands for the kernels'.
-        let mut kernel_time = (!events.is_empty()).then_some(Duration::ZERO);
-        for e in events {
-            kernel_time = kernel_time.zip(e.elapsed()).map(|(a, b)| a + b);
+        let kernel_time = run.and_then(|e| {
+            let t = e.elapsed();
             self.recycle(e);
-        }
+            t
+        });
         Ok(Launched { failed: self.take_failed()?, kernel_time })
     }
 }
@@ -185,16 +209,14 @@ impl Module {
     /// A pair of events: a free one, or new (`None` if the driver gives
     /// none; the launch is then timed by the host's clock).
     fn events(&self) -> Option<Events> {
-        self.lock().ok().and_then(|mut t| t.1.pop()).or_else(|| Events::new().ok())
+        self.lock().ok().and_then(|mut t| t.free.pop()).or_else(|| Events::new().ok())
     }
 
-    /// Keeps `e` for a later launch, up to `KEPT_EVENTS` pairs: a call that
-    /// queued many launches between two waits (Viterbi's thousands, under
-    /// `--profile`) would otherwise hold them all to the process's end.
+    /// Keeps `e` for a later launch, up to `KEPT_EVENTS` pairs.
     fn recycle(&self, e: Events) {
         if let Ok(mut t) = self.lock() {
-            if t.1.len() < KEPT_EVENTS {
-                t.1.push(e);
+            if t.free.len() < KEPT_EVENTS {
+                t.free.push(e);
             }
         }
     }
@@ -215,8 +237,8 @@ impl Module {
     }
 }
 
-/// Two events around a launch on the default stream: the kernel's time
-/// as the device measures it.
+/// Two events on the default stream, around a launch or a run of them:
+/// the kernels' time as the device measures it.
 struct Events([sys::CUevent; 2]);
 
 impl Events {
