@@ -276,17 +276,16 @@ fn nvcc() -> Result<PathBuf, String> {
     }
 }
 
+/// [`nvcc`], or `None` after saying why the test is skipped.
+fn nvcc_or_skip() -> Option<PathBuf> {
+    nvcc().map_err(|why| eprintln!("skipped: {why}")).ok()
+}
+
 /// What `pmx emit --stage cuda` prints is one translation unit that
 /// `nvcc -c` compiles as it is (kernels launched with `<<<...>>>`).
 #[test]
 fn generated_cuda_compiles_with_nvcc() {
-    let nvcc = match nvcc() {
-        Ok(n) => n,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
-    };
+    let Some(nvcc) = nvcc_or_skip() else { return };
     let dir = std::env::temp_dir().join(format!("pmx-cuda-nvcc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut compiled = 0;
@@ -321,13 +320,7 @@ fn generated_cuda_compiles_with_nvcc() {
 /// kernels' flag: errors of launches and kernels themselves need a GPU).
 #[test]
 fn a_unit_linked_by_nvcc_runs_or_reports_the_cuda_error() {
-    let nvcc = match nvcc() {
-        Ok(n) => n,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
-    };
+    let Some(nvcc) = nvcc_or_skip() else { return };
     let lib = nvcc.parent().and_then(Path::parent).expect("nvcc's folder").join("lib");
     let Some(cudart) = ["libcudart.so.13", "libcudart.so.12", "libcudart.so"].iter().find(|f| lib.join(f).exists())
     else {
