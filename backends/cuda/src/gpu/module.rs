@@ -133,18 +133,10 @@ impl Launcher for Module {
         let blocks = ((n + tpb - 1) / tpb).min(MAX_BLOCKS as i64) as u32;
         self.device.bind()?;
         let timed = timed && self.device.events;
-        if timed && self.queue {
-            // The first launch of a run opens its span (see `Timed`).
-            let mut t = self.lock()?;
-            if t.run.is_none() {
-                if let Some(e) = t.free.pop().or_else(|| Events::new().ok()) {
-                    e.record(0)?;
-                    t.run = Some(e);
-                }
-            }
-        }
-        // Waited for one by one: events around each launch.
-        let events = if timed && !self.queue { self.events() } else { None };
+        // Events around this launch where it is waited for, else around
+        // the run of queued launches that it opens (see `Timed`).
+        let opens = timed && (!self.queue || self.lock()?.run.is_none());
+        let events = if opens { self.events() } else { None };
         if let Some(e) = &events {
             e.record(0)?;
         }
@@ -158,15 +150,42 @@ impl Launcher for Module {
         // From here the kernel may run: whatever fails below, the call's
         // last wait waits for it.
         self.outstanding.store(true, Ordering::Relaxed);
+        if self.queue {
+            // Timed when the queue is waited for (`settle`). The run opens
+            // only once its first kernel is launched, so a run is never
+            // left open without a kernel for the wait to close it after.
+            let mut t = self.lock()?;
+            if let Some(e) = events {
+                t.run = Some(e);
+            }
+            let measured = timed && t.run.is_some();
+            return Ok(Launched { failed: 0, kernel_time: measured.then_some(Duration::ZERO) });
+        }
         if let Some(e) = &events {
             e.record(1)?;
         }
-        if self.queue {
-            // Timed when the queue is waited for (`settle`).
-            let measured = timed && self.lock()?.run.is_some();
-            return Ok(Launched { failed: 0, kernel_time: measured.then_some(Duration::ZERO) });
+        self.wait(events, || format!("kernel {kernel}"))
+    }
+
+    fn settle(&self) -> Result<Launched, String> {
+        if !self.outstanding.load(Ordering::Relaxed) {
+            return Ok(Launched { failed: 0, kernel_time: Some(Duration::ZERO) });
         }
-        result::ctx::synchronize().map_err(|e| format!("kernel {kernel}: {}", describe(e)))?;
+        let run = self.lock()?.run.take();
+        self.device.bind()?;
+        // A run whose end cannot be recorded is timed by the wait.
+        let run = run.filter(|e| e.record(1).is_ok());
+        self.wait(run, || "a kernel launched since the last wait".to_string())
+    }
+}
+
+impl Module {
+    /// Waits for the kernels launched so far: their first failure, and
+    /// their time between the two records of `events` (the wait's own
+    /// time stands for it without them). `what` names what is waited for
+    /// in an error.
+    fn wait(&self, events: Option<Events>, what: impl FnOnce() -> String) -> Result<Launched, String> {
+        result::ctx::synchronize().map_err(|e| format!("{}: {}", what(), describe(e)))?;
         self.outstanding.store(false, Ordering::Relaxed);
         let kernel_time = events.and_then(|e| {
             let t = e.elapsed();
@@ -176,32 +195,6 @@ impl Launcher for Module {
         Ok(Launched { failed: self.take_failed()?, kernel_time })
     }
 
-    fn settle(&self) -> Result<Launched, String> {
-        // A run opened by a launch that then failed is closed too, so
-        // that the next call's does not start at this one's.
-        let run = self.lock()?.run.take();
-        if !self.outstanding.load(Ordering::Relaxed) {
-            if let Some(e) = run {
-                self.recycle(e);
-            }
-            return Ok(Launched { failed: 0, kernel_time: Some(Duration::ZERO) });
-        }
-        self.device.bind()?;
-        // A run whose end cannot be recorded is timed by the wait.
-        let run = run.filter(|e| e.record(1).is_ok());
-        result::ctx::synchronize().map_err(|e| format!("a kernel launched since the last wait: {}", describe(e)))?;
-        self.outstanding.store(false, Ordering::Relaxed);
-        // Without events, the wait's own time stands for the kernels'.
-        let kernel_time = run.and_then(|e| {
-            let t = e.elapsed();
-            self.recycle(e);
-            t
-        });
-        Ok(Launched { failed: self.take_failed()?, kernel_time })
-    }
-}
-
-impl Module {
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, Timed>, String> {
         self.timed.lock().map_err(|_| "internal error: a poisoned event list".to_string())
     }
