@@ -53,6 +53,13 @@ pub const THREADS_PER_BLOCK: u32 = 256;
 /// device keeps resident at once, so a larger grid would not run faster.
 pub const MAX_BLOCKS: u32 = 65535;
 
+/// The blocks of `THREADS_PER_BLOCK` threads a launch over `n > 0`
+/// iterations runs in (the generated nvcc launch computes the same).
+pub fn blocks_for(n: i64) -> u32 {
+    let tpb = THREADS_PER_BLOCK as i64;
+    ((n + tpb - 1) / tpb).min(MAX_BLOCKS as i64) as u32
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
     /// Bounds, rank and division checks (`--unchecked` drops them).

@@ -16,7 +16,7 @@
 //! kernels' writes, and the tests would catch it. `PMX_CUDA_SYNC=1` runs
 //! each launch at once instead, as the device engine then does.
 
-use crate::gen::{MAX_BLOCKS, THREADS_PER_BLOCK};
+use crate::gen::{blocks_for, THREADS_PER_BLOCK};
 use crate::host::{Launched, Launcher, Library};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
@@ -77,8 +77,7 @@ impl CpuKernels {
         if n <= 0 {
             return Ok(0);
         }
-        let tpb = THREADS_PER_BLOCK as i64;
-        let blocks = ((n + tpb - 1) / tpb).min(MAX_BLOCKS as i64);
+        let (blocks, tpb) = (blocks_for(n) as i64, THREADS_PER_BLOCK as i64);
         // Safety: `params` holds the addresses of the kernel's arguments,
         // of the types the launcher reads; the launcher waits for its
         // threads before it returns.

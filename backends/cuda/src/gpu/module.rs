@@ -10,7 +10,7 @@
 //! after it.
 
 use super::device::{describe, Device};
-use crate::gen::{Generated, MAX_BLOCKS, THREADS_PER_BLOCK};
+use crate::gen::{blocks_for, Generated, THREADS_PER_BLOCK};
 use crate::host::{Launched, Launcher};
 use cudarc::driver::{result, sys};
 use std::ffi::{c_void, CString};
@@ -129,8 +129,7 @@ impl Launcher for Module {
         if n <= 0 {
             return Ok(Launched { failed: 0, kernel_time: None });
         }
-        let tpb = THREADS_PER_BLOCK as i64;
-        let blocks = ((n + tpb - 1) / tpb).min(MAX_BLOCKS as i64) as u32;
+        let blocks = blocks_for(n);
         self.device.bind()?;
         let timed = timed && self.device.events;
         // Events around this launch where it is waited for, else around
