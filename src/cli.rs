@@ -302,6 +302,14 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
                         engines: choice.engines,
                     })
                 }
+                // A build that fails in generated code is a bug in pmx
+                // (its messages start so), with the internal error's code.
+                Err(e) if e.starts_with(pmx_cpu::INTERNAL_PREFIX) => {
+                    eprintln!(
+                        "error: {e}\nnote: this is a bug in pmx; please report it, with the program that shows it"
+                    );
+                    return ExitCode::from(pmx_cpu::INTERNAL_ERROR_EXIT as u8);
+                }
                 Err(e) => {
                     eprintln!("error: {e}");
                     return ExitCode::from(1);

@@ -41,6 +41,28 @@ fn examples_pass_their_utests_in_debug_mode() {
     }
 }
 
+/// Every other file of an example folder (a library the main program
+/// includes) passes its own utests, which `pmx test` of the main program
+/// does not run.
+#[test]
+fn example_libraries_pass_their_own_utests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut libraries: Vec<PathBuf> = examples()
+        .iter()
+        .filter_map(|main| std::fs::read_dir(main.parent()?).ok())
+        .flat_map(|dir| dir.flatten().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "mc") && !p.ends_with("main.mc"))
+        .collect();
+    libraries.sort();
+    assert!(libraries.len() >= 10, "the examples' libraries under {} are found", root.display());
+    for p in libraries {
+        let (code, out, err) = pmx(&["test", "--debug", "--color=never"], &p);
+        assert_eq!(code, 0, "{}: {out}\n{err}", p.display());
+        let t = tally(&out).unwrap_or_default();
+        assert!(t.ends_with(" 0 failed"), "{}: {t}", p.display());
+    }
+}
+
 /// Whether `--target cpu` can run here: a Futhark compiler (the CUDA
 /// engine needs only the C++ compiler the build already has).
 fn native_toolchain() -> bool {

@@ -22,6 +22,9 @@ use std::sync::OnceLock;
 /// The number of calls shown in a trace.
 pub const TRACE_LIMIT: usize = 12;
 
+/// How the engines' messages that report a bug in pmx begin.
+pub const INTERNAL_PREFIX: &str = "internal error: ";
+
 /// What kind of failure an error reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -51,6 +54,19 @@ pub type Res<T> = Result<T, Fail>;
 impl RuntimeError {
     pub fn new(message: String, span: Span) -> RuntimeError {
         RuntimeError { message, span, trace: Vec::new(), omitted: 0, exit: None, kind: ErrorKind::Program }
+    }
+
+    /// An engine's error at `span`: a message that starts with
+    /// [`INTERNAL_PREFIX`] (the engines' convention for a bug in pmx, such
+    /// as generated code that does not build) is of kind
+    /// [`ErrorKind::Internal`], without the prefix, which rendering adds.
+    pub fn from_engine(message: String, span: Span) -> Fail {
+        match message.strip_prefix(INTERNAL_PREFIX) {
+            Some(rest) => {
+                Box::new(RuntimeError { kind: ErrorKind::Internal, ..RuntimeError::new(rest.to_string(), span) })
+            }
+            None => Box::new(RuntimeError::new(message, span)),
+        }
     }
 
     /// Records a call the error unwinds through (innermost first): the
@@ -299,6 +315,14 @@ mod tests {
         let e = from_panic(payload, Span::BUILTIN, false);
         assert_eq!(e.kind, ErrorKind::Program);
         assert!(e.message.starts_with("out of memory"), "{}", e.message);
+    }
+
+    #[test]
+    fn an_engine_error_is_internal_by_its_prefix() {
+        let e = RuntimeError::from_engine("internal error: x missing".into(), Span::BUILTIN);
+        assert_eq!((e.kind, e.message.as_str()), (ErrorKind::Internal, "x missing"));
+        let e = RuntimeError::from_engine("Division by zero".into(), Span::BUILTIN);
+        assert_eq!((e.kind, e.message.as_str()), (ErrorKind::Program, "Division by zero"));
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub mod value;
 
 pub use accelerate::{Accelerated, Engine, Interpreter, Site};
 pub use compile::{builtin_arity, compile_program};
-pub use error::{evaluating, payload_text, record_panic, ErrorKind, Res, RuntimeError};
+pub use error::{evaluating, payload_text, record_panic, ErrorKind, Res, RuntimeError, INTERNAL_PREFIX};
 pub use eval::{Args, Machine};
 pub use show::{float2string, show};
 

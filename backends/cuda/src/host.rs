@@ -15,7 +15,7 @@ use crate::marshal::{self, Arg};
 use crate::memory::{Carver, Memory};
 use pmx_ast::Span;
 use pmx_cpu::value::Value;
-use pmx_cpu::{Args, Machine, Site};
+use pmx_cpu::{Args, Machine, RuntimeError, Site};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -290,7 +290,7 @@ impl Entry {
         let values: Vec<Value> = if site.boundary.dummy { Vec::new() } else { args.into_iter().collect() };
         let written: Vec<bool> = site.boundary.params.iter().map(|p| p.written).collect();
         let marshaled = marshal::marshal(&values, &self.entry.params, &written, &self.entry.variants, memory)
-            .map_err(|e| m.fail(e, span))?;
+            .map_err(|e| RuntimeError::from_engine(e, span))?;
         let mut result = vec![Arg::default(); crate::gen::leaves(&self.entry.result).max(1)];
         let timed = self.profile.is_some();
         let mut cx = CallCtx {
@@ -312,7 +312,7 @@ impl Entry {
         // Safety: the symbol is an entry of the generated library with the
         // ABI `EntryFn`; the argument and result slots match its types.
         let code = unsafe {
-            let f: EntryFn = self.library.symbol(&self.entry.symbol).map_err(|e| m.fail(e, span))?;
+            let f: EntryFn = self.library.symbol(&self.entry.symbol).map_err(|e| RuntimeError::from_engine(e, span))?;
             f(marshaled.args.as_ptr(), result.as_mut_ptr(), &rt)
         };
         // The entry waited for its kernels unless it left early on a
@@ -330,14 +330,14 @@ impl Entry {
                 .ok()
                 .and_then(|k| self.library.failures.get(k).cloned())
                 .unwrap_or((span, format!("internal error: unknown failure {code} in generated code")));
-            return Err(m.fail(format!("{what} (in CUDA-class accelerated code)"), at));
+            return Err(RuntimeError::from_engine(format!("{what} (in CUDA-class accelerated code)"), at));
         }
         let bytes_out = marshaled
             .copy_back(&mut *cx.memory)
             .map_err(|e| m.fail(format!("{engine}: {e} (running {})", site.boundary.name), span))?;
         let mut k = 0;
         let value = marshal::unmarshal(&self.entry.result, &result, &mut k, &self.entry.variants)
-            .map_err(|e| m.fail(e, span))?;
+            .map_err(|e| RuntimeError::from_engine(e, span))?;
         if let Some((profile, index)) = &self.profile {
             let elapsed = started.elapsed();
             profile.update(*index, |e| {

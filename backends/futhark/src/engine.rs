@@ -19,7 +19,7 @@ use crate::gen::{EntryAbi, Generated, FILE};
 use crate::marshal::{self, Buf, Input, Output};
 use futhark_bindgen::manifest::{Manifest, Type as ManifestType};
 use pmx_cpu::value::Value;
-use pmx_cpu::{Args, Engine, Machine, Site};
+use pmx_cpu::{Args, Engine, Machine, RuntimeError, Site};
 use rustc_hash::FxHashMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt::Write;
@@ -683,7 +683,8 @@ impl Engine for FutharkEngine {
         let started = Instant::now();
         let values: Vec<Value> = if site.boundary.dummy { Vec::new() } else { args.into_iter().collect() };
         pmx_cpu::accelerate::check_sizes(m, site, &values)?;
-        let inputs = marshal::inputs(&values, &self.entry.params, &self.entry.inputs).map_err(|e| m.fail(e, span))?;
+        let inputs = marshal::inputs(&values, &self.entry.params, &self.entry.inputs)
+            .map_err(|e| RuntimeError::from_engine(e, span))?;
         let bytes_in: u64 = self.entry.inputs.iter().zip(&inputs).map(|(l, i)| i.bytes(l.scalar)).sum();
         let (leaves, utests) = match self.library.run(&self.entry, &inputs) {
             Ok(v) => v,
@@ -698,13 +699,14 @@ impl Engine for FutharkEngine {
                 } else {
                     format!("in Futhark-class accelerated code, run by the accelerate at {}", pmx_cpu::io::locate(span))
                 };
-                return Err(m.fail(format!("{what} ({inside})"), at));
+                return Err(RuntimeError::from_engine(format!("{what} ({inside})"), at));
             }
         };
         m.utests_passed(utests.max(0) as usize);
         drop(inputs);
         let bytes_out: u64 = if self.profile.is_some() { leaves.iter().map(value_bytes).sum() } else { 0 };
-        let value = marshal::assemble(&self.entry.result, &mut leaves.into_iter()).map_err(|e| m.fail(e, span))?;
+        let value = marshal::assemble(&self.entry.result, &mut leaves.into_iter())
+            .map_err(|e| RuntimeError::from_engine(e, span))?;
         if let Some((profile, index)) = &self.profile {
             let elapsed = started.elapsed();
             profile.update(*index, |e| {

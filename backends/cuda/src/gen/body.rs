@@ -1045,6 +1045,8 @@ pub(super) fn lit(l: &Lit) -> String {
         Lit::Int(i) => format!("(int64_t){i}LL"),
         Lit::Float(f) if f.is_nan() => "(0.0 / 0.0)".into(),
         Lit::Float(f) if f.is_infinite() => if *f > 0.0 { "(1.0 / 0.0)" } else { "(-1.0 / 0.0)" }.into(),
+        // Parenthesised, so that a negation before it is not `--`.
+        Lit::Float(f) if f.is_sign_negative() => format!("({f:?})"),
         Lit::Float(f) => format!("{f:?}"),
         Lit::Bool(b) => b.to_string(),
         Lit::Char(c) => format!("(uint32_t){}", *c as u32),

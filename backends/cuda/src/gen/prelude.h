@@ -116,9 +116,17 @@ PMX_INLINE int64_t pmx_modi(int64_t a, int64_t b, int64_t loc) {
   if (b == -1) return 0;
   return a % b;
 }
-PMX_FN int64_t pmx_floorfi(double x) { return (int64_t)floor(x); }
-PMX_FN int64_t pmx_ceilfi(double x) { return (int64_t)ceil(x); }
-PMX_FN int64_t pmx_roundfi(double x) { return (int64_t)round(x); }
+// Float to Int saturates, as every engine does (README): NaN is 0, a value
+// past either end of Int is that end (a plain cast is undefined there).
+PMX_FN int64_t pmx_f2i(double y) {
+  if (y != y) return 0;
+  if (y >= 9223372036854775808.0) return 9223372036854775807LL;
+  if (y < -9223372036854775808.0) return -9223372036854775807LL - 1;
+  return (int64_t)y;
+}
+PMX_FN int64_t pmx_floorfi(double x) { return pmx_f2i(floor(x)); }
+PMX_FN int64_t pmx_ceilfi(double x) { return pmx_f2i(ceil(x)); }
+PMX_FN int64_t pmx_roundfi(double x) { return pmx_f2i(round(x)); }
 PMX_FN int64_t pmx_slli(int64_t a, int64_t b) { return (b < 0 || b >= 64) ? 0 : (int64_t)((uint64_t)a << b); }
 PMX_FN int64_t pmx_srli(int64_t a, int64_t b) { return (b < 0 || b >= 64) ? 0 : (int64_t)((uint64_t)a >> b); }
 PMX_FN int64_t pmx_srai(int64_t a, int64_t b) { return (b < 0 || b >= 64) ? (a < 0 ? -1 : 0) : (a >> b); }

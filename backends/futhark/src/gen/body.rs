@@ -1129,15 +1129,14 @@ impl<'p> Writer<'p> {
             Leqi | Leqf => bin("<="),
             Geqi | Geqf => bin(">="),
             Int2float => format!("(f64.i64 {})", a[0]),
-            Floorfi => format!("(i64.f64 (f64.floor {}))", a[0]),
-            Ceilfi => format!("(i64.f64 (f64.ceil {}))", a[0]),
+            Floorfi => float_to_int(&format!("f64.floor {}", a[0])),
+            Ceilfi => float_to_int(&format!("f64.ceil {}", a[0])),
             // Halves away from zero (OCaml's `Float.round`; Futhark's
             // `f64.round` takes them to even).
-            Roundfi => format!(
-                "(let t = f64.trunc {0} in i64.f64 (if f64.abs ({0} - t) >= 0.5 then t + (if {0} < 0 then -1 else 1) \
-                 else t))",
+            Roundfi => float_to_int(&format!(
+                "let t = f64.trunc {0} in if f64.abs ({0} - t) >= 0.5 then t + (if {0} < 0 then -1 else 1) else t",
                 a[0]
-            ),
+            )),
             Char2int => format!("(i64.i32 {})", a[0]),
             Int2char => {
                 self.mark(Some("int2char: not the code of a character"));
@@ -1249,6 +1248,16 @@ fn lit(l: &Lit) -> String {
         Lit::Char(c) => format!("{}i32", *c as u32),
         Lit::Unit => "()".into(),
     }
+}
+
+/// An integral Float (`y`, an expression) as an Int, saturating as every
+/// engine does (README): NaN is 0, a value past either end of Int is that
+/// end (`i64.f64` is undefined there).
+fn float_to_int(y: &str) -> String {
+    format!(
+        "(let y = {y} in if f64.isnan y then 0i64 else if y >= 9223372036854775808f64 then i64.highest else if y < \
+         -9223372036854775808f64 then i64.lowest else i64.f64 y)"
+    )
 }
 
 /// A math external: `f64.NAME`, except that Futhark writes `pow` as `**`.

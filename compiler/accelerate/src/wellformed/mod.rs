@@ -247,6 +247,10 @@ pub(crate) fn scalar_builtin(b: Builtin) -> bool {
             | Geqf
             | Int2float
             | Floorfi
+            // Miking's CUDA backend has only `floorfi`; C++ and CUDA
+            // have `ceil` and `round` (halves away from zero, as OCaml).
+            | Ceilfi
+            | Roundfi
             // Characters are their code points in both backends (Miking
             // rejects these; pmx checks `int2char` in generated code).
             | Eqc
