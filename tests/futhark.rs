@@ -154,8 +154,8 @@ fn failures_in_futhark_code_are_located() {
 fn check_failures(target: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/futhark");
     for (file, message, at) in [
-        ("errors_irregular.mc", "irregular nested sequence", "errors_irregular.mc:6:12"),
-        ("errors_index.mc", "out of bounds", "errors_index.mc:6:34"),
+        ("errors_irregular.mc", "Irregular sequence found", "errors_irregular.mc:6:12"),
+        ("errors_index.mc", "Out of bounds access in sequence", "errors_index.mc:6:34"),
         ("errors_division.mc", "Division by zero", "errors_division.mc:6:34"),
         ("errors_size.mc", "size constraint does not hold", "errors_size.mc:5:3"),
         ("errors_utest.mc", "size constraint does not hold", "errors_utest.mc:6:3"),

@@ -64,9 +64,12 @@ impl Engine for Interpreter {
         let span = site.boundary.span;
         let saved = std::mem::replace(&mut m.accelerated, true);
         let outer = m.accelerate_site.replace(span);
+        let futhark = site.boundary.backend() == Some(Backend::Futhark);
+        let regular = std::mem::replace(&mut m.regular, m.shared.options.debug && futhark);
         let r = m.apply(f, args, span);
         m.accelerated = saved;
         m.accelerate_site = outer;
+        m.regular = regular;
         r
     }
 }

@@ -82,6 +82,48 @@ fn level(values: &[Value], dim: usize, path: &mut String) -> Result<(), String> 
     }
 }
 
+/// Whether two values, each regular, have one layout as Futhark arrays:
+/// sequences of one length whose elements have one layout (the first
+/// elements stand for the rest), records whose fields do.
+pub fn same_layout(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Seq(x), Value::Seq(y)) => x.len() == y.len() && (x.is_empty() || same_layout(&x.get(0), &y.get(0))),
+        (Value::Record(x), Value::Record(y)) => x.values.iter().zip(y.values.iter()).all(|(p, q)| same_layout(p, q)),
+        _ => true,
+    }
+}
+
+/// The elements of the sequence `s`, each regular, have one layout: `s`
+/// is regular. What debug mode checks where Futhark-class code makes a
+/// nested sequence (a literal, `map`, `map2`, `create`), at the same place
+/// and with the same message as the native code's check.
+pub fn elements_alike(s: &Value) -> Result<(), String> {
+    let Value::Seq(items) = s else { return Ok(()) };
+    if items.len() < 2 || !matches!(&**items, Seq::Boxed(_)) {
+        return Ok(());
+    }
+    let first = items.get(0);
+    for k in 1..items.len() {
+        if !same_layout(&first, &items.get(k)) {
+            return Err(format!("Irregular sequence found: element {k} does not have the sizes of element 0"));
+        }
+    }
+    Ok(())
+}
+
+/// `x` has the layout of the elements of `s` (other than element
+/// `skip`, which `set` replaces): joined to them, it keeps `s` regular.
+pub fn joins(x: &Value, s: &Value, skip: Option<usize>) -> Result<(), String> {
+    let Value::Seq(items) = s else { return Ok(()) };
+    let other = (0..items.len().min(2)).find(|&k| Some(k) != skip);
+    match other {
+        Some(k) if !same_layout(x, &items.get(k)) => {
+            Err("Irregular sequence found: a sequence does not have the sizes of the sequences it joins".into())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// A size constraint that does not hold.
 pub fn size_violation(param: &str, actual: i64, required: i64, utest: Span) -> String {
     format!(

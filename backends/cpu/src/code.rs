@@ -72,7 +72,9 @@ pub enum Code {
     /// The value in a recursion cell.
     CellGet(Box<Code>),
     Match(Box<Code>, Box<Pat>, Box<Code>, Box<Code>),
-    Seq(Box<[Code]>),
+    /// A sequence literal, with its span where debug mode checks that it
+    /// is regular in Futhark-class code (not where it is only flattened).
+    Seq(Box<[Code]>, Option<Span>),
     Record(Arc<[SmolStr]>, Box<[Code]>),
     RecordUpdate(Box<Code>, Box<[(SmolStr, Code)]>),
     Proj(Box<Code>, SmolStr),
@@ -276,7 +278,7 @@ impl Code {
                 f.collect_reads(out);
                 all(args, out);
             }
-            Code::Prim(_, args, _) | Code::Seq(args) | Code::Record(_, args) => all(args, out),
+            Code::Prim(_, args, _) | Code::Seq(args, _) | Code::Record(_, args) => all(args, out),
             Code::Bin(_, x, y, _) => {
                 x.collect_reads(out);
                 y.collect_reads(out);
@@ -346,7 +348,7 @@ impl Code {
             | Code::Error(_) => false,
             Code::Lam(_, sources) => sources.iter().any(|s| matches!(s, Source::Local(l) if *l == slot)),
             Code::App(f, args, _) => f.reads_slot(slot) || any(args),
-            Code::Prim(_, args, _) | Code::Seq(args) | Code::Record(_, args) => any(args),
+            Code::Prim(_, args, _) | Code::Seq(args, _) | Code::Record(_, args) => any(args),
             Code::Bin(_, x, y, _) => x.reads_slot(slot) || y.reads_slot(slot),
             Code::TensorGet(t, index, _) => t.reads_slot(slot) || any(index),
             Code::TensorSet(parts, index, _) => parts.0.reads_slot(slot) || parts.1.reads_slot(slot) || any(index),

@@ -298,7 +298,10 @@ impl Compiler {
             }),
             ExprKind::Lam { .. } => self.lam(e, SmolStr::new_static("<lambda>"), None),
             ExprKind::Let(b, body) => {
-                let value = self.value(&b.value, &b.name.text, None);
+                let value = match &b.value.kind {
+                    ExprKind::Seq(items) if only_flattened(b.name.id, body) => Code::Seq(self.exprs(items), None),
+                    _ => self.value(&b.value, &b.name.text, None),
+                };
                 let slot = self.new_slot(b.name.id);
                 Code::Let(slot, Box::new(value), Box::new(self.expr(body)))
             }
@@ -329,7 +332,7 @@ impl Compiler {
                 let p = self.pat(pattern);
                 Code::Match(Box::new(s), Box::new(p), Box::new(self.expr(then)), Box::new(self.expr(otherwise)))
             }
-            ExprKind::Seq(items) => Code::Seq(self.exprs(items)),
+            ExprKind::Seq(items) => Code::Seq(self.exprs(items), Some(e.span)),
             ExprKind::Record(fields) => {
                 let mut fields: Vec<(SmolStr, Code)> =
                     fields.iter().map(|(l, f)| (l.text.clone(), self.expr(f))).collect();
@@ -370,6 +373,12 @@ impl Compiler {
                     return self.accelerate(args[0], e.span);
                 }
                 let arity = builtin_arity(b);
+                // The rows of a literal only flattened may differ in
+                // length (Futhark code concatenates them).
+                if let (Builtin::Flatten, [Expr { kind: ExprKind::Seq(items), .. }]) = (b, args.as_slice()) {
+                    let lit = Code::Seq(self.exprs(items), None);
+                    return Code::Prim(b, Box::new([lit]), e.span);
+                }
                 if let (Builtin::TensorGetExn | Builtin::TensorSetExn, ExprKind::Seq(items)) =
                     (b, args.get(1).map(|a| &a.kind).unwrap_or(&ExprKind::Never))
                 {
@@ -458,4 +467,27 @@ fn record_positions<'a>(ty: &pmx_ast::Ty, labels: impl Iterator<Item = &'a str>)
     let mut sorted: Vec<&str> = fields.iter().map(|(l, _)| l.as_str()).collect();
     sorted.sort_by(|a, b| pmx_ast::compare_labels(a, b));
     labels.map(|l| sorted.iter().position(|s| *s == l)).collect()
+}
+
+/// Whether every use of the variable `x` in `body` is as the argument of
+/// `flatten` (a literal bound to it may then be irregular, as in
+/// Futhark-class code, which concatenates its rows).
+fn only_flattened(x: NameId, body: &Expr) -> bool {
+    fn count(x: NameId, e: &Expr, uses: &mut usize, flattened: &mut usize) {
+        match &e.kind {
+            ExprKind::Var(n) if n.id == x => *uses += 1,
+            ExprKind::App(f, a) => {
+                let flatten = matches!(&f.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Flatten));
+                if flatten && matches!(&a.kind, ExprKind::Var(n) if n.id == x) {
+                    *flattened += 1;
+                }
+                count(x, f, uses, flattened);
+                count(x, a, uses, flattened);
+            }
+            _ => pmx_ast::visit::children(e, &mut |c| count(x, c, uses, flattened)),
+        }
+    }
+    let (mut uses, mut flattened) = (0, 0);
+    count(x, body, &mut uses, &mut flattened);
+    uses > 0 && uses == flattened
 }

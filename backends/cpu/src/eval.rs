@@ -99,6 +99,10 @@ pub struct Machine {
     pub accelerated: bool,
     /// The innermost `accelerate` expression being evaluated.
     pub accelerate_site: Option<Span>,
+    /// Debug mode inside Futhark-class accelerated code: every nested
+    /// sequence made must be regular, as a Futhark array is
+    /// ([`Machine::check_regular`]).
+    pub regular: bool,
     /// The callee and site of the tail call a body returned `Flow::Switch` for.
     pub(crate) switch_to: Option<(Arc<Closure>, Span)>,
 }
@@ -126,6 +130,7 @@ impl Machine {
             stack_limit,
             accelerated: false,
             accelerate_site: None,
+            regular: false,
             switch_to: None,
         }
     }
@@ -136,6 +141,27 @@ impl Machine {
     #[cold]
     pub fn fail(&self, message: impl Into<String>, span: Span) -> Fail {
         Box::new(RuntimeError::new(message.into(), span))
+    }
+
+    /// In Futhark-class code in debug mode: the sequence `s` just made at
+    /// `span` is regular (its elements all have the layout of the first,
+    /// `checks::layout`), as the native code assumes and checks there.
+    #[inline]
+    pub fn check_regular(&self, s: &Value, span: Span) -> crate::error::Res<()> {
+        if !self.regular {
+            return Ok(());
+        }
+        crate::checks::elements_alike(s).map_err(|e| self.fail(e, span))
+    }
+
+    /// In Futhark-class code in debug mode: `x`, about to join the
+    /// elements of `s` (`cons`, `snoc`, `concat`, `set`), has their layout.
+    #[inline]
+    pub fn check_joins(&self, x: &Value, s: &Value, skip: Option<usize>, span: Span) -> crate::error::Res<()> {
+        if !self.regular {
+            return Ok(());
+        }
+        crate::checks::joins(x, s, skip).map_err(|e| self.fail(e, span))
     }
 
     /// Writes a value into a stack slot; an old scalar needs no drop.

@@ -25,6 +25,7 @@ pub fn direct(b: Builtin, args: Box<[Code]>, span: Span) -> Result<Thunk, Box<[C
             Box::new(move |m, fr| {
                 let s = s(m, fr)?;
                 let x = x(m, fr)?;
+                m.check_joins(&x, &s, None, span)?;
                 Ok(Value::seq(s.as_seq().snoc(x)))
             })
         }
@@ -33,6 +34,7 @@ pub fn direct(b: Builtin, args: Box<[Code]>, span: Span) -> Result<Thunk, Box<[C
             Box::new(move |m, fr| {
                 let x = x(m, fr)?;
                 let s = s(m, fr)?;
+                m.check_joins(&x, &s, None, span)?;
                 Ok(Value::seq(s.as_seq().cons(x)))
             })
         }

@@ -196,10 +196,7 @@ impl Tensor {
     #[cold]
     fn rank_error(&self, given: usize) -> String {
         let given = if given == 1 { "1 index was".to_string() } else { format!("{given} indices were") };
-        format!(
-            "Wrong number of dimensions used to access tensor: the tensor has rank {} but {given} given",
-            self.rank()
-        )
+        format!("Invalid indices used to access tensor: the tensor has rank {} but {given} given", self.rank())
     }
 
     #[cold]
@@ -232,10 +229,7 @@ impl Tensor {
     }
 
     fn check_linear(&self, i: i64) -> Result<(), String> {
-        if i < 0 {
-            return Err(format!("Negative index used to access tensor: {i}"));
-        }
-        if i as usize >= self.size() {
+        if i < 0 || i as usize >= self.size() {
             return Err(format!(
                 "Out of bounds access in tensor: index {i} but the tensor has {} elements",
                 self.size()
@@ -252,22 +246,15 @@ impl Tensor {
     /// `tensorSubExn t ofs len`: rows `ofs..ofs+len` of dimension 0.
     pub fn sub(&self, ofs: i64, len: i64) -> Result<Tensor, String> {
         if self.rank() == 0 {
-            return Err("Subtensor of a tensor of rank 0".into());
+            return Err("Subtensor out of bounds: a tensor of rank 0 has no rows".into());
         }
-        if ofs < 0 {
-            return Err(format!("Subtensor using negative offset: {ofs}"));
-        }
-        if len < 0 {
-            return Err(format!("Subtensor using negative length: {len}"));
-        }
-        let (ofs, len) = (ofs as usize, len as usize);
-        if ofs + len > self.shape[0] {
+        if ofs < 0 || len < 0 || ofs as usize + len as usize > self.shape[0] {
             return Err(format!(
-                "Subtensor out of bounds: {ofs}..{} of dimension 0 of size {}",
-                ofs + len,
+                "Subtensor out of bounds: offset {ofs} and length {len} in dimension 0 of size {}",
                 self.shape[0]
             ));
         }
+        let (ofs, len) = (ofs as usize, len as usize);
         let row: usize = self.shape[1..].iter().product();
         let mut shape = self.shape.clone();
         shape[0] = len;
@@ -277,7 +264,11 @@ impl Tensor {
     /// `tensorSliceExn t idx`: fixes the leading dimensions.
     pub fn slice(&self, index: &[i64]) -> Result<Tensor, String> {
         if index.len() > self.rank() {
-            return Err(format!("Slice of a tensor of rank {} with {} indices", self.rank(), index.len()));
+            return Err(format!(
+                "Invalid indices used to slice tensor: a tensor of rank {} sliced with {} indices",
+                self.rank(),
+                index.len()
+            ));
         }
         let mut ofs = 0usize;
         for (k, &i) in index.iter().enumerate() {

@@ -678,14 +678,18 @@ pub fn thunk(code: Code) -> Thunk {
                 _ => unreachable!("recursion cells are references"),
             })
         }
-        Code::Seq(items) => {
+        Code::Seq(items, span) => {
             let items = thunks(items);
             Box::new(move |m, fr| {
                 let mut values = Vec::with_capacity(items.len());
                 for i in items.iter() {
                     values.push(i(m, fr)?);
                 }
-                Ok(Value::seq(Seq::from_values(values)))
+                let s = Value::seq(Seq::from_values(values));
+                if let Some(span) = span {
+                    m.check_regular(&s, span)?;
+                }
+                Ok(s)
             })
         }
         Code::Record(labels, fields) => {

@@ -206,8 +206,8 @@ fn gather(v: &Value, path: &[Step], depth: usize, dims: &mut [Option<i64>], buf:
                 None => dims[depth] = Some(len),
                 Some(d) if d != len => {
                     return Err(format!(
-                        "an irregular nested sequence (rows of lengths {d} and {len}) cannot cross into Futhark code, \
-                         whose arrays are rectangular (pmx run --debug checks every accelerate for this)"
+                        "Irregular sequence found: rows of lengths {d} and {len} cannot cross into Futhark code, whose \
+                         arrays are rectangular (pmx run --debug checks every accelerate for this)"
                     ))
                 }
                 Some(_) => {}

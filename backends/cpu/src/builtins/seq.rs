@@ -10,10 +10,8 @@ use std::sync::Arc;
 
 /// The index `i` of a sequence of length `n`, or the run-time error.
 pub(crate) fn index(m: &Machine, i: i64, n: usize, span: Span) -> Res<usize> {
-    if i < 0 {
-        return Err(m.fail(format!("Negative index used to access sequence: index {i}"), span));
-    }
-    if i as usize >= n {
+    // One message for both ends, as native code gives (see `checks`).
+    if i < 0 || i as usize >= n {
         return Err(m.fail(format!("Out of bounds access in sequence: index {i} but the length is {n}"), span));
     }
     Ok(i as usize)
@@ -37,40 +35,55 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
         Create | CreateList | CreateRope => {
             let n = args[0].as_int();
             if n < 0 {
-                return Err(m.fail(format!("create: negative length {n}"), span));
+                return Err(m.fail(format!("Create with a negative length: {n}"), span));
             }
             let f = args[1].clone();
             let mut out = Seq::builder(n as usize);
             for i in 0..n {
                 out.push(m.call1(&f, Value::Int(i), span)?);
             }
-            seq_value(out.finish().with_list(b == CreateList))
+            let s = seq_value(out.finish().with_list(b == CreateList));
+            m.check_regular(&s, span)?;
+            s
         }
         IsList => Value::Bool(args[0].as_seq().is_list()),
         IsRope => Value::Bool(!args[0].as_seq().is_list()),
         Length => Value::Int(args[0].as_seq().len() as i64),
-        Concat => seq_value(args[0].as_seq().concat(args[1].as_seq())),
+        Concat => {
+            let (a, b) = (args[0].as_seq(), args[1].as_seq());
+            if !b.is_empty() {
+                m.check_joins(&b.get(0), &args[0], None, span)?;
+            }
+            seq_value(a.concat(b))
+        }
         Get => {
             let s = args[0].as_seq();
             let i = index(m, args[1].as_int(), s.len(), span)?;
             s.get(i)
         }
         Set => {
+            // The row's sizes first, as the native code checks them.
+            if let Ok(k) = usize::try_from(args[1].as_int()) {
+                m.check_joins(&args[2], &args[0], Some(k), span)?;
+            }
             let i = index(m, args[1].as_int(), args[0].as_seq().len(), span)?;
             let v = args.pop().expect("three arguments");
             args.pop();
             let s = take_seq(args.pop().expect("three arguments"));
             seq_value(s.set(i, v))
         }
-        Cons => seq_value(args[1].as_seq().cons(args[0].clone())),
-        Snoc => seq_value(args[0].as_seq().snoc(args[1].clone())),
+        Cons => {
+            m.check_joins(&args[0], &args[1], None, span)?;
+            seq_value(args[1].as_seq().cons(args[0].clone()))
+        }
+        Snoc => {
+            m.check_joins(&args[1], &args[0], None, span)?;
+            seq_value(args[0].as_seq().snoc(args[1].clone()))
+        }
         SplitAt => {
             let s = args[0].as_seq();
             let i = args[1].as_int();
-            if i < 0 {
-                return Err(m.fail(format!("Split at using negative index: {i}"), span));
-            }
-            if i as usize > s.len() {
+            if i < 0 || i as usize > s.len() {
                 return Err(
                     m.fail(format!("Split at index out of bounds: index {i} but the length is {}", s.len()), span)
                 );
@@ -97,11 +110,10 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
         Subsequence => {
             let s = args[0].as_seq();
             let (from, len) = (args[1].as_int(), args[2].as_int());
-            if from < 0 {
-                return Err(m.fail(format!("Subsequence using negative index: {from}"), span));
-            }
-            if len < 0 {
-                return Err(m.fail(format!("Subsequence using negative length: {len}"), span));
+            if from < 0 || len < 0 {
+                return Err(
+                    m.fail(format!("Subsequence using a negative index or length: index {from}, length {len}"), span)
+                );
             }
             // Clamped to what is available.
             let start = (from as usize).min(s.len());
@@ -110,7 +122,9 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
         }
         Map | ParallelMap => {
             let out = parallel::map(m, &args[0], args[1].as_seq(), span)?;
-            seq_value(out.with_list(args[1].as_seq().is_list()))
+            let s = seq_value(out.with_list(args[1].as_seq().is_list()));
+            m.check_regular(&s, span)?;
+            s
         }
         Mapi => {
             let (f, s) = (args[0].clone(), args[1].as_seq());
@@ -146,11 +160,14 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
             let (a, b) = (args[1].as_seq(), args[2].as_seq());
             if a.len() != b.len() {
                 return Err(
-                    m.fail(format!("map2 on sequences of different lengths ({} and {})", a.len(), b.len()), span)
+                    m.fail(format!("map2 on sequences of different lengths: {} and {}", a.len(), b.len()), span)
                 );
             }
-            seq_value(Seq::from_values(parallel::map2(m, &args[0], a, b, span)?))
+            let s = seq_value(Seq::from_values(parallel::map2(m, &args[0], a, b, span)?));
+            m.check_regular(&s, span)?;
+            s
         }
+        Reduce if m.regular => regular_reduce(m, &args[0], &args[1], args[2].as_seq(), span)?,
         Reduce => parallel::reduce(m, &args[0], &args[1], args[2].as_seq(), span)?,
         Flatten => {
             let outer = args[0].as_seq();
@@ -180,4 +197,24 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
         }
         _ => unreachable!("not a sequence built-in: {b:?}"),
     })
+}
+
+/// `reduce f ne s` in Futhark-class code in debug mode, as the native code
+/// runs it: where every element has the neutral element's sizes, a
+/// parallel `reduce` whose operator must keep them (Futhark's operators
+/// are of one type); otherwise (an operator that grows its accumulator,
+/// such as `concat`) a fold, whose results may have any sizes.
+fn regular_reduce(m: &mut Machine, f: &Value, ne: &Value, s: &Seq, span: Span) -> Res<Value> {
+    let parallel = (0..s.len()).all(|k| crate::checks::same_layout(ne, &s.get(k)));
+    let mut acc = ne.clone();
+    for k in 0..s.len() {
+        acc = m.call2(f, acc, s.get(k), span)?;
+        if parallel && !crate::checks::same_layout(ne, &acc) {
+            return Err(m.fail(
+                "Irregular sequence found: the operator of reduce changed the sizes of its neutral element",
+                span,
+            ));
+        }
+    }
+    Ok(acc)
 }

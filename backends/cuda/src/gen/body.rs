@@ -51,6 +51,9 @@ template <typename T> static pmx_tensor<T> pmx_unpack_tensor(const pmx_arg *a) {
 // The failure of a kernel launched by a host function (which returns at
 // once, as its callers do up to the entry).
 static int64_t pmx_launch_failed = 0;
+// Launches so far: each kernel is given its number, which its failures
+// carry (see `pmx_fail_iteration`).
+static int64_t pmx_launches = 0;
 #if defined(__CUDACC__)
 // The error of the CUDA runtime that made an entry return -1 (a launch
 // refused, a kernel that faulted): for the caller, as text.
@@ -73,7 +76,7 @@ static void pmx_settle() {
   cudaError_t s = cudaDeviceSynchronize();
   if (e == cudaSuccess) e = s;
   cudaError_t r = cudaMemcpyFromSymbol(&h, pmx_failed, sizeof h);
-  if (r != cudaSuccess) h = 0;
+  h = r == cudaSuccess ? PMX_LOC(h) : 0;
   if (e == cudaSuccess) e = r;
   if (e != cudaSuccess && h == 0) {
     h = -1;
@@ -99,7 +102,7 @@ static void pmx_settle() {
 #if defined(PMX_SETTLES)
 static int64_t pmx_read_failed() { return pmx_sync_host(); }
 #else
-static int64_t pmx_read_failed() { return pmx_failed; }
+static int64_t pmx_read_failed() { return PMX_LOC(pmx_failed); }
 #endif
 #if !defined(PMX_GPU) && !defined(PMX_HOST_LAUNCH)
 #if defined(_OPENMP)
@@ -126,7 +129,7 @@ static void pmx_grid_thread(int64_t b, int64_t blocks, int64_t threads) {
 // The kernels' failure, cleared: for a host library built with
 // PMX_HOST_LAUNCH whose launches this build runs (`gpu::launch`).
 extern "C" int64_t pmx_cpu_take_failed() {
-  int64_t f = pmx_failed;
+  int64_t f = PMX_LOC(pmx_failed);
   pmx_failed = 0;
   return f;
 }
@@ -322,6 +325,10 @@ impl<'p> Body<'p> {
     /// A location id for a failure at `span`.
     fn failure(&mut self, span: Span, what: impl Into<String>) -> usize {
         self.failures.push((span, what.into()));
+        // The failure flag keeps a location id in 24 bits (`PMX_LOC`).
+        if self.failures.len() == 1 << 24 {
+            self.unsupported(span, "more than 16,777,215 places that may fail in one program".to_string());
+        }
         self.failures.len()
     }
 
@@ -685,15 +692,17 @@ impl<'p> Body<'p> {
         let mut decl: Vec<String> = params.iter().map(|(t, n)| format!("{t} {n}")).collect();
         decl.push("int64_t n".into());
         decl.push("int64_t w".into());
+        decl.push("int64_t e".into());
         // `w`: the row length to run in tiles of rows (the prelude's
         // `pmx_tile_width`), 0 for a grid-stride loop over the iterations;
         // tiles need whole warps (the CPU runs blocks of one thread).
         let _ = writeln!(
             self.kernels,
-            "PMX_GLOBAL void {symbol}({}) {{\n  if (w > 0 && blockDim.x % 32 == 0) {{\n    int64_t across = (w + 31) / 32, rows = blockDim.x / 32;\n    int64_t tiles = across * (((n + w - 1) / w + rows - 1) / rows);\n    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {{\n      int64_t i = pmx_tile_index(t, across, w, n);\n      if (i >= 0) {call};\n    }}\n    return;\n  }}\n  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)blockDim.x * gridDim.x) {call};\n}}",
+            "PMX_GLOBAL void {symbol}({}) {{\n  PMX_KERNEL_BEGIN(e);\n  if (w > 0 && blockDim.x % 32 == 0) {{\n    int64_t across = (w + 31) / 32, rows = blockDim.x / 32;\n    int64_t tiles = across * (((n + w - 1) / w + rows - 1) / rows);\n    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {{\n      int64_t i = pmx_tile_index(t, across, w, n);\n      if (i >= 0) {{ PMX_ITERATION(i); {call}; }}\n    }}\n    PMX_KERNEL_END();\n    return;\n  }}\n  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)blockDim.x * gridDim.x) {{ PMX_ITERATION(i); {call}; }}\n  PMX_KERNEL_END();\n}}",
             decl.join(", ")
         );
         let mut ctypes: Vec<String> = params.iter().map(|(t, _)| t.clone()).collect();
+        ctypes.push("int64_t".into());
         ctypes.push("int64_t".into());
         ctypes.push("int64_t".into());
         self.kernel_list.push(super::Kernel { symbol: symbol.clone(), params: ctypes });
@@ -709,9 +718,11 @@ impl<'p> Body<'p> {
             _ => None,
         };
         let _ = writeln!(code, "{pad}  int64_t w = pmx_tile_width({}, n);", width.as_deref().unwrap_or("0"));
+        let _ = writeln!(code, "{pad}  int64_t e = ++pmx_launches;");
         let mut all = bound_names.clone();
         all.push("n".into());
         all.push("w".into());
+        all.push("e".into());
         let addrs: Vec<String> = all.iter().map(|a| format!("(void *)&{a}")).collect();
         // Under nvcc the host code launches itself. Otherwise the launch
         // goes through `ps`, the addresses of the values: to the engine's
@@ -737,10 +748,11 @@ impl<'p> Body<'p> {
         let mut loads: Vec<String> =
             params.iter().enumerate().map(|(j, (t, name))| format!("  {t} {name} = *({t} *)ps[{j}];\n")).collect();
         loads.push(format!("  int64_t w = *(int64_t *)ps[{}];\n", params.len() + 1));
+        loads.push(format!("  int64_t e = *(int64_t *)ps[{}];\n", params.len() + 2));
         let sizes: Vec<String> = params.iter().map(|(t, _)| format!("(int64_t)sizeof({t})")).collect();
         let _ = writeln!(
             self.cpu_launchers,
-            "extern \"C\" const int64_t pmx_cpu_sizes_{k}[] = {{{sizes}(int64_t)sizeof(int64_t), (int64_t)sizeof(int64_t)}};\nextern \"C\" int64_t pmx_cpu_launch_{k}(void **ps, int64_t n) {{\n  (void)ps;\n{loads}  #pragma omp parallel\n  {{\n    pmx_cpu_thread();\n    {symbol}({args});\n  }}\n  return pmx_failed;\n}}\nextern \"C\" int64_t pmx_cpu_grid_{k}(void **ps, int64_t n, int64_t blocks, int64_t threads) {{\n  (void)ps;\n{loads}  #pragma omp parallel for schedule(dynamic, 1)\n  for (int64_t b = 0; b < blocks; b++) {{\n    pmx_grid_thread(b, blocks, threads);\n    for (int64_t t = 0; t < threads; t++) {{\n      threadIdx.x = (unsigned)t;\n      {symbol}({args});\n    }}\n  }}\n  return pmx_failed;\n}}",
+            "extern \"C\" const int64_t pmx_cpu_sizes_{k}[] = {{{sizes}(int64_t)sizeof(int64_t), (int64_t)sizeof(int64_t), (int64_t)sizeof(int64_t)}};\nextern \"C\" int64_t pmx_cpu_launch_{k}(void **ps, int64_t n) {{\n  (void)ps;\n{loads}  #pragma omp parallel\n  {{\n    pmx_cpu_thread();\n    {symbol}({args});\n  }}\n  return PMX_LOC(pmx_failed);\n}}\nextern \"C\" int64_t pmx_cpu_grid_{k}(void **ps, int64_t n, int64_t blocks, int64_t threads) {{\n  (void)ps;\n{loads}  #pragma omp parallel for schedule(dynamic, 1)\n  for (int64_t b = 0; b < blocks; b++) {{\n    pmx_grid_thread(b, blocks, threads);\n    for (int64_t t = 0; t < threads; t++) {{\n      threadIdx.x = (unsigned)t;\n      {symbol}({args});\n    }}\n  }}\n  return PMX_LOC(pmx_failed);\n}}",
             sizes = sizes.iter().map(|s| format!("{s}, ")).collect::<String>(),
             loads = loads.concat(),
             args = all.join(", "),
@@ -794,38 +806,38 @@ impl<'p> Body<'p> {
             }
             Length => format!("{}.len", a[0]),
             Get => {
-                let loc = self.failure(span, "Index out of bounds");
+                let loc = self.failure(span, "Out of bounds access in sequence");
                 format!("pmx_seq_get({}, {}, {loc}, {chk})", a[0], a[1])
             }
             Head => {
-                let loc = self.failure(span, "Index out of bounds (head of an empty sequence)");
+                let loc = self.failure(span, "Head on empty sequence");
                 format!("pmx_seq_get({}, 0, {loc}, {chk})", a[0])
             }
             Null => format!("({}.len == 0)", a[0]),
             TensorGetExn => {
-                let loc = self.failure(span, "Tensor index out of bounds or of the wrong rank");
+                let loc = self.failure(span, "Invalid indices used to access tensor");
                 format!("pmx_tensor_get({}, {}, {loc}, {chk})", a[0], a[1])
             }
             TensorSetExn => {
-                let loc = self.failure(span, "Tensor index out of bounds or of the wrong rank");
+                let loc = self.failure(span, "Invalid indices used to access tensor");
                 format!("pmx_tensor_set({}, {}, {}, {loc}, {chk})", a[0], a[1], a[2])
             }
             TensorLinearGetExn => {
-                let loc = self.failure(span, "Tensor linear index out of bounds");
+                let loc = self.failure(span, "Out of bounds access in tensor");
                 format!("pmx_tensor_linear_get({}, {}, {loc}, {chk})", a[0], a[1])
             }
             TensorLinearSetExn => {
-                let loc = self.failure(span, "Tensor linear index out of bounds");
+                let loc = self.failure(span, "Out of bounds access in tensor");
                 format!("pmx_tensor_linear_set({}, {}, {}, {loc}, {chk})", a[0], a[1], a[2])
             }
             TensorRank => format!("{}.rank", a[0]),
             TensorShape => format!("pmx_seq<int64_t>{{(int64_t *){}.dims, {}.rank}}", a[0], a[0]),
             TensorSubExn => {
-                let loc = self.failure(span, "Tensor sub-range out of bounds");
+                let loc = self.failure(span, "Subtensor out of bounds");
                 format!("pmx_tensor_sub({}, {}, {}, {loc}, {chk})", a[0], a[1], a[2])
             }
             TensorSliceExn => {
-                let loc = self.failure(span, "Tensor slice index out of bounds");
+                let loc = self.failure(span, "Invalid indices used to slice tensor");
                 format!("pmx_tensor_slice({}, {}, {loc}, {chk})", a[0], a[1])
             }
             other => {

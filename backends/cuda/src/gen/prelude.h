@@ -21,14 +21,14 @@ typedef unsigned int uint32_t;
 #define PMX_FN __device__ __host__ static inline
 #define PMX_INLINE __device__ __host__ static __forceinline__
 #define PMX_GLOBAL extern "C" __global__
-#define PMX_FAIL_VAR __device__ int64_t pmx_failed = 0;
+#define PMX_FAIL_VAR __device__ int64_t pmx_failed = 0; __device__ int64_t pmx_failed_launch = 0;
 #else
 #define __device__
 #define __host__
 #define PMX_FN static inline
 #define PMX_INLINE static inline __attribute__((always_inline))
 #define PMX_GLOBAL static
-#define PMX_FAIL_VAR static int64_t pmx_failed = 0;
+#define PMX_FAIL_VAR static int64_t pmx_failed = 0; static int64_t pmx_failed_launch = 0;
 struct pmx_dim3 { unsigned x, y, z; };
 static thread_local pmx_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
 #endif
@@ -55,6 +55,15 @@ static thread_local pmx_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0}, blockD
 #endif
 
 PMX_FAIL_VAR
+// A failure is a location id (below 2^24). In a kernel, the failure that
+// debug mode reports is the one of the lowest iteration (iterations run
+// in order there), whatever thread fails first: the flag holds the key
+// (iteration + 1) << 24 | location, replaced by a failure of a lower
+// iteration only, and only within one launch (launches run in order, so
+// one that failed before was the first). `pmx_failed_launch` says which
+// launch the key is of. Outside kernels the flag holds a plain location.
+// Every reader of the flag takes the location with PMX_LOC.
+#define PMX_LOC(f) ((f) > 0 ? (int64_t)((uint64_t)(f) & 0xFFFFFFULL) : (f))
 #if defined(__CUDACC__) && !defined(__CUDACC_RTC__)
 // Under nvcc, host code records its failures here (the flag above lives on
 // the device, where only device code may touch it).
@@ -82,24 +91,71 @@ PMX_FN int64_t pmx_sync_host() {
 #if defined(__CUDACC__)
   return pmx_host_failed;
 #else
-  return pmx_failed;
+  return PMX_LOC(pmx_failed);
 #endif
 #else
   return 0;
 #endif
 }
 
-// Records the first failure (a location id) and lets the thread go on with
-// a harmless value; the host reads the flag when it waits for kernels, and
-// leaves before launching more after a failure. Host code
-// first waits for the kernels it launched: a failure of theirs came first.
+#if defined(__CUDA_ARCH__)
+// The iteration each thread of the block runs, and the launch.
+__shared__ int64_t pmx_iterations[256];
+__shared__ int64_t pmx_this_launch;
+#define PMX_KERNEL_BEGIN(e) (pmx_this_launch = (e))
+#define PMX_ITERATION(i) (pmx_iterations[threadIdx.x] = (i))
+#define PMX_KERNEL_END() ((void)0)
+#elif !defined(PMX_DEVICE_ONLY)
+static thread_local int64_t pmx_iteration = -1, pmx_this_launch = 0;
+#define PMX_KERNEL_BEGIN(e) (pmx_this_launch = (e))
+#define PMX_ITERATION(i) (pmx_iteration = (i))
+#define PMX_KERNEL_END() (pmx_iteration = -1)
+#endif
+#if !defined(__CUDACC__) || defined(__CUDA_ARCH__)
+// Records the failure of iteration `it` of launch `launch`.
+PMX_FN void pmx_fail_iteration(int64_t loc, int64_t it, int64_t launch) {
+#if defined(__CUDA_ARCH__)
+  volatile int64_t *flag = &pmx_failed;
+  int64_t cur = *flag;
+  __threadfence();
+  if (cur != 0 && *(volatile int64_t *)&pmx_failed_launch != launch) return;
+  pmx_failed_launch = launch;
+  __threadfence();
+#else
+  int64_t cur = __atomic_load_n(&pmx_failed, __ATOMIC_ACQUIRE);
+  if (cur != 0 && __atomic_load_n(&pmx_failed_launch, __ATOMIC_ACQUIRE) != launch) return;
+  __atomic_store_n(&pmx_failed_launch, launch, __ATOMIC_RELEASE);
+#endif
+  uint64_t key = ((uint64_t)(it + 1) << 24) | (uint64_t)loc;
+  for (;;) {
+    // A failure of this iteration or a lower one stays.
+    if (cur != 0 && ((uint64_t)cur >> 24) <= (key >> 24)) return;
+#if defined(__CUDA_ARCH__)
+    int64_t prev = (int64_t)atomicCAS((unsigned long long *)&pmx_failed, (unsigned long long)cur, (unsigned long long)key);
+    if (prev == cur) return;
+    cur = prev;
+#else
+    if (__atomic_compare_exchange_n(&pmx_failed, &cur, (int64_t)key, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+#endif
+  }
+}
+#endif
+
+// Records a failure and lets the thread go on with a harmless value; the
+// host reads the flag when it waits for kernels, and leaves before
+// launching more after a failure. Host code first waits for the kernels
+// it launched: a failure of theirs came first.
 PMX_FN void pmx_fail(int64_t loc) {
 #if defined(__CUDA_ARCH__)
-  atomicCAS((unsigned long long *)&pmx_failed, 0ULL, (unsigned long long)loc);
+  pmx_fail_iteration(loc, pmx_iterations[threadIdx.x], pmx_this_launch);
 #elif defined(__CUDACC__)
   pmx_sync_host();
   if (pmx_host_failed == 0) pmx_host_failed = loc;
 #else
+  if (pmx_iteration >= 0) {
+    pmx_fail_iteration(loc, pmx_iteration, pmx_this_launch);
+    return;
+  }
   pmx_sync_host();
   int64_t expected = 0;
   __atomic_compare_exchange_n(&pmx_failed, &expected, loc, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);

@@ -214,7 +214,8 @@ impl Module {
     }
 
     /// The kernels' first failure since the flag was last cleared (read
-    /// after a wait), cleared for the next.
+    /// after a wait), cleared for the next: its location id (the flag's
+    /// low 24 bits; the prelude's `PMX_LOC`, above them the iteration).
     fn take_failed(&self) -> Result<i64, String> {
         let mut flag = [0i64];
         // Safety: `failed` is the address of the 8-byte `pmx_failed`.
@@ -225,7 +226,7 @@ impl Module {
             unsafe { result::memcpy_htod_sync(self.failed, &[0i64]) }
                 .map_err(|e| format!("clearing the failure flag: {}", describe(e)))?;
         }
-        Ok(flag[0])
+        Ok(if flag[0] > 0 { flag[0] & 0xFF_FFFF } else { flag[0] })
     }
 }
 

@@ -46,6 +46,17 @@ pub struct Writer<'p> {
     /// The variable the statement being written binds (`Unique::direct`
     /// names operands by it).
     stmt_var: Option<VarId>,
+    /// The functions that may fail (a statement of theirs may): their
+    /// calls may fail as a primitive with a check may.
+    may_fail: FxHashSet<FnId>,
+    /// Whether the statement being written may fail, and whether a
+    /// statement of the function or entry being written may.
+    fails: bool,
+    body_fails: bool,
+    /// Sequence literals of the function or entry being written whose
+    /// every use is as the argument of `flatten`: their rows may differ in
+    /// length (a `flatten` concatenates them), so no statement makes them.
+    only_flattened: FxHashSet<VarId>,
 }
 
 /// What an expression returns when utests are counted.
@@ -70,6 +81,63 @@ struct TailLoop {
     zero: String,
     /// The loop's utest count, when the function counts.
     count: Option<String>,
+}
+
+/// The message of an index out of bounds (debug mode's starts the same).
+const OUT_OF_BOUNDS: &str = "Out of bounds access in sequence";
+
+/// The message of a check that nested sequences made in Futhark code are
+/// regular (debug mode's, `pmx_cpu::checks`, starts the same).
+const IRREGULAR: &str = "Irregular sequence found";
+
+/// Whether `x` has the sizes `sizes` (outer first; an empty dimension
+/// hides those inside it).
+fn same_sizes(x: &str, sizes: &[String]) -> String {
+    let mut test = String::new();
+    for (k, m) in sizes.iter().enumerate().rev() {
+        let here = format!("length {x}{} == {m}", "[0]".repeat(k));
+        test = if test.is_empty() { here } else { format!("{here} && ({m} == 0 || {test})") };
+    }
+    if test.is_empty() {
+        "true".into()
+    } else {
+        test
+    }
+}
+
+/// `r` with the checks `oks` (variables that hold `true`) asserted.
+fn checked_by(oks: &[String], r: String) -> String {
+    if oks.is_empty() {
+        r
+    } else {
+        format!("(assert ({}) {r})", oks.join(" && "))
+    }
+}
+
+/// The sequence literals of a body whose every use is as the argument of
+/// `flatten`.
+fn only_flattened(body: &Block) -> FxHashSet<VarId> {
+    let mut literals = FxHashSet::default();
+    let mut other_uses = FxHashSet::default();
+    body.for_each_stmt(&mut |s| {
+        if matches!(s.expr, Expr::Seq(_)) {
+            literals.insert(s.var.id);
+        }
+        if !matches!(s.expr, Expr::Flatten(_)) {
+            for a in s.expr.operands() {
+                if let Atom::Var(v) = a {
+                    other_uses.insert(v.id);
+                }
+            }
+        }
+    });
+    body.for_each_result(&mut |a| {
+        if let Atom::Var(v) = a {
+            other_uses.insert(v.id);
+        }
+    });
+    literals.retain(|v| !other_uses.contains(v));
+    literals
 }
 
 fn is_tuple(fields: &[(pmx_ast::SmolStr, Type)]) -> bool {
@@ -112,6 +180,10 @@ impl<'p> Writer<'p> {
             checked: true,
             unique: Unique::analyse(p),
             stmt_var: None,
+            may_fail: FxHashSet::default(),
+            fails: false,
+            body_fails: false,
+            only_flattened: FxHashSet::default(),
         }
     }
 
@@ -131,7 +203,18 @@ impl<'p> Writer<'p> {
 
     /// Records that the next line may fail, at the current statement.
     fn mark(&mut self, what: Option<&str>) {
-        let line = Line { line: self.written + 1, span: self.span, what: what.map(str::to_string) };
+        self.fails = true;
+        self.locate_next();
+        if let Some(l) = self.lines.last_mut() {
+            l.what = what.map(str::to_string);
+        }
+    }
+
+    /// Locates failures Futhark reports at the next line (a call's, a
+    /// loop's) at the current statement, whose own failures are its
+    /// callee's (`applies_failing`).
+    fn locate_next(&mut self) {
+        let line = Line { line: self.written + 1, span: self.span, what: None };
         self.lines.push(line);
     }
 
@@ -139,7 +222,9 @@ impl<'p> Writer<'p> {
         self.errors.push(Unsupported { span: self.span, message: message.into() });
     }
 
-    fn begin(&mut self, span: Span, counting: bool) {
+    fn begin(&mut self, span: Span, counting: bool, body: &Block) {
+        self.body_fails = false;
+        self.only_flattened = only_flattened(body);
         self.counting = counting;
         self.terms.clear();
         self.vars.clear();
@@ -246,7 +331,7 @@ impl<'p> Writer<'p> {
     }
 
     pub fn function(&mut self, f: &Function) {
-        self.begin(f.span, self.counted.contains(&f.id));
+        self.begin(f.span, self.counted.contains(&f.id), &f.body);
         let mut head = self.comment_for(&f.source, f.span);
         if !f.instance.is_empty() {
             let inst: Vec<String> = f.instance.iter().map(|(v, t)| format!("{v} = {t}")).collect();
@@ -279,6 +364,9 @@ impl<'p> Writer<'p> {
             self.tail_loop(f);
         } else {
             self.nested(&f.body, 1);
+        }
+        if self.body_fails {
+            self.may_fail.insert(f.id);
         }
         self.line(0, "");
     }
@@ -326,9 +414,7 @@ impl<'p> Writer<'p> {
             _ => false,
         });
         let n = if tail_stmt.is_some() { b.stmts.len() - 1 } else { b.stmts.len() };
-        for s in &b.stmts[..n] {
-            self.stmt(s, depth);
-        }
+        let oks = self.statements(&b.stmts[..n], &b.result, depth);
         // The count so far: the loop's and this round's statements'.
         let count = t.count.as_ref().map(|c| {
             let mut all = vec![c.clone()];
@@ -340,7 +426,7 @@ impl<'p> Writer<'p> {
         let lead = if n == 0 { "" } else { "in " };
         let Some(s) = tail_stmt else {
             let r = self.atom(&b.result);
-            let state = format!("(false, {r}, {count}{})", t.params.join(", "));
+            let state = checked_by(&oks, format!("(false, {r}, {count}{})", t.params.join(", ")));
             self.line(depth, &format!("{lead}{state}"));
             return;
         };
@@ -351,10 +437,12 @@ impl<'p> Writer<'p> {
                 // a copy.
                 let args: Vec<String> =
                     args.iter().enumerate().map(|(k, a)| self.consumed_arg(t.id, s.var.id, k, a)).collect();
-                self.line(depth, &format!("{lead}(true, {}, {count}{})", t.zero, args.join(", ")));
+                let state = checked_by(&oks, format!("(true, {}, {count}{})", t.zero, args.join(", ")));
+                self.line(depth, &format!("{lead}{state}"));
             }
             Expr::If { cond, then, otherwise } => {
-                let c = self.atom(cond);
+                // The checks before it hold wherever the loop goes on.
+                let c = checked_by(&oks, self.atom(cond));
                 self.line(depth, &format!("{lead}if {c} then"));
                 let mark = self.terms.len();
                 self.tail_block(then, t, depth + 1);
@@ -369,7 +457,7 @@ impl<'p> Writer<'p> {
 
     pub fn entry(&mut self, e: &Entry) -> Option<EntryAbi> {
         let counting = super::count::block_counts(&e.body, self.counts, &self.counted);
-        self.begin(e.span, counting);
+        self.begin(e.span, counting, &e.body);
         let comment = self.comment_for("accelerate", e.span);
         self.line(0, &comment);
         let mut inputs = Vec::new();
@@ -527,12 +615,72 @@ impl<'p> Writer<'p> {
     }
 
     /// The statements of a block (each ending without `in`); returns the
-    /// block's result.
+    /// block's result, which carries the checks of the statements that
+    /// may fail (`demand`).
     fn block(&mut self, b: &Block, depth: usize) -> String {
-        for s in &b.stmts {
-            self.stmt(s, depth);
+        let oks = self.statements(&b.stmts, &b.result, depth);
+        let r = self.atom(&b.result);
+        checked_by(&oks, r)
+    }
+
+    /// Writes statements; the names of their checks (`demand`).
+    fn statements(&mut self, stmts: &[Stmt], result: &Atom, depth: usize) -> Vec<String> {
+        let result = match result {
+            Atom::Var(v) => Some(v.id),
+            Atom::Lit(_) => None,
+        };
+        let mut oks = Vec::new();
+        for s in stmts {
+            if self.stmt(s, depth) && Some(s.var.id) != result {
+                oks.extend(self.demand(&s.var, depth));
+            }
         }
-        self.atom(&b.result)
+        oks
+    }
+
+    /// MExpr is strict: a statement that may fail fails whether its value
+    /// is used or not, while Futhark drops what nothing uses, with its
+    /// checks (also where only the value's size is used, or one element).
+    /// So the value of such a statement is read whole right after it, by a
+    /// test that always holds but that Futhark cannot see through
+    /// (`opaque x == x`), and the enclosing block's result asserts it:
+    /// the statement then runs, with its checks, wherever the result is
+    /// used. Not under `--unchecked`, which keeps no check anyway.
+    fn demand(&mut self, v: &Var, depth: usize) -> Option<String> {
+        if !self.checked {
+            return None;
+        }
+        let name = self.var(v);
+        let test = self.reads_whole(&v.ty, &name)?;
+        let ok = self.locals.fresh("ok");
+        self.line(depth, &format!("let {ok} = {test}"));
+        Some(ok)
+    }
+
+    /// A test that reads every scalar of `v` (of type `t`) and holds.
+    fn reads_whole(&mut self, t: &Type, v: &str) -> Option<String> {
+        match t {
+            Type::Int | Type::Bool | Type::Char => Some(format!("(opaque {v} == {v})")),
+            // Bits, so that NaN equals itself.
+            Type::Float => Some(format!("(f64.to_bits (opaque {v}) == f64.to_bits {v})")),
+            Type::Record(fields) => {
+                let tuple = is_tuple(fields);
+                let parts: Vec<String> = fields
+                    .iter()
+                    .filter_map(|(l, ft)| {
+                        let field = if tuple { l.to_string() } else { label(l) };
+                        self.reads_whole(ft, &format!("{v}.{field}"))
+                    })
+                    .collect();
+                (!parts.is_empty()).then(|| format!("({})", parts.join(" && ")))
+            }
+            Type::Seq(e) => {
+                let x = self.locals.fresh("x");
+                let inner = self.reads_whole(e, &x)?;
+                Some(format!("(all (\\{x} -> {inner}) {v})"))
+            }
+            Type::Unit | Type::Tensor(_) | Type::Variant(_) => None,
+        }
     }
 
     /// The sum of the counts added since `mark`.
@@ -554,11 +702,35 @@ impl<'p> Writer<'p> {
         self.line(depth, &text);
     }
 
-    fn stmt(&mut self, s: &Stmt, depth: usize) {
+    /// Writes a statement; whether it may fail (a check of its own, or in
+    /// a function it calls or applies).
+    fn stmt(&mut self, s: &Stmt, depth: usize) -> bool {
         let outer = self.span;
+        let outer_fails = std::mem::replace(&mut self.fails, false);
         if s.span != Span::BUILTIN {
             self.span = s.span;
         }
+        self.write_stmt(s, depth);
+        let fails = self.fails || self.applies_failing(&s.expr);
+        self.fails = outer_fails || fails;
+        self.body_fails |= fails;
+        self.span = outer;
+        fails
+    }
+
+    /// Whether a statement applies a function that may fail (its calls
+    /// and function values; those of nested blocks are their statements').
+    fn applies_failing(&self, e: &Expr) -> bool {
+        let fails = |f: &FunRef| matches!(f.callee, Callee::Function(id) if self.may_fail.contains(&id));
+        match e {
+            Expr::Call(id, _) => self.may_fail.contains(id),
+            Expr::Map { f, .. } | Expr::Reduce { f, .. } | Expr::Foldl { f, .. } | Expr::Create { f, .. } => fails(f),
+            Expr::Utest { using, on_fail, .. } => using.iter().chain(on_fail).any(fails),
+            _ => false,
+        }
+    }
+
+    fn write_stmt(&mut self, s: &Stmt, depth: usize) {
         let name = self.bind(&s.var);
         self.stmt_var = Some(s.var.id);
         match &s.expr {
@@ -578,9 +750,11 @@ impl<'p> Writer<'p> {
             }
             Expr::Seq(items) => {
                 self.literals.insert(s.var.id, items.clone());
-                let e = self.seq_literal(items, s.var.ty.elem(), depth);
-                self.mark(None);
-                self.line(depth, &format!("let {name} = {e}"));
+                // Only flattened: its rows are concatenated where it is.
+                if !self.only_flattened.contains(&s.var.id) {
+                    let e = self.seq_literal(items, s.var.ty.elem(), depth);
+                    self.line(depth, &format!("let {name} = {e}"));
+                }
             }
             other => {
                 self.shape = Shape::Plain;
@@ -604,7 +778,6 @@ impl<'p> Writer<'p> {
                 }
             }
         }
-        self.span = outer;
     }
 
     /// Whether `a` names an empty sequence literal.
@@ -613,18 +786,18 @@ impl<'p> Writer<'p> {
     }
 
     /// A sequence literal; rows of a literal of arrays are coerced to the
-    /// first row's length (a let before it names that length).
+    /// first row's sizes (lets before it name them), a check that fails
+    /// where the rows differ, as debug mode's does.
     fn seq_literal(&mut self, items: &[Atom], elem: Option<&Type>, depth: usize) -> String {
         let values: Vec<String> = items.iter().map(|a| self.atom(a)).collect();
         if values.is_empty() {
             return "[]".into();
         }
         match elem {
-            Some(Type::Seq(inner)) if values.len() > 1 => {
-                let n = self.locals.fresh("n");
-                self.line(depth, &format!("let {n} = length {}", values[0]));
-                let t = format!("[{n}]{}", self.ty(inner));
+            Some(row @ Type::Seq(_)) if values.len() > 1 => {
+                let t = self.result_sizes(row, &values[0], depth);
                 let rows: Vec<String> = values.iter().map(|v| format!("{v} :> {t}")).collect();
+                self.mark(Some(IRREGULAR));
                 format!("[{}]", rows.join(", "))
             }
             _ => format!("[{}]", values.join(", ")),
@@ -650,6 +823,23 @@ impl<'p> Writer<'p> {
                 let other = if self.empty_literal(&args[0]) { &args[1] } else { &args[0] };
                 format!("(copy {})", self.atom(other))
             }
+            // Sequences of sequences joined: one row type.
+            Expr::Prim(b @ (Builtin::Concat | Builtin::Cons | Builtin::Snoc), args)
+                if matches!(ty.elem(), Some(Type::Seq(_))) =>
+            {
+                let row = ty.elem().cloned().expect("a sequence of sequences");
+                let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
+                let single = |x: &str| format!("[{x}]");
+                let (a, b) = match b {
+                    Builtin::Cons => (single(&args[0]), args[1].clone()),
+                    Builtin::Snoc => (args[0].clone(), single(&args[1])),
+                    _ => (args[0].clone(), args[1].clone()),
+                };
+                let (la, lb) = (self.locals.fresh("s"), self.locals.fresh("s"));
+                self.line(depth, &format!("let {la} = {a}"));
+                self.line(depth, &format!("let {lb} = {b}"));
+                self.join_rows(&row, &la, &lb, depth)
+            }
             Expr::Prim(b, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
                 self.prim(*b, &args, ty)
@@ -671,7 +861,7 @@ impl<'p> Writer<'p> {
                     .collect();
                 // A failure inside the callee is located there; the call
                 // line locates failures Futhark reports only by caller.
-                self.mark(None);
+                self.locate_next();
                 if self.counted.contains(id) {
                     self.shape = Shape::Pair;
                 }
@@ -700,35 +890,34 @@ impl<'p> Writer<'p> {
             }
             Expr::Seq(items) => self.seq_literal(items, ty.elem(), depth),
             Expr::Map { f: fr, seqs } => {
-                let names: Vec<String> = seqs.iter().map(|a| self.atom(a)).collect();
+                let mut names: Vec<String> = seqs.iter().map(|a| self.atom(a)).collect();
+                if names.len() > 1 {
+                    // `map2` needs equal lengths: each is coerced to the
+                    // first's (Futhark 0.22 does not know the first has
+                    // it), on a line of its own, before the function runs
+                    // on the first elements (as debug mode checks the
+                    // lengths first).
+                    let n = self.locals.fresh("n");
+                    self.line(depth, &format!("let {n} = length {}", names[0]));
+                    for (name, s) in names.iter_mut().zip(seqs) {
+                        let c = self.locals.fresh("s");
+                        let elem = s.ty().elem().cloned().unwrap_or(Type::Unit);
+                        let t = self.ty(&elem);
+                        self.mark(Some("map2 on sequences of different lengths"));
+                        self.line(depth, &format!("let {c} = {name} :> [{n}]{t}"));
+                        *name = c;
+                    }
+                }
                 let firsts: Vec<String> = names.iter().map(|s| format!("{s}[0]")).collect();
                 let guard = names.first().map(|s| format!("length {s}")).unwrap_or_default();
                 let f = self.sized_funval(fr, &firsts, &guard, depth);
                 if self.fun_counts(fr) {
                     self.shape = Shape::Pairs;
                 }
-                let seqs = names;
-                match seqs.as_slice() {
+                match names.as_slice() {
                     [s] => format!("map {f} {s}"),
-                    [a, rest @ ..] => {
-                        // `map2` needs equal lengths: both are coerced to
-                        // the first's (checked when it runs).
-                        let n = self.locals.fresh("n");
-                        self.line(depth, &format!("let {n} = length {a}"));
-                        let elems: Vec<Type> = match e {
-                            Expr::Map { seqs, .. } => {
-                                seqs.iter().map(|s| s.ty().elem().cloned().unwrap_or(Type::Unit)).collect()
-                            }
-                            _ => Vec::new(),
-                        };
-                        let mut all = vec![a.clone()];
-                        all.extend(rest.iter().cloned());
-                        let coerced: Vec<String> =
-                            all.iter().zip(&elems).map(|(s, t)| format!("({s} :> [{n}]{})", self.ty(t))).collect();
-                        self.mark(Some("the sequences given to map2 have different lengths"));
-                        format!("map{} {f} {}", all.len(), coerced.join(" "))
-                    }
                     [] => "[]".into(),
+                    all => format!("map{} {f} {}", all.len(), all.join(" ")),
                 }
             }
             Expr::Reduce { f, neutral, seq } if self.fun_counts(f) => {
@@ -743,16 +932,30 @@ impl<'p> Writer<'p> {
                 match &f.result {
                     // Futhark's operator must return arrays of one known
                     // size: the neutral element's.
+                    // Futhark's operator must return arrays of one known
+                    // size, the neutral element's: a parallel reduce
+                    // where every element has those sizes (as the
+                    // operator of a vector sum keeps them), else a fold
+                    // (an operator such as `concat` grows its result).
+                    // Debug mode decides the same way (`regular_reduce`).
                     Type::Seq(_) => {
-                        let t = self.result_sizes(&f.result, &ne, depth);
+                        let (t, sizes) = self.named_sizes(&f.result, &ne, depth);
+                        let s = self.atom(seq);
+                        let x = self.locals.fresh("x");
+                        let same = same_sizes(&x, &sizes);
+                        let parallel = self.locals.fresh("par");
+                        self.line(depth, &format!("let {parallel} = all (\\{x} -> {same}) {s}"));
+                        let n = self.locals.fresh("n");
+                        self.line(depth, &format!("let {n} = length {s}"));
                         let params = [self.locals.fresh("p"), self.locals.fresh("p")];
                         let body = self.apply(f, &params);
-                        self.mark(Some("the sequences given to reduce have different lengths"));
+                        let (acc, y) = (self.locals.fresh("acc"), self.locals.fresh("y"));
+                        let step = self.apply(f, &[acc.clone(), y.clone()]);
+                        self.mark(Some(IRREGULAR));
                         format!(
-                            "reduce (\\{} {} -> {body} :> {t}) ({ne} :> {t}) {}",
-                            params[0],
-                            params[1],
-                            self.atom(seq)
+                            "if {parallel} then reduce (\\{} {} -> {body} :> {t}) ({ne} :> {t}) ({s} :> [{n}]{t}) \
+                             else loop {acc} = {ne} for {y} in {s} do {step}",
+                            params[0], params[1]
                         )
                     }
                     _ => {
@@ -777,7 +980,7 @@ impl<'p> Writer<'p> {
                 let acc = self.locals.fresh("acc");
                 let x = self.locals.fresh("x");
                 let body = self.apply_consuming(f, &[acc.clone(), x.clone()], &[consumes]);
-                self.mark(None);
+                self.locate_next();
                 format!("loop {acc} = {init} for {x} in {} do {body}", self.atom(seq))
             }
             Expr::Create { len, f } => {
@@ -787,7 +990,7 @@ impl<'p> Writer<'p> {
                 if counts {
                     self.shape = Shape::Pairs;
                 }
-                self.mark(Some("create with a negative length"));
+                self.mark(Some("Create with a negative length"));
                 format!("map {f} (iota {})", self.atom(len))
             }
             Expr::Flatten(s) => {
@@ -878,7 +1081,7 @@ impl<'p> Writer<'p> {
         let [acc, c, x, a, k] = ["acc", "c", "x", "a", "k"].map(|n| self.locals.fresh(n));
         let body = self.apply_consuming(f, &[acc.clone(), x.clone()], &[consumes]);
         self.shape = Shape::Pair;
-        self.mark(None);
+        self.locate_next();
         format!(
             "loop ({acc}, {c}) = ({init}, 0i64) for {x} in {} do let ({a}, {k}) = {body} in ({a}, {c} + {k})",
             self.atom(seq)
@@ -962,7 +1165,7 @@ impl<'p> Writer<'p> {
         t.push_str(&self.ty(&inner));
         let params: Vec<String> = (0..f.params.len()).map(|_| self.locals.fresh("p")).collect();
         let body = self.apply(f, &params);
-        self.mark(Some("the sequences made by one map have different lengths"));
+        self.mark(Some(IRREGULAR));
         if counts {
             let (v, c) = (self.locals.fresh("v"), self.locals.fresh("c"));
             return format!("(\\{} -> let ({v}, {c}) = {body} in ({v} :> {t}, {c}))", params.join(" "));
@@ -973,6 +1176,11 @@ impl<'p> Writer<'p> {
     /// Names for the sizes of `v` (of type `t`, nested sequences) written
     /// as lets; returns the type `[m1][m2]e` with them.
     fn result_sizes(&mut self, t: &Type, v: &str, depth: usize) -> String {
+        self.named_sizes(t, v, depth).0
+    }
+
+    /// `result_sizes`, and the names.
+    fn named_sizes(&mut self, t: &Type, v: &str, depth: usize) -> (String, Vec<String>) {
         let mut names = Vec::new();
         let mut inner = t;
         let mut e = v.to_string();
@@ -993,7 +1201,45 @@ impl<'p> Writer<'p> {
         }
         let inner = inner.clone();
         ty.push_str(&self.ty(&inner));
+        (ty, names)
+    }
+
+    /// Names for the sizes of the rows (of type `row`) of the sequences
+    /// `containers`, taken from the first that has them (an empty
+    /// sequence hides its rows' sizes), written as lets; the row type
+    /// `[m1][m2]e` with them.
+    fn row_sizes(&mut self, row: &Type, containers: &[String], depth: usize) -> String {
+        let mut inner = row;
+        let mut ty = String::new();
+        let mut k = 0;
+        while let Type::Seq(el) = inner {
+            let m = self.locals.fresh("m");
+            let mut len = "0i64".to_string();
+            for c in containers.iter().rev() {
+                let path = |j: usize| format!("{c}{}", "[0]".repeat(j));
+                let guard: Vec<String> = (0..=k).map(|j| format!("length {} > 0", path(j))).collect();
+                len = format!("if {} then length {} else {len}", guard.join(" && "), path(k + 1));
+            }
+            self.line(depth, &format!("let {m} = {len}"));
+            ty.push_str(&format!("[{m}]"));
+            k += 1;
+            inner = el;
+        }
+        let inner = inner.clone();
+        ty.push_str(&self.ty(&inner));
         ty
+    }
+
+    /// `a ++ b` of sequences of sequences: both coerced to one row type
+    /// (a check that fails where their rows differ, as debug mode's does).
+    fn join_rows(&mut self, row: &Type, a: &str, b: &str, depth: usize) -> String {
+        let t = self.row_sizes(row, &[a.to_string(), b.to_string()], depth);
+        // Futhark 0.22 takes only names as sizes in types.
+        let (na, nb) = (self.locals.fresh("n"), self.locals.fresh("n"));
+        self.line(depth, &format!("let {na} = length {a}"));
+        self.line(depth, &format!("let {nb} = length {b}"));
+        self.mark(Some(IRREGULAR));
+        format!("(({a} :> [{na}]{t}) ++ ({b} :> [{nb}]{t}))")
     }
 
     /// A function reference applied to more arguments (copied where
@@ -1048,7 +1294,7 @@ impl<'p> Writer<'p> {
         let (arr, i, v) = (&a[0], &a[1], &a[2]);
         let copy = if in_place { "" } else { "copy " };
         let Some(elem @ Type::Seq(_)) = elem else {
-            self.mark(None);
+            self.mark(Some(OUT_OF_BOUNDS));
             return format!("({copy}{arr} with [{i}] = {v})");
         };
         let n = self.locals.fresh("n");
@@ -1070,19 +1316,26 @@ impl<'p> Writer<'p> {
         }
         let inner = inner.clone();
         let row_t = sizes.iter().map(|m| format!("[{m}]")).collect::<String>() + &self.ty(&inner);
-        let update = format!("{copy}({arr} :> [{n}]{row_t}) with [{i}] = ({v} :> {row_t})");
-        let e = match depth {
-            Some(depth) => {
-                for l in &lets {
-                    self.line(depth, l);
-                }
-                format!("({update})")
-            }
-            None => format!("({} in {update})", lets.join(" ")),
+        let Some(depth) = depth else {
+            let update = format!("{copy}({arr} :> [{n}]{row_t}) with [{i}] = ({v} :> {row_t})");
+            // Futhark's message says which (an index, or a row's length).
+            self.mark(None);
+            return format!("({} in {update})", lets.join(" "));
         };
-        // Futhark's message says which (an index, or a row's length).
-        self.mark(None);
-        e
+        for l in &lets {
+            self.line(depth, l);
+        }
+        // The rows must have the new row's sizes (checked first, as debug
+        // mode does), except the one replaced: a sequence of one row
+        // takes any row at index 0.
+        let rows = self.locals.fresh("rows");
+        self.mark(Some(IRREGULAR));
+        self.line(
+            depth,
+            &format!("let {rows} = (if {n} == 1 && {i} == 0 then [copy ({v} :> {row_t})] else {arr}) :> [{n}]{row_t}"),
+        );
+        self.mark(Some(OUT_OF_BOUNDS));
+        format!("({copy}{rows} with [{i}] = ({v} :> {row_t}))")
     }
 
     /// Argument `k` (`a`) of a call of `f` by the statement binding
@@ -1144,7 +1397,7 @@ impl<'p> Writer<'p> {
             }
             Length => format!("(length {})", a[0]),
             Get => {
-                self.mark(None);
+                self.mark(Some(OUT_OF_BOUNDS));
                 format!("{}[{}]", a[0], a[1])
             }
             Set => {
@@ -1165,7 +1418,7 @@ impl<'p> Writer<'p> {
             Null => format!("(length {} == 0)", a[0]),
             Reverse => format!("(reverse {})", a[0]),
             SplitAt => {
-                self.mark(None);
+                self.mark(Some("Split at index out of bounds"));
                 format!("({0}[:{1}], {0}[{1}:])", a[0], a[1])
             }
             // Clamped to what is there, as the interpreter does; negative
