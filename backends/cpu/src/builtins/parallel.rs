@@ -161,7 +161,7 @@ pub fn map2(m: &mut Machine, f: &Value, a: &Seq, b: &Seq, span: Span) -> Res<Vec
 
 /// `reduce f ne s`: each chunk is folded from the neutral element, then the
 /// chunk results are combined left to right (a tree of depth two).
-fn checking_order(m: &Machine) -> bool {
+pub(crate) fn checking_order(m: &Machine) -> bool {
     m.accelerated && m.shared.options.debug && m.shared.options.check_order
 }
 

@@ -167,7 +167,7 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
             m.check_regular(&s, span)?;
             s
         }
-        Reduce if m.regular => regular_reduce(m, &args[0], &args[1], args[2].as_seq(), span)?,
+        Reduce if m.regular && !parallel::checking_order(m) => regular_reduce(m, &args[0], &args[1], args[2].as_seq(), span)?,
         Reduce => parallel::reduce(m, &args[0], &args[1], args[2].as_seq(), span)?,
         Flatten => {
             let outer = args[0].as_seq();
