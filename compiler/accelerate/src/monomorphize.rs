@@ -102,7 +102,7 @@ fn polymorphic(b: &Binding) -> bool {
 
 /// Makes every type in a copy concrete; annotations (which may name the
 /// type variables) are dropped, the types say the same.
-fn subst_expr(e: &mut Expr, map: &FxHashMap<u32, Ty>) {
+pub(crate) fn subst_expr(e: &mut Expr, map: &FxHashMap<u32, Ty>) {
     e.ty = apply(&e.ty, map);
     match &mut e.kind {
         ExprKind::Lam { annotation, .. } => *annotation = None,

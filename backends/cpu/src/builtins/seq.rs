@@ -167,7 +167,9 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
             m.check_regular(&s, span)?;
             s
         }
-        Reduce if m.regular && !parallel::checking_order(m) => regular_reduce(m, &args[0], &args[1], args[2].as_seq(), span)?,
+        Reduce if m.regular && !parallel::checking_order(m) => {
+            regular_reduce(m, &args[0], &args[1], args[2].as_seq(), span)?
+        }
         Reduce => parallel::reduce(m, &args[0], &args[1], args[2].as_seq(), span)?,
         Flatten => {
             let outer = args[0].as_seq();
@@ -175,7 +177,9 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
             for i in 0..outer.len() {
                 acc = acc.concat(outer.get(i).as_seq());
             }
-            seq_value(acc)
+            let s = seq_value(acc);
+            m.check_regular(&s, span)?;
+            s
         }
         Loop => {
             parallel::par_loop(m, args[0].as_int(), &args[1], span)?;

@@ -90,18 +90,50 @@ const OUT_OF_BOUNDS: &str = "Out of bounds access in sequence";
 /// regular (debug mode's, `pmx_cpu::checks`, starts the same).
 const IRREGULAR: &str = "Irregular sequence found";
 
-/// Whether `x` has the sizes `sizes` (outer first; an empty dimension
-/// hides those inside it).
-fn same_sizes(x: &str, sizes: &[String]) -> String {
-    let mut test = String::new();
-    for (k, m) in sizes.iter().enumerate().rev() {
-        let here = format!("length {x}{} == {m}", "[0]".repeat(k));
-        test = if test.is_empty() { here } else { format!("{here} && ({m} == 0 || {test})") };
+/// Whether a function reference is `concat` itself.
+fn is_concat(f: &FunRef) -> bool {
+    matches!(f.callee, Callee::Builtin(Builtin::Concat)) && f.bound.is_empty()
+}
+
+/// Whether a value of type `t` holds sequences (whose sizes a Futhark
+/// array of such values fixes).
+fn has_seq(t: &Type) -> bool {
+    match t {
+        Type::Seq(_) => true,
+        Type::Record(fields) => fields.iter().any(|(_, f)| has_seq(f)),
+        _ => false,
     }
-    if test.is_empty() {
+}
+
+/// A size of a type, named (`Writer::sizes_from`): where it is (a path
+/// of `[0]` and field accesses from the value), and how many sizes of
+/// sequences around it come before it in the list.
+pub(super) struct Size {
+    name: String,
+    path: String,
+    outer: usize,
+}
+
+/// Whether `x` has the sizes `sizes` (an empty sequence hides those
+/// inside it).
+fn same_sizes(x: &str, sizes: &[Size]) -> String {
+    let mut tests = Vec::new();
+    let mut around: Vec<&str> = Vec::new();
+    for s in sizes {
+        around.truncate(s.outer);
+        let here = format!("length {x}{} == {}", s.path, s.name);
+        tests.push(if around.is_empty() {
+            here
+        } else {
+            let hidden: Vec<String> = around.iter().map(|m| format!("{m} == 0")).collect();
+            format!("({} || {here})", hidden.join(" || "))
+        });
+        around.push(&s.name);
+    }
+    if tests.is_empty() {
         "true".into()
     } else {
-        test
+        tests.join(" && ")
     }
 }
 
@@ -118,14 +150,17 @@ fn checked_by(oks: &[String], r: String) -> String {
 /// `flatten`.
 fn only_flattened(body: &Block) -> FxHashSet<VarId> {
     let mut literals = FxHashSet::default();
+    let mut flattened = FxHashSet::default();
     let mut other_uses = FxHashSet::default();
     body.for_each_stmt(&mut |s| {
-        if matches!(s.expr, Expr::Seq(_)) {
+        if matches!(&s.expr, Expr::Seq(items) if !items.is_empty()) {
             literals.insert(s.var.id);
         }
-        if !matches!(s.expr, Expr::Flatten(_)) {
-            for a in s.expr.operands() {
-                if let Atom::Var(v) = a {
+        for a in s.expr.operands() {
+            if let Atom::Var(v) = a {
+                if matches!(s.expr, Expr::Flatten(_)) {
+                    flattened.insert(v.id);
+                } else {
                     other_uses.insert(v.id);
                 }
             }
@@ -136,7 +171,7 @@ fn only_flattened(body: &Block) -> FxHashSet<VarId> {
             other_uses.insert(v.id);
         }
     });
-    literals.retain(|v| !other_uses.contains(v));
+    literals.retain(|v| flattened.contains(v) && !other_uses.contains(v));
     literals
 }
 
@@ -414,6 +449,7 @@ impl<'p> Writer<'p> {
             _ => false,
         });
         let n = if tail_stmt.is_some() { b.stmts.len() - 1 } else { b.stmts.len() };
+        let before = self.written;
         let oks = self.statements(&b.stmts[..n], &b.result, depth);
         // The count so far: the loop's and this round's statements'.
         let count = t.count.as_ref().map(|c| {
@@ -423,7 +459,7 @@ impl<'p> Writer<'p> {
         });
         let count = count.unwrap_or_default();
         // A block without statements is the bare expression.
-        let lead = if n == 0 { "" } else { "in " };
+        let lead = if self.written == before { "" } else { "in " };
         let Some(s) = tail_stmt else {
             let r = self.atom(&b.result);
             let state = checked_by(&oks, format!("(false, {r}, {count}{})", t.params.join(", ")));
@@ -532,7 +568,7 @@ impl<'p> Writer<'p> {
         if !self.checked {
             self.line(1, "#[unsafe]");
         }
-        let rebuild_count = rebuild.len();
+        let before = self.written;
         for r in rebuild {
             self.line(1, &r);
         }
@@ -546,7 +582,7 @@ impl<'p> Writer<'p> {
             1 => parts[0].clone(),
             _ => format!("({})", parts.join(", ")),
         };
-        let lead = if e.body.stmts.is_empty() && rebuild_count == 0 { "" } else { "in " };
+        let lead = if self.written == before { "" } else { "in " };
         self.line(1, &format!("{lead}{value}"));
         self.line(0, "");
         Some(EntryAbi {
@@ -695,10 +731,11 @@ impl<'p> Writer<'p> {
     /// count of its statements, `(r, c)`, when counting).
     fn nested(&mut self, b: &Block, depth: usize) {
         let mark = self.terms.len();
+        let before = self.written;
         let r = self.block(b, depth);
         let r = if self.counting { format!("({r}, {})", self.count_since(mark)) } else { r };
         self.terms.truncate(mark);
-        let text = if b.stmts.is_empty() { r } else { format!("in {r}") };
+        let text = if self.written == before { r } else { format!("in {r}") };
         self.line(depth, &text);
     }
 
@@ -791,10 +828,15 @@ impl<'p> Writer<'p> {
     fn seq_literal(&mut self, items: &[Atom], elem: Option<&Type>, depth: usize) -> String {
         let values: Vec<String> = items.iter().map(|a| self.atom(a)).collect();
         if values.is_empty() {
-            return "[]".into();
+            // Typed, every size 0 (a size left open is ambiguous to
+            // Futhark; an empty sequence hides the sizes inside it).
+            return match elem {
+                Some(e) => format!("([] : [0]{})", self.ty(e).replace("[]", "[0]")),
+                None => "[]".into(),
+            };
         }
         match elem {
-            Some(row @ Type::Seq(_)) if values.len() > 1 => {
+            Some(row) if values.len() > 1 && has_seq(row) => {
                 let t = self.result_sizes(row, &values[0], depth);
                 let rows: Vec<String> = values.iter().map(|v| format!("{v} :> {t}")).collect();
                 self.mark(Some(IRREGULAR));
@@ -825,7 +867,7 @@ impl<'p> Writer<'p> {
             }
             // Sequences of sequences joined: one row type.
             Expr::Prim(b @ (Builtin::Concat | Builtin::Cons | Builtin::Snoc), args)
-                if matches!(ty.elem(), Some(Type::Seq(_))) =>
+                if ty.elem().is_some_and(has_seq) =>
             {
                 let row = ty.elem().cloned().expect("a sequence of sequences");
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
@@ -920,6 +962,11 @@ impl<'p> Writer<'p> {
                     all => format!("map{} {f} {}", all.len(), all.join(" ")),
                 }
             }
+            // A concatenation of all the elements after the first value.
+            Expr::Reduce { f, neutral: init, seq } | Expr::Foldl { f, init, seq } if is_concat(f) => {
+                let (init, s) = (self.atom(init), self.atom(seq));
+                self.concat_all(ty, &init, &s, depth)
+            }
             Expr::Reduce { f, neutral, seq } if self.fun_counts(f) => {
                 // An operator that runs utests runs as the interpreter
                 // runs it in debug mode (a fold from the neutral element),
@@ -1002,7 +1049,27 @@ impl<'p> Writer<'p> {
                     // The rows of a literal may differ in length, which a
                     // Futhark array cannot hold: concatenated instead.
                     Some(rows) if !rows.is_empty() => {
-                        rows.iter().map(|a| self.atom(a)).collect::<Vec<_>>().join(" ++ ")
+                        let rows: Vec<String> = rows.iter().map(|a| self.atom(a)).collect();
+                        match ty.elem() {
+                            // Rows of sequences: one row type (a check,
+                            // as debug mode's of the result).
+                            Some(elem) if has_seq(elem) => {
+                                let mut lets = Vec::new();
+                                let t = self.row_sizes(elem, &rows, &mut lets);
+                                let mut parts = Vec::new();
+                                for r in &rows {
+                                    let n = self.locals.fresh("n");
+                                    lets.push(format!("let {n} = length {r}"));
+                                    parts.push(format!("(opaque {r} :> [{n}]{t})"));
+                                }
+                                for l in lets {
+                                    self.line(depth, &l);
+                                }
+                                self.mark(Some(IRREGULAR));
+                                parts.join(" ++ ")
+                            }
+                            _ => rows.join(" ++ "),
+                        }
                     }
                     _ => format!("flatten {}", self.atom(s)),
                 }
@@ -1121,7 +1188,7 @@ impl<'p> Writer<'p> {
     /// not zero), since Futhark's `map` needs the sizes of its rows before
     /// it runs them; rows of other sizes fail when the program runs.
     fn sized_funval(&mut self, f: &FunRef, firsts: &[String], guard: &str, depth: usize) -> String {
-        if !matches!(f.result, Type::Seq(_)) {
+        if !has_seq(&f.result) {
             return self.funval(f);
         }
         let counts = self.fun_counts(f);
@@ -1129,40 +1196,22 @@ impl<'p> Writer<'p> {
         let first = self.apply(f, firsts);
         // The sizes come from a run whose utests are not counted.
         let first = if counts { format!("({first}).0") } else { first };
-        let dims = seq_depth(&f.result);
-        let sizes: Vec<String> = (0..dims).map(|_| self.locals.fresh("m")).collect();
-        let zeros: Vec<&str> = vec!["0"; dims];
-        let mut lengths = Vec::new();
-        let mut e = r.clone();
-        for k in 0..dims {
-            let prior: Vec<String> = (0..k).map(|j| format!("length {r}{} == 0", "[0]".repeat(j))).collect();
-            lengths.push(if prior.is_empty() {
-                format!("length {e}")
-            } else {
-                format!("(if {} then 0 else length {e})", prior.join(" || "))
-            });
-            e.push_str("[0]");
-        }
+        let mut lets = Vec::new();
+        let mut sizes = Vec::new();
+        let t =
+            self.sized(&f.result.clone(), &[(r.clone(), None)], String::new(), &mut Vec::new(), &mut lets, &mut sizes);
+        let names: Vec<String> = sizes.iter().map(|s| s.name.clone()).collect();
         let tuple = |xs: Vec<String>| if xs.len() == 1 { xs[0].clone() } else { format!("({})", xs.join(", ")) };
         self.line(
             depth,
             &format!(
-                "let {} = if {guard} == 0 then {} else let {r} = {first} in {}",
-                tuple(sizes.clone()),
-                tuple(zeros.iter().map(|z| z.to_string()).collect()),
-                tuple(lengths)
+                "let {} = if {guard} == 0 then {} else let {r} = {first} {} in {}",
+                tuple(names.clone()),
+                tuple(names.iter().map(|_| "0i64".to_string()).collect()),
+                lets.join(" "),
+                tuple(names)
             ),
         );
-        let mut inner = &f.result;
-        let mut t = String::new();
-        for m in &sizes {
-            t.push_str(&format!("[{m}]"));
-            if let Type::Seq(e) = inner {
-                inner = e;
-            }
-        }
-        let inner = inner.clone();
-        t.push_str(&self.ty(&inner));
         let params: Vec<String> = (0..f.params.len()).map(|_| self.locals.fresh("p")).collect();
         let body = self.apply(f, &params);
         self.mark(Some(IRREGULAR));
@@ -1173,73 +1222,123 @@ impl<'p> Writer<'p> {
         format!("(\\{} -> {body} :> {t})", params.join(" "))
     }
 
-    /// Names for the sizes of `v` (of type `t`, nested sequences) written
-    /// as lets; returns the type `[m1][m2]e` with them.
+    /// Names for the sizes of `v` (of type `t`: sequences, records of
+    /// them) written as lets; returns the type `[m1][m2]e` with them.
     fn result_sizes(&mut self, t: &Type, v: &str, depth: usize) -> String {
         self.named_sizes(t, v, depth).0
     }
 
-    /// `result_sizes`, and the names.
-    fn named_sizes(&mut self, t: &Type, v: &str, depth: usize) -> (String, Vec<String>) {
-        let mut names = Vec::new();
-        let mut inner = t;
-        let mut e = v.to_string();
-        let mut ty = String::new();
-        while let Type::Seq(el) = inner {
-            let m = self.locals.fresh("m");
-            let guard: Vec<String> = names.iter().map(|n: &String| format!("{n} == 0")).collect();
-            let len = if guard.is_empty() {
-                format!("length {e}")
-            } else {
-                format!("if {} then 0 else length {e}", guard.join(" || "))
-            };
-            self.line(depth, &format!("let {m} = {len}"));
-            ty.push_str(&format!("[{m}]"));
-            names.push(m);
-            e.push_str("[0]");
-            inner = el;
-        }
-        let inner = inner.clone();
-        ty.push_str(&self.ty(&inner));
-        (ty, names)
+    /// `result_sizes`, and the sizes.
+    fn named_sizes(&mut self, t: &Type, v: &str, depth: usize) -> (String, Vec<Size>) {
+        self.sizes_from(t, &[(v.to_string(), None)], depth)
     }
 
     /// Names for the sizes of the rows (of type `row`) of the sequences
     /// `containers`, taken from the first that has them (an empty
     /// sequence hides its rows' sizes), written as lets; the row type
     /// `[m1][m2]e` with them.
-    fn row_sizes(&mut self, row: &Type, containers: &[String], depth: usize) -> String {
-        let mut inner = row;
-        let mut ty = String::new();
-        let mut k = 0;
-        while let Type::Seq(el) = inner {
-            let m = self.locals.fresh("m");
-            let mut len = "0i64".to_string();
-            for c in containers.iter().rev() {
-                let path = |j: usize| format!("{c}{}", "[0]".repeat(j));
-                let guard: Vec<String> = (0..=k).map(|j| format!("length {} > 0", path(j))).collect();
-                len = format!("if {} then length {} else {len}", guard.join(" && "), path(k + 1));
-            }
-            self.line(depth, &format!("let {m} = {len}"));
-            ty.push_str(&format!("[{m}]"));
-            k += 1;
-            inner = el;
+    fn row_sizes(&mut self, row: &Type, containers: &[String], lets: &mut Vec<String>) -> String {
+        let candidates: Vec<(String, Option<String>)> =
+            containers.iter().map(|c| (format!("{c}[0]"), Some(format!("length {c} > 0")))).collect();
+        let mut sizes = Vec::new();
+        self.sized(&row.clone(), &candidates, String::new(), &mut Vec::new(), lets, &mut sizes)
+    }
+
+    /// The type `t` with a name for each of its sizes (a `let` each): the
+    /// size of the first of `candidates` (values of type `t`, each with
+    /// the test that it exists) in which it exists (an empty sequence
+    /// hides the sizes inside it), else 0. Returns the type and the sizes.
+    fn sizes_from(&mut self, t: &Type, candidates: &[(String, Option<String>)], depth: usize) -> (String, Vec<Size>) {
+        let mut sizes = Vec::new();
+        let mut lets = Vec::new();
+        let ty = self.sized(t, candidates, String::new(), &mut Vec::new(), &mut lets, &mut sizes);
+        for l in lets {
+            self.line(depth, &l);
         }
-        let inner = inner.clone();
-        ty.push_str(&self.ty(&inner));
-        ty
+        (ty, sizes)
+    }
+
+    fn sized(
+        &mut self,
+        t: &Type,
+        candidates: &[(String, Option<String>)],
+        path: String,
+        outer: &mut Vec<String>,
+        lets: &mut Vec<String>,
+        sizes: &mut Vec<Size>,
+    ) -> String {
+        match t {
+            Type::Seq(el) => {
+                let m = self.locals.fresh("m");
+                let mut len = "0i64".to_string();
+                for (k, (c, exists)) in candidates.iter().enumerate().rev() {
+                    let mut tests: Vec<String> = exists.iter().cloned().collect();
+                    tests.extend(outer.iter().map(|p| format!("length {c}{p} > 0")));
+                    let here = format!("length {c}{path}");
+                    len = match (tests.is_empty(), k + 1 == candidates.len()) {
+                        (true, _) => here,
+                        (false, _) => format!("if {} then {here} else {len}", tests.join(" && ")),
+                    };
+                }
+                lets.push(format!("let {m} = {len}"));
+                sizes.push(Size { name: m.clone(), path: path.clone(), outer: outer.len() });
+                outer.push(path.clone());
+                let inner = self.sized(el, candidates, format!("{path}[0]"), outer, lets, sizes);
+                outer.pop();
+                format!("[{m}]{inner}")
+            }
+            Type::Record(fields) => {
+                let tuple = is_tuple(fields);
+                let parts: Vec<(String, String)> = fields
+                    .iter()
+                    .map(|(l, ft)| {
+                        let access = if tuple { l.to_string() } else { label(l) };
+                        let inner = self.sized(ft, candidates, format!("{path}.{access}"), outer, lets, sizes);
+                        (label(l), inner)
+                    })
+                    .collect();
+                if tuple {
+                    format!("({})", parts.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(", "))
+                } else {
+                    let parts: Vec<String> = parts.into_iter().map(|(l, t)| format!("{l}: {t}")).collect();
+                    format!("{{{}}}", parts.join(", "))
+                }
+            }
+            other => self.ty(other),
+        }
     }
 
     /// `a ++ b` of sequences of sequences: both coerced to one row type
     /// (a check that fails where their rows differ, as debug mode's does).
+    /// The lets it needs are written first, at `depth`.
     fn join_rows(&mut self, row: &Type, a: &str, b: &str, depth: usize) -> String {
-        let t = self.row_sizes(row, &[a.to_string(), b.to_string()], depth);
+        let mut lets = Vec::new();
+        let t = self.row_sizes(row, &[a.to_string(), b.to_string()], &mut lets);
         // Futhark 0.22 takes only names as sizes in types.
         let (na, nb) = (self.locals.fresh("n"), self.locals.fresh("n"));
-        self.line(depth, &format!("let {na} = length {a}"));
-        self.line(depth, &format!("let {nb} = length {b}"));
+        lets.push(format!("let {na} = length {a}"));
+        lets.push(format!("let {nb} = length {b}"));
+        // `opaque`: Futhark 0.22.7's simplifier folds a concatenation of
+        // array literals of arrays into one and fails on it (a type error
+        // after `simplify`, "concat_lit"); it cannot look through it.
+        let join = format!("((opaque {a} :> [{na}]{t}) ++ (opaque {b} :> [{nb}]{t}))");
+        for l in lets {
+            self.line(depth, &l);
+        }
         self.mark(Some(IRREGULAR));
-        format!("(({a} :> [{na}]{t}) ++ ({b} :> [{nb}]{t}))")
+        join
+    }
+
+    /// `init ++ flatten s`: what `reduce concat init s` and `foldl concat
+    /// init s` give, in one parallel step, with one row type where the
+    /// rows are sequences.
+    fn concat_all(&mut self, t: &Type, init: &str, s: &str, depth: usize) -> String {
+        let flat = self.locals.fresh("flat");
+        self.line(depth, &format!("let {flat} = flatten {s}"));
+        match t.elem() {
+            Some(row) if has_seq(row) => self.join_rows(&row.clone(), init, &flat, depth),
+            _ => format!("({init} ++ {flat})"),
+        }
     }
 
     /// A function reference applied to more arguments (copied where
@@ -1293,29 +1392,15 @@ impl<'p> Writer<'p> {
     fn set(&mut self, a: &[String], elem: Option<&Type>, in_place: bool, depth: Option<usize>) -> String {
         let (arr, i, v) = (&a[0], &a[1], &a[2]);
         let copy = if in_place { "" } else { "copy " };
-        let Some(elem @ Type::Seq(_)) = elem else {
+        let Some(elem) = elem.filter(|e| has_seq(e)) else {
             self.mark(Some(OUT_OF_BOUNDS));
             return format!("({copy}{arr} with [{i}] = {v})");
         };
         let n = self.locals.fresh("n");
-        let sizes: Vec<String> = (0..seq_depth(elem)).map(|_| self.locals.fresh("m")).collect();
         let mut lets = vec![format!("let {n} = length {arr}")];
-        let mut row = v.clone();
-        for (k, m) in sizes.iter().enumerate() {
-            // The inner sizes of an empty row are not looked at.
-            let len = match k {
-                0 => format!("length {row}"),
-                _ => format!("if {} == 0 then 0 else length {row}", sizes[k - 1]),
-            };
-            lets.push(format!("let {m} = {len}"));
-            row.push_str("[0]");
-        }
-        let mut inner = elem;
-        while let Type::Seq(e) = inner {
-            inner = e;
-        }
-        let inner = inner.clone();
-        let row_t = sizes.iter().map(|m| format!("[{m}]")).collect::<String>() + &self.ty(&inner);
+        // The new row's sizes (an empty sequence hides those inside it).
+        let row_t =
+            self.sized(&elem.clone(), &[(v.clone(), None)], String::new(), &mut Vec::new(), &mut lets, &mut Vec::new());
         let Some(depth) = depth else {
             let update = format!("{copy}({arr} :> [{n}]{row_t}) with [{i}] = ({v} :> {row_t})");
             // Futhark's message says which (an index, or a row's length).
@@ -1458,14 +1543,6 @@ fn size_test(s: &str, dim: usize, n: &str) -> String {
 
 fn is_scalar(t: &Type) -> bool {
     matches!(t, Type::Int | Type::Float | Type::Bool | Type::Char)
-}
-
-/// How many sequences are nested at the top of `t`.
-fn seq_depth(t: &Type) -> usize {
-    match t {
-        Type::Seq(e) => 1 + seq_depth(e),
-        _ => 0,
-    }
 }
 
 fn path_name(path: &[Step]) -> String {

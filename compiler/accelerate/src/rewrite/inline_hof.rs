@@ -30,9 +30,9 @@ struct Hof {
     params: Vec<Ty>,
 }
 
-/// A function argument: the function and the types of the arguments it is
-/// partially applied to.
-type KnownArg = (NameId, Vec<Ty>);
+/// A function argument: the function, the types of the arguments it is
+/// partially applied to, and its type there.
+type KnownArg = (NameId, Vec<Ty>, Ty);
 
 struct Inliner {
     hofs: FxHashMap<NameId, Hof>,
@@ -160,7 +160,7 @@ impl Inliner {
         let n = hof.params.len().min(args.len());
         // Each function parameter's argument: its head and arguments.
         let mut known: Vec<Option<KnownArg>> = Vec::new();
-        let mut parts: Vec<Option<(Expr, Vec<Expr>)>> = Vec::new();
+        let mut parts: Vec<Option<(Expr, Vec<Expr>, Ty)>> = Vec::new();
         for (p, a) in hof.params.iter().zip(&args).take(n) {
             if !crate::free::is_function(p) {
                 known.push(None);
@@ -169,8 +169,8 @@ impl Inliner {
             }
             let (f, fargs) = self.known_function(a)?;
             let ExprKind::Var(fname) = &f.kind else { return None };
-            known.push(Some((fname.id, fargs.iter().map(|x| x.ty.clone()).collect())));
-            parts.push(Some((f, fargs)));
+            known.push(Some((fname.id, fargs.iter().map(|x| x.ty.clone()).collect(), a.ty.clone())));
+            parts.push(Some((f, fargs, a.ty.clone())));
         }
         let key = (h.id, known);
         let name = match self.copies.get(&key) {
@@ -186,7 +186,7 @@ impl Inliner {
         let mut new_args: Vec<Expr> = Vec::new();
         for (i, a) in args.iter().enumerate() {
             match parts.get(i) {
-                Some(Some((_, fargs))) => new_args.extend(fargs.iter().cloned()),
+                Some(Some((_, fargs, _))) => new_args.extend(fargs.iter().cloned()),
                 _ => new_args.push((*a).clone()),
             }
         }
@@ -195,10 +195,24 @@ impl Inliner {
         Some(super::app(f, new_args, &e.ty))
     }
 
-    /// A copy of `h` with each known function in place of its parameter.
-    fn copy(&mut self, h: &Name, parts: &[Option<(Expr, Vec<Expr>)>]) -> Name {
+    /// A copy of `h` with each known function in place of its parameter,
+    /// at the types those functions have (a polymorphic `h`, say a local
+    /// `lam g. lam x. g x`, is copied at the instance its function
+    /// arguments decide, so that nothing later takes its type variables
+    /// as undecided).
+    fn copy(&mut self, h: &Name, parts: &[Option<(Expr, Vec<Expr>, Ty)>]) -> Name {
         let mut value = self.hofs[&h.id].binding.value.clone();
         freshen(&mut value, &mut self.fresh);
+        let mut instance = FxHashMap::default();
+        let mut t = &value.ty;
+        for part in parts {
+            let Some((p, rest)) = t.as_arrow() else { break };
+            if let Some((_, _, used)) = part {
+                pmx_ast::subst::unify(p, used, &mut instance);
+            }
+            t = rest;
+        }
+        crate::monomorphize::subst_expr(&mut value, &instance);
         let mut params: Vec<(Name, Ty, Option<Box<TypeExpr>>)> = Vec::new();
         let mut body = value;
         for part in parts {
@@ -209,7 +223,7 @@ impl Inliner {
             body = *inner;
             match part {
                 None => params.push((param, pty, annotation)),
-                Some((f, fargs)) => {
+                Some((f, fargs, _)) => {
                     // `g q1 .. qk` for the parameter, the `q`s new parameters.
                     let qs: Vec<(Name, Ty, Option<Box<TypeExpr>>)> =
                         fargs.iter().map(|a| (self.fresh.name(&param), a.ty.clone(), None)).collect();
