@@ -57,6 +57,8 @@ pub struct Writer<'p> {
     /// every use is as the argument of `flatten`: their rows may differ in
     /// length (a `flatten` concatenates them), so no statement makes them.
     only_flattened: FxHashSet<VarId>,
+    /// The checks written by the statement being written (`check`).
+    checks: Vec<String>,
 }
 
 /// What an expression returns when utests are counted.
@@ -89,6 +91,20 @@ const OUT_OF_BOUNDS: &str = "Out of bounds access in sequence";
 /// The message of a check that nested sequences made in Futhark code are
 /// regular (debug mode's, `pmx_cpu::checks`, starts the same).
 const IRREGULAR: &str = "Irregular sequence found";
+
+/// `x :> t`, where an empty `x` is taken as an empty array of `t`: a
+/// size coercion compares every size, also those of the rows of an empty
+/// array, which MExpr does not have (an empty sequence of sequences is
+/// like any other), so that Futhark's empty arrays with other row sizes
+/// (an empty literal, a `map` over nothing) would fail it.
+fn fit(x: &str, t: &str) -> String {
+    match t.strip_prefix('[').and_then(|rest| rest.split_once(']')) {
+        Some((_, rows)) => {
+            format!("(let fitted = {x} in if length fitted == 0 then ([] : [0]{rows}) :> {t} else fitted :> {t})")
+        }
+        None => format!("({x} :> {t})"),
+    }
+}
 
 /// Whether a function reference is `concat` itself.
 fn is_concat(f: &FunRef) -> bool {
@@ -219,6 +235,7 @@ impl<'p> Writer<'p> {
             fails: false,
             body_fails: false,
             only_flattened: FxHashSet::default(),
+            checks: Vec::new(),
         }
     }
 
@@ -243,6 +260,26 @@ impl<'p> Writer<'p> {
         if let Some(l) = self.lines.last_mut() {
             l.what = what.map(str::to_string);
         }
+    }
+
+    /// A check of the statement being written, on a line of its own
+    /// (`let ok = assert cond true`, located at the statement as `what`),
+    /// which the enclosing block's result asserts (`statements`): there
+    /// Futhark cannot drop it with the operation it guards (Futhark
+    /// 0.22.7's simplifier drops the bounds check of an index into an
+    /// array of one element, and an `assert` around the index). Under
+    /// `--unchecked`, nothing.
+    fn check(&mut self, cond: &str, what: &str, depth: usize) {
+        if !self.checked {
+            return;
+        }
+        let ok = self.locals.fresh("ok");
+        self.locate_next();
+        if let Some(l) = self.lines.last_mut() {
+            l.what = Some(what.to_string());
+        }
+        self.line(depth, &format!("let {ok} = assert ({cond}) true"));
+        self.checks.push(ok);
     }
 
     /// Locates failures Futhark reports at the next line (a call's, a
@@ -666,11 +703,15 @@ impl<'p> Writer<'p> {
             Atom::Lit(_) => None,
         };
         let mut oks = Vec::new();
+        let outer = std::mem::take(&mut self.checks);
         for s in stmts {
-            if self.stmt(s, depth) && Some(s.var.id) != result {
+            let fails = self.stmt(s, depth);
+            oks.append(&mut self.checks);
+            if fails && Some(s.var.id) != result {
                 oks.extend(self.demand(&s.var, depth));
             }
         }
+        self.checks = outer;
         oks
     }
 
@@ -838,7 +879,7 @@ impl<'p> Writer<'p> {
         match elem {
             Some(row) if values.len() > 1 && has_seq(row) => {
                 let t = self.result_sizes(row, &values[0], depth);
-                let rows: Vec<String> = values.iter().map(|v| format!("{v} :> {t}")).collect();
+                let rows: Vec<String> = values.iter().map(|v| fit(v, &t)).collect();
                 self.mark(Some(IRREGULAR));
                 format!("[{}]", rows.join(", "))
             }
@@ -884,7 +925,10 @@ impl<'p> Writer<'p> {
             }
             Expr::Prim(b, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
-                self.prim(*b, &args, ty)
+                match self.checked_prim(*b, &args, ty, depth) {
+                    Some(e) => e,
+                    None => self.prim(*b, &args, ty),
+                }
             }
             Expr::Math(m, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
@@ -1000,9 +1044,12 @@ impl<'p> Writer<'p> {
                         let step = self.apply(f, &[acc.clone(), y.clone()]);
                         self.mark(Some(IRREGULAR));
                         format!(
-                            "if {parallel} then reduce (\\{} {} -> {body} :> {t}) ({ne} :> {t}) ({s} :> [{n}]{t}) \
+                            "if {parallel} then reduce (\\{} {} -> {}) {} ({s} :> [{n}]{t}) \
                              else loop {acc} = {ne} for {y} in {s} do {step}",
-                            params[0], params[1]
+                            params[0],
+                            params[1],
+                            fit(&body, &t),
+                            fit(&ne, &t)
                         )
                     }
                     _ => {
@@ -1032,13 +1079,13 @@ impl<'p> Writer<'p> {
             }
             Expr::Create { len, f } => {
                 let n = self.atom(len);
+                self.check(&format!("{n} >= 0"), "Create with a negative length", depth);
                 let counts = self.fun_counts(f);
                 let f = self.sized_funval(f, &["0".to_string()], &n, depth);
                 if counts {
                     self.shape = Shape::Pairs;
                 }
-                self.mark(Some("Create with a negative length"));
-                format!("map {f} (iota {})", self.atom(len))
+                format!("map {f} (iota {n})")
             }
             Expr::Flatten(s) => {
                 let literal = match s {
@@ -1060,7 +1107,7 @@ impl<'p> Writer<'p> {
                                 for r in &rows {
                                     let n = self.locals.fresh("n");
                                     lets.push(format!("let {n} = length {r}"));
-                                    parts.push(format!("(opaque {r} :> [{n}]{t})"));
+                                    parts.push(fit(&format!("opaque {r}"), &format!("[{n}]{t}")));
                                 }
                                 for l in lets {
                                     self.line(depth, &l);
@@ -1079,8 +1126,8 @@ impl<'p> Writer<'p> {
                 if self.counting && (self.counts)(self.span) {
                     self.shape = Shape::One;
                 }
-                self.mark(Some("a size constraint does not hold"));
-                format!("assert ({test}) ()")
+                self.check(&test, "a size constraint does not hold", depth);
+                "()".into()
             }
             Expr::SizeCoerce { seq, dim, size } => {
                 let t = seq.ty();
@@ -1100,8 +1147,8 @@ impl<'p> Writer<'p> {
                 format!("{} :> {dims}{}", self.atom(seq), self.ty(&elem))
             }
             Expr::Never => {
-                self.mark(Some("Reached a never term, which should be impossible"));
-                format!("assert false ({})", self.zero(ty))
+                self.check("false", "Reached a never term, which should be impossible", depth);
+                self.zero(ty)
             }
             Expr::Con { .. } | Expr::IsCon { .. } | Expr::Payload { .. } => {
                 self.unsupported("variant types (constructors and matches on them) in Futhark code");
@@ -1217,9 +1264,9 @@ impl<'p> Writer<'p> {
         self.mark(Some(IRREGULAR));
         if counts {
             let (v, c) = (self.locals.fresh("v"), self.locals.fresh("c"));
-            return format!("(\\{} -> let ({v}, {c}) = {body} in ({v} :> {t}, {c}))", params.join(" "));
+            return format!("(\\{} -> let ({v}, {c}) = {body} in ({}, {c}))", params.join(" "), fit(&v, &t));
         }
-        format!("(\\{} -> {body} :> {t})", params.join(" "))
+        format!("(\\{} -> {})", params.join(" "), fit(&body, &t))
     }
 
     /// Names for the sizes of `v` (of type `t`: sequences, records of
@@ -1321,7 +1368,11 @@ impl<'p> Writer<'p> {
         // `opaque`: Futhark 0.22.7's simplifier folds a concatenation of
         // array literals of arrays into one and fails on it (a type error
         // after `simplify`, "concat_lit"); it cannot look through it.
-        let join = format!("((opaque {a} :> [{na}]{t}) ++ (opaque {b} :> [{nb}]{t}))");
+        let join = format!(
+            "({} ++ {})",
+            fit(&format!("opaque {a}"), &format!("[{na}]{t}")),
+            fit(&format!("opaque {b}"), &format!("[{nb}]{t}"))
+        );
         for l in lets {
             self.line(depth, &l);
         }
@@ -1417,10 +1468,13 @@ impl<'p> Writer<'p> {
         self.mark(Some(IRREGULAR));
         self.line(
             depth,
-            &format!("let {rows} = (if {n} == 1 && {i} == 0 then [copy ({v} :> {row_t})] else {arr}) :> [{n}]{row_t}"),
+            &format!(
+                "let {rows} = (if {n} == 1 && {i} == 0 then [copy {}] else {arr}) :> [{n}]{row_t}",
+                fit(v, &row_t)
+            ),
         );
         self.mark(Some(OUT_OF_BOUNDS));
-        format!("({copy}{rows} with [{i}] = ({v} :> {row_t}))")
+        format!("({copy}{rows} with [{i}] = {})", fit(v, &row_t))
     }
 
     /// Argument `k` (`a`) of a call of `f` by the statement binding
@@ -1433,6 +1487,44 @@ impl<'p> Writer<'p> {
         } else {
             a
         }
+    }
+
+    /// A primitive that may fail, as a statement: its checks on lines of
+    /// their own (`check`), then the operation. `None` for the others.
+    fn checked_prim(&mut self, b: Builtin, a: &[String], ty: &Type, depth: usize) -> Option<String> {
+        use Builtin::*;
+        Some(match b {
+            Get => {
+                self.check(&format!("{1} >= 0 && {1} < length {0}", a[0], a[1]), OUT_OF_BOUNDS, depth);
+                format!("{}[{}]", a[0], a[1])
+            }
+            Head => {
+                self.check(&format!("length {} > 0", a[0]), "Head on empty sequence", depth);
+                format!("{}[0]", a[0])
+            }
+            Tail => {
+                self.check(&format!("length {} > 0", a[0]), "Tail on empty sequence", depth);
+                format!("{}[1:]", a[0])
+            }
+            Divi | Modi => {
+                self.check(&format!("{} != 0", a[1]), "Division by zero", depth);
+                let op = if b == Divi { "//" } else { "%%" };
+                format!("({} {op} {})", a[0], a[1])
+            }
+            SplitAt => {
+                self.check(&format!("{1} >= 0 && {1} <= length {0}", a[0], a[1]), "Split at index out of bounds", depth);
+                format!("({0}[:{1}], {0}[{1}:])", a[0], a[1])
+            }
+            Subsequence => {
+                self.check(&format!("{} >= 0 && {} >= 0", a[1], a[2]), "Subsequence using a negative index or length", depth);
+                format!("(let s = i64.min {1} (length {0}) in {0}[s:i64.min (s + {2}) (length {0})])", a[0], a[1], a[2])
+            }
+            Error => {
+                self.check("false", "error", depth);
+                self.zero(ty)
+            }
+            _ => return None,
+        })
     }
 
     /// A primitive with Miking's semantics.

@@ -68,6 +68,9 @@ const RESERVED: &[&str] = &[
     "indices",
     "tabulate",
     "all",
+    "opaque",
+    // Bound by the expressions the generator writes (`body::fit`).
+    "fitted",
     "any",
     "id",
     "const",
