@@ -153,13 +153,12 @@ fn same_sizes(x: &str, sizes: &[Size]) -> String {
     }
 }
 
-/// `r` with the checks `oks` (variables that hold `true`) asserted.
+/// `r` with the checks `oks` (variables that hold `true`) asserted, one
+/// `assert` each: Futhark 0.22.7's simplifier folds `ok1 && ok2` of two
+/// checks that hold into `true` and drops their certificates (a check
+/// that fails with them).
 fn checked_by(oks: &[String], r: String) -> String {
-    if oks.is_empty() {
-        r
-    } else {
-        format!("(assert ({}) {r})", oks.join(" && "))
-    }
+    oks.iter().rev().fold(r, |r, ok| format!("(assert {ok} {r})"))
 }
 
 /// The sequence literals of a body whose every use is as the argument of
@@ -267,7 +266,10 @@ impl<'p> Writer<'p> {
     /// which the enclosing block's result asserts (`statements`): there
     /// Futhark cannot drop it with the operation it guards (Futhark
     /// 0.22.7's simplifier drops the bounds check of an index into an
-    /// array of one element, and an `assert` around the index). Under
+    /// array of one element, and an `assert` around the index). The
+    /// condition is `opaque`: where it is constant, Futhark 0.22.7's
+    /// simplifier drops an `assert` that is certain to fail (it takes the
+    /// other branch of an `if`, as if failing could not happen). Under
     /// `--unchecked`, nothing.
     fn check(&mut self, cond: &str, what: &str, depth: usize) {
         if !self.checked {
@@ -278,7 +280,7 @@ impl<'p> Writer<'p> {
         if let Some(l) = self.lines.last_mut() {
             l.what = Some(what.to_string());
         }
-        self.line(depth, &format!("let {ok} = assert ({cond}) true"));
+        self.line(depth, &format!("let {ok} = assert (opaque ({cond})) true"));
         self.checks.push(ok);
     }
 
@@ -865,14 +867,17 @@ impl<'p> Writer<'p> {
 
     /// A sequence literal; rows of a literal of arrays are coerced to the
     /// first row's sizes (lets before it name them), a check that fails
-    /// where the rows differ, as debug mode's does.
+    /// where the rows differ, as debug mode's does. It is `opaque`: from
+    /// an array it knows, Futhark 0.22.7's simplifier computes what uses
+    /// it at compile time and drops the checks on the way (an index past
+    /// the end, an `assert` on the result).
     fn seq_literal(&mut self, items: &[Atom], elem: Option<&Type>, depth: usize) -> String {
         let values: Vec<String> = items.iter().map(|a| self.atom(a)).collect();
         if values.is_empty() {
             // Typed, every size 0 (a size left open is ambiguous to
             // Futhark; an empty sequence hides the sizes inside it).
             return match elem {
-                Some(e) => format!("([] : [0]{})", self.ty(e).replace("[]", "[0]")),
+                Some(e) => format!("opaque ([] : [0]{})", self.ty(e).replace("[]", "[0]")),
                 None => "[]".into(),
             };
         }
@@ -881,9 +886,9 @@ impl<'p> Writer<'p> {
                 let t = self.result_sizes(row, &values[0], depth);
                 let rows: Vec<String> = values.iter().map(|v| fit(v, &t)).collect();
                 self.mark(Some(IRREGULAR));
-                format!("[{}]", rows.join(", "))
+                format!("opaque [{}]", rows.join(", "))
             }
-            _ => format!("[{}]", values.join(", ")),
+            _ => format!("opaque [{}]", values.join(", ")),
         }
     }
 
@@ -1593,7 +1598,11 @@ impl<'p> Writer<'p> {
                 format!("{}[1:]", a[0])
             }
             Null => format!("(length {} == 0)", a[0]),
-            Reverse => format!("(reverse {})", a[0]),
+            // `opaque`: Futhark 0.22.7 gives wrong elements for a slice of
+            // the reverse (or the reverse of a slice) of an array it knows
+            // holds one value (`tail (reverse (map (lam x. 27) s))`; the
+            // multicore backend).
+            Reverse => format!("(reverse (opaque {}))", a[0]),
             SplitAt => {
                 self.mark(Some("Split at index out of bounds"));
                 format!("({0}[:{1}], {0}[{1}:])", a[0], a[1])
