@@ -1517,11 +1517,19 @@ impl<'p> Writer<'p> {
                 format!("({} {op} {})", a[0], a[1])
             }
             SplitAt => {
-                self.check(&format!("{1} >= 0 && {1} <= length {0}", a[0], a[1]), "Split at index out of bounds", depth);
+                self.check(
+                    &format!("{1} >= 0 && {1} <= length {0}", a[0], a[1]),
+                    "Split at index out of bounds",
+                    depth,
+                );
                 format!("({0}[:{1}], {0}[{1}:])", a[0], a[1])
             }
             Subsequence => {
-                self.check(&format!("{} >= 0 && {} >= 0", a[1], a[2]), "Subsequence using a negative index or length", depth);
+                self.check(
+                    &format!("{} >= 0 && {} >= 0", a[1], a[2]),
+                    "Subsequence using a negative index or length",
+                    depth,
+                );
                 format!("(let s = i64.min {1} (length {0}) in {0}[s:i64.min (s + {2}) (length {0})])", a[0], a[1], a[2])
             }
             Error => {
@@ -1567,9 +1575,12 @@ impl<'p> Writer<'p> {
             Floorfi => float_to_int(&format!("f64.floor {}", a[0])),
             Ceilfi => float_to_int(&format!("f64.ceil {}", a[0])),
             // Halves away from zero (OCaml's `Float.round`; Futhark's
-            // `f64.round` takes them to even).
+            // `f64.round` takes them to even). Truncated by floor or ceil:
+            // Futhark 0.22.7's `f64.trunc` goes through i64 and is wrong
+            // past its range (`f64.trunc 1e30` is -2^63).
             Roundfi => float_to_int(&format!(
-                "let t = f64.trunc {0} in if f64.abs ({0} - t) >= 0.5 then t + (if {0} < 0 then -1 else 1) else t",
+                "let t = if {0} >= 0 then f64.floor {0} else f64.ceil {0} in if f64.abs ({0} - t) >= 0.5 then t + \
+                 (if {0} < 0 then -1 else 1) else t",
                 a[0]
             )),
             Char2int => format!("(i64.i32 {})", a[0]),
@@ -1686,8 +1697,8 @@ fn lit(l: &Lit) -> String {
 /// end (`i64.f64` is undefined there).
 fn float_to_int(y: &str) -> String {
     format!(
-        "(let y = {y} in if f64.isnan y then 0i64 else if y >= 9223372036854775808f64 then i64.highest else if y < \
-         -9223372036854775808f64 then i64.lowest else i64.f64 y)"
+        "(let y = ({y}) in if f64.isnan y then 0i64 else if y >= 9.223372036854775808e18f64 then i64.highest else if y < \
+         -9.223372036854775808e18f64 then i64.lowest else i64.f64 y)"
     )
 }
 
