@@ -440,6 +440,33 @@ impl Program {
         self.variants.get(id.0 as usize)
     }
 
+    /// The text of every string literal (a sequence literal of `Char`s)
+    /// bound in the program, by its variable: what `error "..."` says,
+    /// which generated code reports as debug mode does.
+    pub fn string_literals(&self) -> rustc_hash::FxHashMap<VarId, String> {
+        let mut out = rustc_hash::FxHashMap::default();
+        let bodies = self.functions.iter().map(|f| &f.body).chain(self.entries.iter().map(|e| &e.body));
+        for b in bodies {
+            b.for_each_stmt(&mut |s| {
+                if let Expr::Seq(items) = &s.expr {
+                    let text: Option<String> = items
+                        .iter()
+                        .map(|a| match a {
+                            Atom::Lit(Lit::Char(c)) => Some(*c),
+                            _ => None,
+                        })
+                        .collect();
+                    if let (Some(text), Type::Seq(e)) = (text, &s.var.ty) {
+                        if **e == Type::Char {
+                            out.insert(s.var.id, text);
+                        }
+                    }
+                }
+            });
+        }
+        out
+    }
+
     /// A type as MExpr writes it, variant instances by their names.
     pub fn type_name(&self, t: &Type) -> String {
         let mut out = String::new();
@@ -453,5 +480,14 @@ impl Program {
 impl std::fmt::Display for Type {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         crate::print::write_type(f, self, None)
+    }
+}
+
+/// What `error msg` reports: the message where it is a string literal
+/// (`Program::string_literals`; debug mode prints it), else `error`.
+pub fn error_text(strings: &rustc_hash::FxHashMap<VarId, String>, msg: &Atom) -> String {
+    match msg {
+        Atom::Var(v) => strings.get(&v.id).cloned().unwrap_or_else(|| "error".into()),
+        Atom::Lit(_) => "error".into(),
     }
 }

@@ -210,6 +210,9 @@ pub fn var(v: &Var) -> String {
 }
 
 pub struct Body<'p> {
+    /// The program's string literals (`Program::string_literals`): what
+    /// `error` says.
+    strings: FxHashMap<VarId, String>,
     p: &'p Program,
     options: Options,
     pub kernels: String,
@@ -293,6 +296,7 @@ fn scalar(t: &Type) -> bool {
 impl<'p> Body<'p> {
     pub fn new(p: &'p Program, options: Options, host_fns: FxHashSet<FnId>, plan: super::hoist::Plan) -> Body<'p> {
         Body {
+            strings: p.string_literals(),
             p,
             options,
             kernels: String::new(),
@@ -566,8 +570,9 @@ impl<'p> Body<'p> {
                     let loc = self.failure(span, "Reached a never term, which should be impossible");
                     let _ = writeln!(code, "{pad}pmx_fail({loc});\n{pad}{ct} {name} = {ct}();");
                 }
-                Expr::Prim(Builtin::Error, _) => {
-                    let loc = self.failure(span, "error");
+                Expr::Prim(Builtin::Error, args) => {
+                    let what = pmx_lower::error_text(&self.strings, &args[0]);
+                    let loc = self.failure(span, what);
                     let _ = writeln!(code, "{pad}pmx_fail({loc});\n{pad}{ct} {name} = {ct}();");
                 }
                 // A variable, or a part of one, is bound by reference

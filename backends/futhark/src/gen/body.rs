@@ -59,6 +59,8 @@ pub struct Writer<'p> {
     only_flattened: FxHashSet<VarId>,
     /// The checks written by the statement being written (`check`).
     checks: Vec<String>,
+    /// The program's string literals: what `error` says.
+    strings: FxHashMap<VarId, String>,
 }
 
 /// What an expression returns when utests are counted.
@@ -235,6 +237,7 @@ impl<'p> Writer<'p> {
             body_fails: false,
             only_flattened: FxHashSet::default(),
             checks: Vec::new(),
+            strings: p.string_literals(),
         }
     }
 
@@ -928,9 +931,14 @@ impl<'p> Writer<'p> {
                 self.line(depth, &format!("let {lb} = {b}"));
                 self.join_rows(&row, &la, &lb, depth)
             }
+            Expr::Prim(Builtin::Error, args) => {
+                let what = pmx_lower::error_text(&self.strings, &args[0]);
+                self.check("false", &what, depth);
+                self.zero(ty)
+            }
             Expr::Prim(b, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
-                match self.checked_prim(*b, &args, ty, depth) {
+                match self.checked_prim(*b, &args, depth) {
                     Some(e) => e,
                     None => self.prim(*b, &args, ty),
                 }
@@ -1496,7 +1504,7 @@ impl<'p> Writer<'p> {
 
     /// A primitive that may fail, as a statement: its checks on lines of
     /// their own (`check`), then the operation. `None` for the others.
-    fn checked_prim(&mut self, b: Builtin, a: &[String], ty: &Type, depth: usize) -> Option<String> {
+    fn checked_prim(&mut self, b: Builtin, a: &[String], depth: usize) -> Option<String> {
         use Builtin::*;
         Some(match b {
             Get => {
@@ -1531,10 +1539,6 @@ impl<'p> Writer<'p> {
                     depth,
                 );
                 format!("(let s = i64.min {1} (length {0}) in {0}[s:i64.min (s + {2}) (length {0})])", a[0], a[1], a[2])
-            }
-            Error => {
-                self.check("false", "error", depth);
-                self.zero(ty)
             }
             _ => return None,
         })
