@@ -111,13 +111,12 @@ pub fn elements_alike(s: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// `x` has the layout of the elements of `s` (other than element
-/// `skip`, which `set` replaces): joined to them, it keeps `s` regular.
-pub fn joins(x: &Value, s: &Value, skip: Option<usize>) -> Result<(), String> {
+/// `x` has the layout of the elements of `s`: joined to them (or put in
+/// the place of one), it keeps `s` regular.
+pub fn joins(x: &Value, s: &Value) -> Result<(), String> {
     let Value::Seq(items) = s else { return Ok(()) };
-    let other = (0..items.len().min(2)).find(|&k| Some(k) != skip);
-    match other {
-        Some(k) if !same_layout(x, &items.get(k)) => {
+    match items.is_empty() {
+        false if !same_layout(x, &items.get(0)) => {
             Err("Irregular sequence found: a sequence does not have the sizes of the sequences it joins".into())
         }
         _ => Ok(()),

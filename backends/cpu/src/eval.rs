@@ -157,11 +157,11 @@ impl Machine {
     /// In Futhark-class code in debug mode: `x`, about to join the
     /// elements of `s` (`cons`, `snoc`, `concat`, `set`), has their layout.
     #[inline]
-    pub fn check_joins(&self, x: &Value, s: &Value, skip: Option<usize>, span: Span) -> crate::error::Res<()> {
+    pub fn check_joins(&self, x: &Value, s: &Value, span: Span) -> crate::error::Res<()> {
         if !self.regular {
             return Ok(());
         }
-        crate::checks::joins(x, s, skip).map_err(|e| self.fail(e, span))
+        crate::checks::joins(x, s).map_err(|e| self.fail(e, span))
     }
 
     /// Writes a value into a stack slot; an old scalar needs no drop.

@@ -25,7 +25,7 @@ pub fn direct(b: Builtin, args: Box<[Code]>, span: Span) -> Result<Thunk, Box<[C
             Box::new(move |m, fr| {
                 let s = s(m, fr)?;
                 let x = x(m, fr)?;
-                m.check_joins(&x, &s, None, span)?;
+                m.check_joins(&x, &s, span)?;
                 Ok(Value::seq(s.as_seq().snoc(x)))
             })
         }
@@ -34,7 +34,7 @@ pub fn direct(b: Builtin, args: Box<[Code]>, span: Span) -> Result<Thunk, Box<[C
             Box::new(move |m, fr| {
                 let x = x(m, fr)?;
                 let s = s(m, fr)?;
-                m.check_joins(&x, &s, None, span)?;
+                m.check_joins(&x, &s, span)?;
                 Ok(Value::seq(s.as_seq().cons(x)))
             })
         }

@@ -52,7 +52,7 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
         Concat => {
             let (a, b) = (args[0].as_seq(), args[1].as_seq());
             if !b.is_empty() {
-                m.check_joins(&b.get(0), &args[0], None, span)?;
+                m.check_joins(&b.get(0), &args[0], span)?;
             }
             seq_value(a.concat(b))
         }
@@ -62,10 +62,10 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
             s.get(i)
         }
         Set => {
-            // The row's sizes first, as the native code checks them.
-            if let Ok(k) = usize::try_from(args[1].as_int()) {
-                m.check_joins(&args[2], &args[0], Some(k), span)?;
-            }
+            // The row's sizes first, as the native code checks them: those
+            // of the rows, the one replaced included (a Futhark array's
+            // rows are of one type).
+            m.check_joins(&args[2], &args[0], span)?;
             let i = index(m, args[1].as_int(), args[0].as_seq().len(), span)?;
             let v = args.pop().expect("three arguments");
             args.pop();
@@ -73,11 +73,11 @@ pub fn call(m: &mut Machine, b: Builtin, mut args: Args, span: Span) -> Res<Valu
             seq_value(s.set(i, v))
         }
         Cons => {
-            m.check_joins(&args[0], &args[1], None, span)?;
+            m.check_joins(&args[0], &args[1], span)?;
             seq_value(args[1].as_seq().cons(args[0].clone()))
         }
         Snoc => {
-            m.check_joins(&args[1], &args[0], None, span)?;
+            m.check_joins(&args[1], &args[0], span)?;
             seq_value(args[0].as_seq().snoc(args[1].clone()))
         }
         SplitAt => {

@@ -258,9 +258,19 @@ impl<'p> Writer<'p> {
     /// Records that the next line may fail, at the current statement.
     fn mark(&mut self, what: Option<&str>) {
         self.fails = true;
+        match what {
+            Some(what) => self.locate_as(what),
+            None => self.locate_next(),
+        }
+    }
+
+    /// Locates failures Futhark reports at the next line (an operation
+    /// that a `check` before it guards) at the statement being written,
+    /// as `what`.
+    fn locate_as(&mut self, what: &str) {
         self.locate_next();
         if let Some(l) = self.lines.last_mut() {
-            l.what = what.map(str::to_string);
+            l.what = Some(what.to_string());
         }
     }
 
@@ -279,11 +289,8 @@ impl<'p> Writer<'p> {
             return;
         }
         let ok = self.locals.fresh("ok");
-        self.locate_next();
-        if let Some(l) = self.lines.last_mut() {
-            l.what = Some(what.to_string());
-        }
-        self.line(depth, &format!("let {ok} = assert (opaque ({cond})) true"));
+        self.locate_as(what);
+        self.line(depth, &format!("let {ok} = assert ({cond}) true"));
         self.checks.push(ok);
     }
 
@@ -998,11 +1005,14 @@ impl<'p> Writer<'p> {
                     // lengths first).
                     let n = self.locals.fresh("n");
                     self.line(depth, &format!("let {n} = length {}", names[0]));
+                    let message = "map2 on sequences of different lengths";
+                    let equal: Vec<String> = names.iter().skip(1).map(|s| format!("length {s} == {n}")).collect();
+                    self.check(&equal.join(" && "), message, depth);
                     for (name, s) in names.iter_mut().zip(seqs) {
                         let c = self.locals.fresh("s");
                         let elem = s.ty().elem().cloned().unwrap_or(Type::Unit);
                         let t = self.ty(&elem);
-                        self.mark(Some("map2 on sequences of different lengths"));
+                        self.locate_as(message);
                         self.line(depth, &format!("let {c} = {name} :> [{n}]{t}"));
                         *name = c;
                     }
@@ -1456,15 +1466,25 @@ impl<'p> Writer<'p> {
     fn set(&mut self, a: &[String], elem: Option<&Type>, in_place: bool, depth: Option<usize>) -> String {
         let (arr, i, v) = (&a[0], &a[1], &a[2]);
         let copy = if in_place { "" } else { "copy " };
+        let in_bounds = format!("{i} >= 0 && {i} < length {arr}");
         let Some(elem) = elem.filter(|e| has_seq(e)) else {
-            self.mark(Some(OUT_OF_BOUNDS));
+            match depth {
+                // The check on a line of its own (`check`): the update
+                // itself needs no reading afterwards.
+                Some(depth) => {
+                    self.check(&in_bounds, OUT_OF_BOUNDS, depth);
+                    self.locate_as(OUT_OF_BOUNDS);
+                }
+                None => self.mark(Some(OUT_OF_BOUNDS)),
+            }
             return format!("({copy}{arr} with [{i}] = {v})");
         };
         let n = self.locals.fresh("n");
         let mut lets = vec![format!("let {n} = length {arr}")];
         // The new row's sizes (an empty sequence hides those inside it).
+        let mut sizes = Vec::new();
         let row_t =
-            self.sized(&elem.clone(), &[(v.clone(), None)], String::new(), &mut Vec::new(), &mut lets, &mut Vec::new());
+            self.sized(&elem.clone(), &[(v.clone(), None)], String::new(), &mut Vec::new(), &mut lets, &mut sizes);
         let Some(depth) = depth else {
             let update = format!("{copy}({arr} :> [{n}]{row_t}) with [{i}] = ({v} :> {row_t})");
             // Futhark's message says which (an index, or a row's length).
@@ -1474,20 +1494,15 @@ impl<'p> Writer<'p> {
         for l in &lets {
             self.line(depth, l);
         }
-        // The rows must have the new row's sizes (checked first, as debug
-        // mode does), except the one replaced: a sequence of one row
-        // takes any row at index 0.
-        let rows = self.locals.fresh("rows");
-        self.mark(Some(IRREGULAR));
-        self.line(
-            depth,
-            &format!(
-                "let {rows} = (if {n} == 1 && {i} == 0 then [copy {}] else {arr}) :> [{n}]{row_t}",
-                fit(v, &row_t)
-            ),
-        );
-        self.mark(Some(OUT_OF_BOUNDS));
-        format!("({copy}{rows} with [{i}] = {})", fit(v, &row_t))
+        // The rows must have the new row's sizes (the row replaced too, as
+        // debug mode checks: a Futhark array's rows are of one type); they
+        // are alike, so the first stands for them. Both checks on lines of
+        // their own (`check`), the rows' first, as debug mode has them.
+        let first = format!("{arr}[0]");
+        self.check(&format!("{n} == 0 || ({})", same_sizes(&first, &sizes)), IRREGULAR, depth);
+        self.check(&in_bounds, OUT_OF_BOUNDS, depth);
+        self.locate_as(IRREGULAR);
+        format!("({copy}({arr} :> [{n}]{row_t}) with [{i}] = {})", fit(v, &row_t))
     }
 
     /// Argument `k` (`a`) of a call of `f` by the statement binding
