@@ -94,37 +94,18 @@ const OUT_OF_BOUNDS: &str = "Out of bounds access in sequence";
 /// regular (debug mode's, `pmx_cpu::checks`, starts the same).
 const IRREGULAR: &str = "Irregular sequence found";
 
-/// `x :> t`, where the sizes inside an empty dimension are not compared:
-/// a size coercion compares every size, also those of the rows of an
-/// empty array, which MExpr does not have (an empty sequence of sequences
-/// is like any other), so that Futhark's empty arrays with other row sizes
-/// (an empty literal, a `map` over nothing) would fail it. An array of
-/// arrays is flattened and unflattened to `t`'s sizes instead (which
-/// checks only the products, and keeps `x`'s data and checks in use); an
-/// array of records is taken as an empty array of `t` where it is empty.
+/// `x :> t`, where an empty `x` is taken as an empty array of `t`: a
+/// size coercion compares every size, also those of the rows of an empty
+/// array, which MExpr does not have (an empty sequence of sequences is
+/// like any other), so that Futhark's empty arrays with other row sizes
+/// (`tail [[1, 2]]`) would fail it. (Sizes under an empty dimension deeper
+/// in `x` are still compared.)
 fn fit(x: &str, t: &str) -> String {
-    let mut dims = Vec::new();
-    let mut rest = t;
-    while let Some((d, r)) = rest.strip_prefix('[').and_then(|r| r.split_once(']')) {
-        dims.push(d.to_string());
-        rest = r;
-    }
-    match dims.len() {
-        0 | 1 => format!("({x} :> {t})"),
-        _ if rest.starts_with(['{', '(']) => {
-            let rows = &t[t.find(']').map_or(0, |k| k + 1)..];
+    match t.strip_prefix('[').and_then(|rest| rest.split_once(']')) {
+        Some((_, rows)) if rows.starts_with('[') || rows.starts_with('{') || rows.starts_with('(') => {
             format!("(let fitted = {x} in if length fitted == 0 then ([] : [0]{rows}) :> {t} else fitted :> {t})")
         }
-        depth => {
-            let mut e = x.to_string();
-            for _ in 1..depth {
-                e = format!("flatten ({e})");
-            }
-            for j in (1..depth).rev() {
-                e = format!("unflatten ({}) {} ({e})", dims[..j].join(" * "), dims[j]);
-            }
-            format!("({e} :> {t})")
-        }
+        _ => format!("({x} :> {t})"),
     }
 }
 
