@@ -63,21 +63,11 @@ fn example_libraries_pass_their_own_utests() {
     }
 }
 
-/// Whether `--target cpu` can run here: a Futhark compiler (the CUDA
-/// engine needs only the C++ compiler the build already has).
-fn native_toolchain() -> bool {
-    match pmx_futhark::engine::find() {
-        Ok(_) => true,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            false
-        }
-    }
-}
-
 #[test]
 fn examples_run_on_the_cpu_as_in_debug_mode() {
-    if !native_toolchain() {
+    // `--target cpu` needs a Futhark compiler (the CUDA engine only the
+    // C++ compiler the build already has).
+    if !process::futhark_or_skip() {
         return;
     }
     for p in examples() {

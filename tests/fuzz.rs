@@ -22,17 +22,6 @@ fn runner() -> Runner {
     Runner { pmx: env!("CARGO_BIN_EXE_pmx").into(), cache: process::CACHE.into(), timeout: Duration::from_secs(300) }
 }
 
-/// Whether Futhark-class code can run natively here.
-fn futhark() -> bool {
-    match pmx_futhark::engine::find() {
-        Ok(_) => true,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            false
-        }
-    }
-}
-
 /// The generated programs of `seeds` that show a difference.
 fn differences(class: Class, seeds: std::ops::Range<u64>) -> Vec<String> {
     let dir = std::env::temp_dir().join(format!("pmx-fuzz-test-{}-{}", class.name(), std::process::id()));
@@ -63,7 +52,7 @@ fn cuda_class_seeds_agree_in_every_mode() {
 
 #[test]
 fn futhark_class_seeds_agree_in_every_mode() {
-    if !futhark() {
+    if !process::futhark_or_skip() {
         return;
     }
     let found = differences(Class::Futhark, FUTHARK_SEEDS);
@@ -98,7 +87,7 @@ fn fixtures() -> Vec<(PathBuf, Class)> {
 fn fuzz_fixtures_agree_in_every_mode() {
     let all = fixtures();
     assert!(all.len() >= 8, "the fixtures under tests/fuzz are found");
-    let with_futhark = futhark();
+    let with_futhark = process::futhark_or_skip();
     let runner = runner();
     let mut found = Vec::new();
     for (p, class) in all {

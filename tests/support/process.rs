@@ -49,3 +49,16 @@ pub fn without_progress(stderr: &str) -> String {
         .map(|l| format!("{l}\n"))
         .collect()
 }
+
+/// Whether a Futhark compiler is found (`PMX_FUTHARK`, `PATH`): Futhark-class
+/// code can run natively. Otherwise says why the caller skips.
+#[allow(dead_code)]
+pub fn futhark_or_skip() -> bool {
+    match pmx_futhark::engine::find() {
+        Ok(_) => true,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}

@@ -370,7 +370,7 @@ impl Futhark<'_, '_> {
             Ty::Seq(_) => {
                 let parts = split(s.len(), self.g.rng);
                 let first = Shape::seq(parts, s.elem());
-                let k = if parts == 0 { n } else { s.len() / parts };
+                let k = s.len().checked_div(parts).unwrap_or(n);
                 let seq_shape = Shape::seq(k, first);
                 let seq = self.expr(&Ty::seq(t.clone()), &seq_shape, scope, d);
                 let empty = Node::new(t.clone(), Kind::Seq(Vec::new()));
@@ -587,7 +587,10 @@ impl Futhark<'_, '_> {
                     return Node::app(t.clone(), "flatten", vec![lit]);
                 }
                 let parts = split(n, self.g.rng);
-                let k = if parts == 0 { self.g.rng.below(3) } else { n / parts };
+                let k = match n.checked_div(parts) {
+                    Some(k) => k,
+                    None => self.g.rng.below(3),
+                };
                 let rows = self.expr(&Ty::seq(t.clone()), &Shape::seq(k, Shape::seq(parts, es)), scope, d);
                 Node::app(t.clone(), "flatten", vec![rows])
             }
@@ -607,7 +610,7 @@ impl Futhark<'_, '_> {
 
 /// A divisor of `n` (the length of each of `n / k` parts), or 0 for 0.
 fn split(n: usize, rng: &mut Rng) -> usize {
-    let divisors: Vec<usize> = (1..=n).filter(|k| n % k == 0).collect();
+    let divisors: Vec<usize> = (1..=n).filter(|&k| n.is_multiple_of(k)).collect();
     if divisors.is_empty() {
         0
     } else {
