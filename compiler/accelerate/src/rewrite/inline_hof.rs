@@ -212,7 +212,9 @@ impl Inliner {
             }
             t = rest;
         }
-        crate::monomorphize::subst_expr(&mut value, &instance);
+        if !instance.is_empty() {
+            crate::monomorphize::subst_expr(&mut value, &instance);
+        }
         let mut params: Vec<(Name, Ty, Option<Box<TypeExpr>>)> = Vec::new();
         let mut body = value;
         for part in parts {
