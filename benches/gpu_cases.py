@@ -218,6 +218,10 @@ def viterbi(pmx, work, n, signals, runs, reps, emulate):
     note("gpu_cases: viterbi: pmx, each launch waited for ...")
     k_synced, inside_synced = pmx.measure_also(program, [str(n), str(signals), "vc"], runs, {"PMX_CUDA_SYNC": "1"},
                                                stdout)
+    # Viterbi's kernels divide their index by the number of states, so
+    # they run in tiles of rows too; the same without them:
+    note("gpu_cases: viterbi: pmx without tiles ...")
+    k_flat, _ = pmx.measure_also(program, [str(n), str(signals), "vc"], runs, {"PMX_CUDA_TILES": "0"}, stdout)
     note("gpu_cases: viterbi: hand-written ...")
     hand = run_hand([exe, data, str(reps)])
     ok = m.group(1) == hand["checksum"] == hand["fused_checksum"]
@@ -225,7 +229,8 @@ def viterbi(pmx, work, n, signals, runs, reps, emulate):
     synced = float(hand["kernel_ms_synced"])
     extra = [f"viterbi: pmx time inside the binding {inside:.1f} ms (--target {target}; {inside_synced:.1f} ms with "
              f"PMX_CUDA_SYNC=1); each launch timed and waited for: pmx {k_synced:.3f} ms, hand-written "
-             f"{synced:.3f} ms (ratio {k_synced / synced:.2f}); hand-written as one fused kernel (a block per "
+             f"{synced:.3f} ms (ratio {k_synced / synced:.2f}); pmx without tiles of rows (PMX_CUDA_TILES=0): "
+             f"{k_flat:.3f} ms; hand-written as one fused kernel (a block per "
              f"sequence): {float(hand['fused_ms']):.3f} ms",
              f"viterbi: checksums: pmx {m.group(1)}, hand-written {hand['checksum']}, fused "
              f"{hand['fused_checksum']}; device {hand.get('device', '?')}; built with {how}"]

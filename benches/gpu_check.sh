@@ -12,7 +12,9 @@
 #
 #   benches/gpu_check.sh [OUT]       # logs and a summary in OUT (default /tmp/gpu-check)
 #
-# GPU time is scarce, so the steps run most important first and share a
+# GPU time is scarce, so the steps run most important first (CUDA
+# results on the device, kernel timings, where whole runs go, then the
+# rest against debug mode) and share a
 # budget (GPU_CHECK_BUDGET seconds, default 300): each gets at most what
 # is left, and a step with under 20 s left is skipped (said in the summary).
 #
@@ -28,7 +30,26 @@ if [ "${1:-}" = "--pack" ]; then
   mkdir -p .dev
   cp target/release/pmx .dev/pmx
   # The futhark found here, compressed, for the GPU machine's Futhark tests.
-  f=$(command -v "${PMX_FUTHARK:-futhark}") && tar -cJf .dev/futhark.tar.xz -C "$(dirname "$f")" "$(basename "$f")"
+  # The file itself, not a link to it (futhark is often a link on PATH),
+  # with the shared libraries it needs beside glibc's in lib/, found through
+  # its run path (patchelf), so that the compilers it runs keep the GPU
+  # machine's own libraries: that machine may lack libcmark-gfm, say.
+  if f=$(command -v "${PMX_FUTHARK:-futhark}"); then
+    f=$(readlink -f "$f")
+    fdir=$(mktemp -d)
+    mkdir -p "$fdir/lib"
+    cp "$f" "$fdir/futhark"
+    ldd "$f" | awk '/=> \// {print $3}' | grep -vE '/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*)\.so' |
+      while read -r lib; do cp -L "$lib" "$fdir/lib/"; done
+    if command -v patchelf >/dev/null; then
+      patchelf --set-rpath '$ORIGIN/lib' "$fdir/futhark"
+    else
+      echo "note: no patchelf: futhark packed without its libraries" >&2
+      rm -r "$fdir/lib"
+    fi
+    tar -cJf .dev/futhark.tar.xz -C "$fdir" .
+    rm -r "$fdir"
+  fi
   for t in cuda futhark examples; do
     bin=$(ls -t target/release/deps/$t-* 2>/dev/null | grep -v '\.d$' | head -1)
     [ -n "$bin" ] && cp "$bin" ".dev/test-$t"
@@ -67,6 +88,13 @@ fi
 NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 [ -n "$NVCC" ] && export PMX_NVCC="$NVCC"
 
+# Steps named in GPU_CHECK_SKIP (cuda cases split futhark examples bench)
+# are left out, for a second run that repeats only some.
+skip() {
+  case " ${GPU_CHECK_SKIP:-} " in *" $1 "*) say "== $1: skipped (GPU_CHECK_SKIP)"; return 0 ;; esac
+  return 1
+}
+
 say "== device"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$SUMMARY"
 say "nvcc: ${NVCC:-none}"
@@ -82,11 +110,13 @@ run_test() { # binary, filter, log, seconds
   say "exit $code: $(grep -E '^(gpu|futhark-gpu|examples-gpu):|test result' "$OUT/$3.log" | tr '\n' ' ')"
   return $code
 }
+
 # Launches are queued on a device with concurrent managed access; should
 # that fail, the same test with a wait after each launch tells whether
 # the queue is the cause.
-run_test cuda on_a_gpu cuda-gpu 90 || SYNC=1 run_test cuda on_a_gpu cuda-gpu-sync 90
+skip cuda || run_test cuda on_a_gpu cuda-gpu 90 || SYNC=1 run_test cuda on_a_gpu cuda-gpu-sync 90
 
+skip cases || {
 t=$(left 150)
 say "== benches/gpu_cases.py: the case studies' kernels against hand-written CUDA (at ${SECONDS}s, up to ${t}s)"
 if [ "$t" != 0 ]; then
@@ -94,17 +124,22 @@ if [ "$t" != 0 ]; then
   say "exit $?"
   tail -25 "$OUT/gpu-cases.log" | tee -a "$SUMMARY"
 else say "skipped: out of time"; fi
+}
 
-[ -x .dev/test-futhark ] && [ -n "${PMX_FUTHARK:-}" ] && run_test futhark on_a_gpu futhark-gpu 150
-
-t=$(left 90)
-say "== benches/gpu.py (at ${SECONDS}s, up to ${t}s)"
+skip split || {
+t=$(left 150)
+say "== benches/split.py: where each example's whole run goes, --target gpu and cpu (at ${SECONDS}s, up to ${t}s)"
 if [ "$t" != 0 ]; then
-  timeout "$t" python3 benches/gpu.py >"$OUT/bench-gpu.log" 2>&1
+  timeout "$t" python3 benches/split.py --first --timeout 40 --args 'cnn=1 10000 100 0.05 297' --examples matmul,viterbi,ode,nn,kernels,cnn >"$OUT/split.log" 2>&1
   say "exit $?"
-  tail -14 "$OUT/bench-gpu.log" | tee -a "$SUMMARY"
+  cat "$OUT/split.log" >>"$SUMMARY"
 else say "skipped: out of time"; fi
+}
 
+skip futhark || [ ! -x .dev/test-futhark ] || [ -z "${PMX_FUTHARK:-}" ] || run_test futhark on_a_gpu futhark-gpu 120
+
+
+skip examples || {
 say "== examples: pmx test --target gpu against --debug (default sizes; at ${SECONDS}s)"
 for main in examples/*/main.mc; do
   t=$(left 60)
@@ -117,4 +152,14 @@ for main in examples/*/main.mc; do
     say "$main: DIFFERS (exit $code): $(tail -c 400 "$OUT/ex-gpu.err" | tr '\n' ' ')"
   fi
 done
+}
+skip bench || {
+t=$(left 90)
+say "== benches/gpu.py (at ${SECONDS}s, up to ${t}s)"
+if [ "$t" != 0 ]; then
+  timeout "$t" python3 benches/gpu.py >"$OUT/bench-gpu.log" 2>&1
+  say "exit $?"
+  tail -14 "$OUT/bench-gpu.log" | tee -a "$SUMMARY"
+else say "skipped: out of time"; fi
+}
 say "== done at ${SECONDS}s"

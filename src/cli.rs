@@ -251,6 +251,7 @@ fn check(path: &Path, format: Format, output: &OutputArgs) -> ExitCode {
 
 /// `tests`: None to skip utests, Some(all) to run the main file's (or all).
 fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode {
+    let started = std::time::Instant::now();
     let test = tests.is_some();
     let db = Database::default();
     let root = match load(&db, &run.file) {
@@ -274,6 +275,7 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
     };
     // The accelerated part as the middle end describes it: every
     // `accelerate` runs as its site, through the engine chosen for it.
+    let front_end = started.elapsed();
     let analysis = pmx_driver::accelerate_analysis(&db, root).as_ref();
     let target = match pmx_native::Target::choose(run.target) {
         Ok(t) if run.debug => {
@@ -325,14 +327,20 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         check_order: run.check_order,
     };
     pmx_cpu::io::set_locator(render::locator(&db));
+    let built = started.elapsed();
     // Panics inside the evaluator come back as located errors (see
     // `pmx_cpu::run`).
     let outcome = pmx_cpu::run(&modules, accelerated.as_ref(), options);
+    let ran = started.elapsed();
     if let Some(e) = &outcome.error {
         render::runtime_error(&db, e, run.color.color);
     }
-    if let (true, Some(p)) = (run.profile, &profile) {
-        eprint!("{}", p.render());
+    if run.profile {
+        // A program without `accelerate` has no table, only the split.
+        let table = profile.as_ref().map(|p| p.render()).unwrap_or_default();
+        let p = profile.unwrap_or_default();
+        let phases = pmx_native::profile::Phases { front_end, build: built - front_end, run: ran - built };
+        eprint!("{table}{}", p.render_phases(&phases));
     }
     if test {
         let summary = format!("\n{} passed, {} failed\n", outcome.passed, outcome.failed);

@@ -74,6 +74,38 @@ impl Profile {
     }
 }
 
+/// Where a whole `pmx run` went, measured by the CLI: the front end
+/// (parsing, names, types), building the accelerated code (the accelerate
+/// passes, lowering, generating and compiling it, or finding it in the
+/// cache), and running the program.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Phases {
+    pub front_end: Duration,
+    pub build: Duration,
+    pub run: Duration,
+}
+
+impl Profile {
+    /// The whole run's split: running is divided into time inside the
+    /// bindings (the table's sum) and host code (everything else: the
+    /// interpreter running the program outside `accelerate`).
+    pub fn render_phases(&self, p: &Phases) -> String {
+        let inside: Duration = self.entries().iter().map(|e| e.inside).sum();
+        let kernels: Duration = self.entries().iter().map(|e| e.kernels).sum();
+        let host = p.run.saturating_sub(inside);
+        let total = p.front_end + p.build + p.run;
+        let kernels = if kernels.is_zero() { String::new() } else { format!(" (kernels {})", ms(kernels)) };
+        format!(
+            "whole run {}: front end {}, building accelerated code {}, host code {}, inside bindings {}{kernels}\n",
+            ms(total),
+            ms(p.front_end),
+            ms(p.build),
+            ms(host),
+            ms(inside)
+        )
+    }
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)
 }
