@@ -686,23 +686,35 @@ impl Engine for FutharkEngine {
         let inputs = marshal::inputs(&values, &self.entry.params, &self.entry.inputs)
             .map_err(|e| RuntimeError::from_engine(e, span))?;
         let bytes_in: u64 = self.entry.inputs.iter().zip(&inputs).map(|(l, i)| i.bytes(l.scalar)).sum();
-        let (leaves, utests) = match self.library.run(&self.entry, &inputs) {
+        let generated = &self.library.generated;
+        // A failure: where Futhark stopped (a line of the generated
+        // program), or the first failed check of the channel.
+        let failed = |at: Option<pmx_ast::Span>, what: String| {
+            let at = at.filter(|s| !s.is_builtin()).unwrap_or(span);
+            // Located at the failing construct; the accelerate that ran it
+            // is named too when that is elsewhere.
+            let inside = if at == span {
+                "in Futhark-class accelerated code".to_string()
+            } else {
+                format!("in Futhark-class accelerated code, run by the accelerate at {}", pmx_cpu::io::locate(span))
+            };
+            RuntimeError::from_engine(format!("{what} ({inside})"), at)
+        };
+        let (leaves, channel) = match self.library.run(&self.entry, &inputs) {
             Ok(v) => v,
             Err(f) => {
-                let line = f.line.and_then(|l| self.library.generated.locate(l));
-                let at = line.map(|l| l.span).filter(|s| !s.is_builtin()).unwrap_or(span);
-                let what = line.and_then(|l| l.what.clone()).unwrap_or(f.message);
-                // Located at the failing construct; the accelerate that
-                // ran it is named too when that is elsewhere.
-                let inside = if at == span {
-                    "in Futhark-class accelerated code".to_string()
-                } else {
-                    format!("in Futhark-class accelerated code, run by the accelerate at {}", pmx_cpu::io::locate(span))
-                };
-                return Err(RuntimeError::from_engine(format!("{what} ({inside})"), at));
+                let line = f.line.and_then(|l| generated.locate(l));
+                return Err(failed(line.map(|l| l.span), line.and_then(|l| l.what.clone()).unwrap_or(f.message)));
             }
         };
-        m.utests_passed(utests.max(0) as usize);
+        if channel < 0 {
+            let (at, what) = generated
+                .failure(channel)
+                .cloned()
+                .unwrap_or((span, format!("internal error: unknown failure {channel} of Futhark code")));
+            return Err(failed(Some(at), what));
+        }
+        m.utests_passed(channel as usize);
         drop(inputs);
         let bytes_out: u64 = if self.profile.is_some() { leaves.iter().map(value_bytes).sum() } else { 0 };
         let value = marshal::assemble(&self.entry.result, &mut leaves.into_iter())

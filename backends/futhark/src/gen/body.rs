@@ -27,15 +27,17 @@ pub struct Writer<'p> {
     locals: Namer,
     /// The statement being written (failures are located there).
     span: Span,
-    /// Which utests count (`count.rs`), the functions that count, and
-    /// whether the function or entry being written does.
+    /// Which utests count, the functions that use the channel
+    /// (`channel.rs`: counted utests and failed checks), and whether the
+    /// function or entry being written does.
     counts: &'p dyn Fn(Span) -> bool,
     counted: FxHashSet<FnId>,
     counting: bool,
-    /// Counts of the statements written so far in the enclosing blocks
-    /// (variables or literals); a block's count is the sum of those it
-    /// added.
+    /// Channels of the statements written so far in the enclosing blocks
+    /// (variables or literals); a block's channel joins those it added.
     terms: Vec<String>,
+    /// What each failure id of a check means (id `k + 1` is `failures[k]`).
+    pub failures: Vec<(Span, String)>,
     /// What the expression just written returns (read by `stmt`).
     shape: Shape,
     /// Whether entries keep Futhark's run-time checks (`Options`).
@@ -46,33 +48,22 @@ pub struct Writer<'p> {
     /// The variable the statement being written binds (`Unique::direct`
     /// names operands by it).
     stmt_var: Option<VarId>,
-    /// The functions that may fail (a statement of theirs may): their
-    /// calls may fail as a primitive with a check may.
-    may_fail: FxHashSet<FnId>,
-    /// Whether the statement being written may fail, and whether a
-    /// statement of the function or entry being written may.
-    fails: bool,
-    body_fails: bool,
     /// Sequence literals of the function or entry being written whose
     /// every use is as the argument of `flatten`: their rows may differ in
     /// length (a `flatten` concatenates them), so no statement makes them.
     only_flattened: FxHashSet<VarId>,
-    /// The checks written by the statement being written (`check`).
-    checks: Vec<String>,
     /// The program's string literals: what `error` says.
     strings: FxHashMap<VarId, String>,
 }
 
-/// What an expression returns when utests are counted.
+/// What an expression returns where the channel is used (`channel.rs`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
     /// Its value.
     Plain,
-    /// Its value, and it ran one utest.
-    One,
-    /// `(value, count)`.
+    /// `(value, channel)`.
     Pair,
-    /// An array of `(element, count)`.
+    /// An array of `(element, channel)`.
     Pairs,
 }
 
@@ -156,17 +147,18 @@ fn same_sizes(x: &str, sizes: &[Size]) -> String {
     }
 }
 
-/// `r` with the checks `oks` (variables that hold `true`) asserted, one
-/// `assert` each: Futhark 0.22.7's simplifier folds `ok1 && ok2` of two
-/// checks that hold into `true` and drops their certificates (a check
-/// that fails with them).
-fn checked_by(oks: &[String], r: String) -> String {
-    oks.iter().rev().fold(r, |r, ok| format!("(assert {ok} {r})"))
+/// Channels joined left to right (`channel.rs`), `0i64` for none.
+fn join_channels(terms: &[String]) -> String {
+    let join = super::channel::JOIN;
+    match terms.split_first() {
+        None => "0i64".into(),
+        Some((first, rest)) => rest.iter().fold(first.clone(), |acc, t| format!("({join} {acc} {t})")),
+    }
 }
 
 /// The sequence literals of a body whose every use is as the argument of
 /// `flatten`.
-fn only_flattened(body: &Block) -> FxHashSet<VarId> {
+pub(super) fn only_flattened(body: &Block) -> FxHashSet<VarId> {
     let mut literals = FxHashSet::default();
     let mut flattened = FxHashSet::default();
     let mut other_uses = FxHashSet::default();
@@ -202,7 +194,12 @@ fn ind(depth: usize) -> String {
 }
 
 impl<'p> Writer<'p> {
-    pub fn new(p: &'p Program, locate: &'p dyn Fn(Span) -> String, counts: &'p dyn Fn(Span) -> bool) -> Writer<'p> {
+    pub fn new(
+        p: &'p Program,
+        locate: &'p dyn Fn(Span) -> String,
+        counts: &'p dyn Fn(Span) -> bool,
+        checked: bool,
+    ) -> Writer<'p> {
         let mut globals = Namer::default();
         let mut functions = FxHashMap::default();
         // Entries keep their binding's name (it is the C symbol's suffix);
@@ -226,18 +223,15 @@ impl<'p> Writer<'p> {
             locals: Namer::default(),
             span: Span::BUILTIN,
             counts,
-            counted: super::count::counting_functions(p, counts),
+            counted: super::channel::channel_functions(p, super::channel::Uses { counts, checked }),
             counting: false,
             terms: Vec::new(),
             shape: Shape::Plain,
-            checked: true,
+            checked,
+            failures: Vec::new(),
             unique: Unique::analyse(p),
             stmt_var: None,
-            may_fail: FxHashSet::default(),
-            fails: false,
-            body_fails: false,
             only_flattened: FxHashSet::default(),
-            checks: Vec::new(),
             strings: p.string_literals(),
         }
     }
@@ -258,7 +252,6 @@ impl<'p> Writer<'p> {
 
     /// Records that the next line may fail, at the current statement.
     fn mark(&mut self, what: Option<&str>) {
-        self.fails = true;
         match what {
             Some(what) => self.locate_as(what),
             None => self.locate_next(),
@@ -275,24 +268,33 @@ impl<'p> Writer<'p> {
         }
     }
 
-    /// A check of the statement being written, on a line of its own
-    /// (`let ok = assert cond true`, located at the statement as `what`),
-    /// which the enclosing block's result asserts (`statements`): there
-    /// Futhark cannot drop it with the operation it guards (Futhark
-    /// 0.22.7's simplifier drops the bounds check of an index into an
-    /// array of one element, and an `assert` around the index). The
-    /// condition is `opaque`: where it is constant, Futhark 0.22.7's
-    /// simplifier drops an `assert` that is certain to fail (it takes the
-    /// other branch of an `if`, as if failing could not happen). Under
-    /// `--unchecked`, nothing.
+    /// A check of the statement being written, on a line of its own:
+    /// its channel (`channel.rs`) is 0, or `-id` where `cond` does not
+    /// hold, `failures[id - 1]` saying what failed where. The operation it
+    /// guards is written so that it cannot fail where the check fails
+    /// (`checked_prim`), and where Futhark still fails first, the line
+    /// locates it the same way. Under `--unchecked`, nothing.
     fn check(&mut self, cond: &str, what: &str, depth: usize) {
-        if !self.checked {
+        self.check_counting(cond, what, "0i64", depth);
+    }
+
+    /// `check`, with channel `ok` where `cond` holds (1 for a utest that
+    /// counts).
+    fn check_counting(&mut self, cond: &str, what: &str, ok: &str, depth: usize) {
+        if !self.checked && ok == "0i64" {
             return;
         }
-        let ok = self.locals.fresh("ok");
+        if !self.counting {
+            self.unsupported(format!("internal error: a check ({what}) where no channel is returned"));
+            return;
+        }
+        self.failures.push((self.span, what.to_string()));
+        let id = self.failures.len();
+        let e = self.locals.fresh("e");
         self.locate_as(what);
-        self.line(depth, &format!("let {ok} = assert ({cond}) true"));
-        self.checks.push(ok);
+        let cond = if self.checked { cond } else { "true" };
+        self.line(depth, &format!("let {e} = if {cond} then {ok} else -{id}i64"));
+        self.terms.push(e);
     }
 
     /// Locates failures Futhark reports at the next line (a call's, a
@@ -308,7 +310,6 @@ impl<'p> Writer<'p> {
     }
 
     fn begin(&mut self, span: Span, counting: bool, body: &Block) {
-        self.body_fails = false;
         self.only_flattened = only_flattened(body);
         self.counting = counting;
         self.terms.clear();
@@ -450,9 +451,6 @@ impl<'p> Writer<'p> {
         } else {
             self.nested(&f.body, 1);
         }
-        if self.body_fails {
-            self.may_fail.insert(f.id);
-        }
         self.line(0, "");
     }
 
@@ -479,7 +477,13 @@ impl<'p> Writer<'p> {
         let ignored: Vec<&str> = std::iter::repeat_n("_", params.len()).collect();
         let rest = if ignored.is_empty() { String::new() } else { format!(", {}", ignored.join(", ")) };
         self.line(1, &format!("let (_, {kept}{rest}) ="));
-        self.line(2, &format!("loop ({}) = ({}) while {go} do", pattern.join(", "), init.join(", ")));
+        // A failure ends the loop, as it ends the interpreter's recursion
+        // (the rounds after it would run on values a failed check gave).
+        let cond = match &count {
+            Some(c) => format!("{go} && {c} >= 0"),
+            None => go.clone(),
+        };
+        self.line(2, &format!("loop ({}) = ({}) while {cond} do", pattern.join(", "), init.join(", ")));
         let tail = TailLoop { id: f.id, params, zero, count };
         self.tail_block(&f.body, &tail, 3);
         let result = if self.counting { format!("({kept})") } else { res };
@@ -500,19 +504,21 @@ impl<'p> Writer<'p> {
         });
         let n = if tail_stmt.is_some() { b.stmts.len() - 1 } else { b.stmts.len() };
         let before = self.written;
-        let oks = self.statements(&b.stmts[..n], &b.result, depth);
-        // The count so far: the loop's and this round's statements'.
+        for st in &b.stmts[..n] {
+            self.stmt(st, depth);
+        }
+        // The channel so far: the loop's and this round's statements'.
         let count = t.count.as_ref().map(|c| {
             let mut all = vec![c.clone()];
             all.extend(self.terms.iter().cloned());
-            format!("{}, ", all.join(" + "))
+            format!("{}, ", join_channels(&all))
         });
         let count = count.unwrap_or_default();
         // A block without statements is the bare expression.
         let lead = if self.written == before { "" } else { "in " };
         let Some(s) = tail_stmt else {
             let r = self.atom(&b.result);
-            let state = checked_by(&oks, format!("(false, {r}, {count}{})", t.params.join(", ")));
+            let state = format!("(false, {r}, {count}{})", t.params.join(", "));
             self.line(depth, &format!("{lead}{state}"));
             return;
         };
@@ -523,12 +529,11 @@ impl<'p> Writer<'p> {
                 // a copy.
                 let args: Vec<String> =
                     args.iter().enumerate().map(|(k, a)| self.consumed_arg(t.id, s.var.id, k, a)).collect();
-                let state = checked_by(&oks, format!("(true, {}, {count}{})", t.zero, args.join(", ")));
+                let state = format!("(true, {}, {count}{})", t.zero, args.join(", "));
                 self.line(depth, &format!("{lead}{state}"));
             }
             Expr::If { cond, then, otherwise } => {
-                // The checks before it hold wherever the loop goes on.
-                let c = checked_by(&oks, self.atom(cond));
+                let c = self.atom(cond);
                 self.line(depth, &format!("{lead}if {c} then"));
                 let mark = self.terms.len();
                 self.tail_block(then, t, depth + 1);
@@ -542,7 +547,8 @@ impl<'p> Writer<'p> {
     }
 
     pub fn entry(&mut self, e: &Entry) -> Option<EntryAbi> {
-        let counting = super::count::block_counts(&e.body, self.counts, &self.counted);
+        let uses = super::channel::Uses { counts: self.counts, checked: self.checked };
+        let counting = super::channel::block_uses(&e.body, uses, &self.counted);
         self.begin(e.span, counting, &e.body);
         let comment = self.comment_for("accelerate", e.span);
         self.line(0, &comment);
@@ -701,84 +707,18 @@ impl<'p> Writer<'p> {
     }
 
     /// The statements of a block (each ending without `in`); returns the
-    /// block's result, which carries the checks of the statements that
-    /// may fail (`demand`).
+    /// block's result.
     fn block(&mut self, b: &Block, depth: usize) -> String {
-        let oks = self.statements(&b.stmts, &b.result, depth);
-        let r = self.atom(&b.result);
-        checked_by(&oks, r)
-    }
-
-    /// Writes statements; the names of their checks (`demand`).
-    fn statements(&mut self, stmts: &[Stmt], result: &Atom, depth: usize) -> Vec<String> {
-        let result = match result {
-            Atom::Var(v) => Some(v.id),
-            Atom::Lit(_) => None,
-        };
-        let mut oks = Vec::new();
-        let outer = std::mem::take(&mut self.checks);
-        for s in stmts {
-            let fails = self.stmt(s, depth);
-            oks.append(&mut self.checks);
-            if fails && Some(s.var.id) != result {
-                oks.extend(self.demand(&s.var, depth));
-            }
+        for st in &b.stmts {
+            self.stmt(st, depth);
         }
-        self.checks = outer;
-        oks
+        self.atom(&b.result)
     }
 
-    /// MExpr is strict: a statement that may fail fails whether its value
-    /// is used or not, while Futhark drops what nothing uses, with its
-    /// checks (also where only the value's size is used, or one element).
-    /// So the value of such a statement is read whole right after it, by a
-    /// test that always holds but that Futhark cannot see through
-    /// (`opaque x == x`), and the enclosing block's result asserts it:
-    /// the statement then runs, with its checks, wherever the result is
-    /// used. Not under `--unchecked`, which keeps no check anyway.
-    fn demand(&mut self, v: &Var, depth: usize) -> Option<String> {
-        if !self.checked {
-            return None;
-        }
-        let name = self.var(v);
-        let test = self.reads_whole(&v.ty, &name)?;
-        let ok = self.locals.fresh("ok");
-        self.line(depth, &format!("let {ok} = {test}"));
-        Some(ok)
-    }
-
-    /// A test that reads every scalar of `v` (of type `t`) and holds.
-    fn reads_whole(&mut self, t: &Type, v: &str) -> Option<String> {
-        match t {
-            Type::Int | Type::Bool | Type::Char => Some(format!("(opaque {v} == {v})")),
-            // Bits, so that NaN equals itself.
-            Type::Float => Some(format!("(f64.to_bits (opaque {v}) == f64.to_bits {v})")),
-            Type::Record(fields) => {
-                let tuple = is_tuple(fields);
-                let parts: Vec<String> = fields
-                    .iter()
-                    .filter_map(|(l, ft)| {
-                        let field = if tuple { l.to_string() } else { label(l) };
-                        self.reads_whole(ft, &format!("{v}.{field}"))
-                    })
-                    .collect();
-                (!parts.is_empty()).then(|| format!("({})", parts.join(" && ")))
-            }
-            Type::Seq(e) => {
-                let x = self.locals.fresh("x");
-                let inner = self.reads_whole(e, &x)?;
-                Some(format!("(all (\\{x} -> {inner}) {v})"))
-            }
-            Type::Unit | Type::Tensor(_) | Type::Variant(_) => None,
-        }
-    }
-
-    /// The sum of the counts added since `mark`.
+    /// The channel of the statements added since `mark`: their channels
+    /// joined in order (`channel.rs`).
     fn count_since(&self, mark: usize) -> String {
-        match &self.terms[mark..] {
-            [] => "0i64".into(),
-            terms => terms.join(" + "),
-        }
+        join_channels(&self.terms[mark..])
     }
 
     /// A nested block as an expression: `let ... in r`, or `r` (with the
@@ -793,32 +733,13 @@ impl<'p> Writer<'p> {
         self.line(depth, &text);
     }
 
-    /// Writes a statement; whether it may fail (a check of its own, or in
-    /// a function it calls or applies).
-    fn stmt(&mut self, s: &Stmt, depth: usize) -> bool {
+    fn stmt(&mut self, s: &Stmt, depth: usize) {
         let outer = self.span;
-        let outer_fails = std::mem::replace(&mut self.fails, false);
         if s.span != Span::BUILTIN {
             self.span = s.span;
         }
         self.write_stmt(s, depth);
-        let fails = self.fails || self.applies_failing(&s.expr);
-        self.fails = outer_fails || fails;
-        self.body_fails |= fails;
         self.span = outer;
-        fails
-    }
-
-    /// Whether a statement applies a function that may fail (its calls
-    /// and function values; those of nested blocks are their statements').
-    fn applies_failing(&self, e: &Expr) -> bool {
-        let fails = |f: &FunRef| matches!(f.callee, Callee::Function(id) if self.may_fail.contains(&id));
-        match e {
-            Expr::Call(id, _) => self.may_fail.contains(id),
-            Expr::Map { f, .. } | Expr::Reduce { f, .. } | Expr::Foldl { f, .. } | Expr::Create { f, .. } => fails(f),
-            Expr::Utest { using, on_fail, .. } => using.iter().chain(on_fail).any(fails),
-            _ => false,
-        }
     }
 
     fn write_stmt(&mut self, s: &Stmt, depth: usize) {
@@ -852,19 +773,18 @@ impl<'p> Writer<'p> {
                 let e = self.expr(other, &s.var.ty, depth);
                 match std::mem::replace(&mut self.shape, Shape::Plain) {
                     Shape::Plain => self.line(depth, &format!("let {name} = {e}")),
-                    Shape::One => {
-                        self.line(depth, &format!("let {name} = {e}"));
-                        self.terms.push("1i64".into());
-                    }
                     Shape::Pair => {
                         let count = self.locals.fresh("c");
                         self.line(depth, &format!("let ({name}, {count}) = {e}"));
                         self.terms.push(count);
                     }
                     Shape::Pairs => {
-                        let counts = self.locals.fresh("cs");
+                        // Joined at once: `unzip`'s results alias each
+                        // other, and the array may be consumed after.
+                        let (counts, c) = (self.locals.fresh("cs"), self.locals.fresh("c"));
                         self.line(depth, &format!("let ({name}, {counts}) = unzip ({e})"));
-                        self.terms.push(format!("(i64.sum {counts})"));
+                        self.line(depth, &format!("let {c} = reduce {} 0i64 {counts}", super::channel::JOIN));
+                        self.terms.push(c);
                     }
                 }
             }
@@ -894,9 +814,11 @@ impl<'p> Writer<'p> {
         }
         match elem {
             Some(row) if values.len() > 1 && has_seq(row) => {
-                let t = self.result_sizes(row, &values[0], depth);
+                let (t, sizes) = self.named_sizes(row, &values[0], depth);
+                let alike: Vec<String> = values[1..].iter().map(|v| format!("({})", same_sizes(v, &sizes))).collect();
+                self.check(&alike.join(" && "), IRREGULAR, depth);
                 let rows: Vec<String> = values.iter().map(|v| fit(v, &t)).collect();
-                self.mark(Some(IRREGULAR));
+                self.locate_as(IRREGULAR);
                 format!("opaque [{}]", rows.join(", "))
             }
             _ => format!("opaque [{}]", values.join(", ")),
@@ -1109,7 +1031,7 @@ impl<'p> Writer<'p> {
                 if counts {
                     self.shape = Shape::Pairs;
                 }
-                format!("map {f} (iota {n})")
+                format!("map {f} (iota (i64.max 0 {n}))")
             }
             Expr::Flatten(s) => {
                 let literal = match s {
@@ -1126,7 +1048,7 @@ impl<'p> Writer<'p> {
                             // as debug mode's of the result).
                             Some(elem) if has_seq(elem) => {
                                 let mut lets = Vec::new();
-                                let t = self.row_sizes(elem, &rows, &mut lets);
+                                let (t, sizes) = self.row_sizes(elem, &rows, &mut lets);
                                 let mut parts = Vec::new();
                                 for r in &rows {
                                     let n = self.locals.fresh("n");
@@ -1136,7 +1058,7 @@ impl<'p> Writer<'p> {
                                 for l in lets {
                                     self.line(depth, &l);
                                 }
-                                self.mark(Some(IRREGULAR));
+                                self.check_rows(&rows, &sizes, depth);
                                 parts.join(" ++ ")
                             }
                             _ => rows.join(" ++ "),
@@ -1147,10 +1069,9 @@ impl<'p> Writer<'p> {
             }
             Expr::SizeEq { seq, dim, size } => {
                 let test = size_test(&self.atom(seq), *dim, &self.atom(size));
-                if self.counting && (self.counts)(self.span) {
-                    self.shape = Shape::One;
-                }
-                self.check(&test, "a size constraint does not hold", depth);
+                // A size constraint of a utest that counts counts once.
+                let ok = if self.counting && (self.counts)(self.span) { "1i64" } else { "0i64" };
+                self.check_counting(&test, "a size constraint does not hold", ok, depth);
                 "()".into()
             }
             Expr::SizeCoerce { seq, dim, size } => {
@@ -1200,16 +1121,15 @@ impl<'p> Writer<'p> {
                         "true".into()
                     }
                 };
-                self.shape = Shape::One;
-                self.mark(Some("a utest inside accelerated code failed"));
-                format!("assert {holds} ()")
+                self.check_counting(&holds, "a utest inside accelerated code failed", "1i64", depth);
+                "()".into()
             }
             Expr::If { .. } => unreachable!("ifs are statements"),
         }
     }
 
     fn fun_counts(&self, f: &FunRef) -> bool {
-        self.counting && super::count::fun_counts(f, &self.counted)
+        self.counting && super::channel::fun_uses(f, &self.counted)
     }
 
     /// `foldl f init seq` for an `f` that counts: a loop carrying the
@@ -1221,8 +1141,9 @@ impl<'p> Writer<'p> {
         self.shape = Shape::Pair;
         self.locate_next();
         format!(
-            "loop ({acc}, {c}) = ({init}, 0i64) for {x} in {} do let ({a}, {k}) = {body} in ({a}, {c} + {k})",
-            self.atom(seq)
+            "loop ({acc}, {c}) = ({init}, 0i64) for {x} in {} do let ({a}, {k}) = {body} in ({a}, {} {c} {k})",
+            self.atom(seq),
+            super::channel::JOIN
         )
     }
 
@@ -1285,21 +1206,28 @@ impl<'p> Writer<'p> {
         );
         let params: Vec<String> = (0..f.params.len()).map(|_| self.locals.fresh("p")).collect();
         let body = self.apply(f, &params);
-        self.mark(Some(IRREGULAR));
-        if counts {
-            let (v, c) = (self.locals.fresh("v"), self.locals.fresh("c"));
-            return format!("(\\{} -> let ({v}, {c}) = {body} in ({}, {c}))", params.join(" "), fit(&v, &t));
+        let (v, c) = (self.locals.fresh("v"), self.locals.fresh("c"));
+        let params = params.join(" ");
+        if !self.counting {
+            self.mark(Some(IRREGULAR));
+            return format!("(\\{params} -> {})", fit(&body, &t));
         }
-        format!("(\\{} -> {})", params.join(" "), fit(&body, &t))
+        // Each result's sizes are checked against the first's: the
+        // channel of the function (where it has one), joined with this
+        // check's (`check`), beside the result.
+        self.failures.push((self.span, IRREGULAR.to_string()));
+        let id = self.failures.len();
+        let check = format!("(if {} then 0i64 else -{id}i64)", same_sizes(&v, &sizes));
+        let channel = if counts { format!("({} {c} {check})", super::channel::JOIN) } else { check };
+        let value = if counts { format!("let ({v}, {c}) = {body}") } else { format!("let {v} = {body}") };
+        self.locate_as(IRREGULAR);
+        self.shape = Shape::Pairs;
+        format!("(\\{params} -> {value} in ({}, {channel}))", fit(&v, &t))
     }
 
     /// Names for the sizes of `v` (of type `t`: sequences, records of
-    /// them) written as lets; returns the type `[m1][m2]e` with them.
-    fn result_sizes(&mut self, t: &Type, v: &str, depth: usize) -> String {
-        self.named_sizes(t, v, depth).0
-    }
-
-    /// `result_sizes`, and the sizes.
+    /// them) written as lets; the type `[m1][m2]e` with them, and the
+    /// sizes.
     fn named_sizes(&mut self, t: &Type, v: &str, depth: usize) -> (String, Vec<Size>) {
         self.sizes_from(t, &[(v.to_string(), None)], depth)
     }
@@ -1308,11 +1236,24 @@ impl<'p> Writer<'p> {
     /// `containers`, taken from the first that has them (an empty
     /// sequence hides its rows' sizes), written as lets; the row type
     /// `[m1][m2]e` with them.
-    fn row_sizes(&mut self, row: &Type, containers: &[String], lets: &mut Vec<String>) -> String {
+    fn row_sizes(&mut self, row: &Type, containers: &[String], lets: &mut Vec<String>) -> (String, Vec<Size>) {
         let candidates: Vec<(String, Option<String>)> =
             containers.iter().map(|c| (format!("{c}[0]"), Some(format!("length {c} > 0")))).collect();
         let mut sizes = Vec::new();
-        self.sized(&row.clone(), &candidates, String::new(), &mut Vec::new(), lets, &mut sizes)
+        let t = self.sized(&row.clone(), &candidates, String::new(), &mut Vec::new(), lets, &mut sizes);
+        (t, sizes)
+    }
+
+    /// Sequences of rows `containers` joined into one: a check that the
+    /// rows of each have the sizes of the first row there is (`sizes`),
+    /// then the operation (which Futhark checks again, located alike).
+    fn check_rows(&mut self, containers: &[String], sizes: &[Size], depth: usize) {
+        let alike: Vec<String> = containers
+            .iter()
+            .map(|c| format!("(length {c} == 0 || ({}))", same_sizes(&format!("{c}[0]"), sizes)))
+            .collect();
+        self.check(&alike.join(" && "), IRREGULAR, depth);
+        self.locate_as(IRREGULAR);
     }
 
     /// The type `t` with a name for each of its sizes (a `let` each): the
@@ -1384,7 +1325,7 @@ impl<'p> Writer<'p> {
     /// The lets it needs are written first, at `depth`.
     fn join_rows(&mut self, row: &Type, a: &str, b: &str, depth: usize) -> String {
         let mut lets = Vec::new();
-        let t = self.row_sizes(row, &[a.to_string(), b.to_string()], &mut lets);
+        let (t, sizes) = self.row_sizes(row, &[a.to_string(), b.to_string()], &mut lets);
         // Futhark 0.22 takes only names as sizes in types.
         let (na, nb) = (self.locals.fresh("n"), self.locals.fresh("n"));
         lets.push(format!("let {na} = length {a}"));
@@ -1400,7 +1341,7 @@ impl<'p> Writer<'p> {
         for l in lets {
             self.line(depth, &l);
         }
-        self.mark(Some(IRREGULAR));
+        self.check_rows(&[a.to_string(), b.to_string()], &sizes, depth);
         join
     }
 
@@ -1522,10 +1463,16 @@ impl<'p> Writer<'p> {
     /// their own (`check`), then the operation. `None` for the others.
     fn checked_prim(&mut self, b: Builtin, a: &[String], depth: usize) -> Option<String> {
         use Builtin::*;
+        // Where its check fails, the operation runs on arguments that
+        // cannot fail (an index clamped, a divisor of 1), so that the
+        // first failure in the program's order is the one reported; an
+        // index into an empty sequence still fails where it is (located
+        // as the check is).
         Some(match b {
             Get => {
-                self.check(&format!("{1} >= 0 && {1} < length {0}", a[0], a[1]), OUT_OF_BOUNDS, depth);
-                format!("{}[{}]", a[0], a[1])
+                let ok = format!("{1} >= 0 && {1} < length {0}", a[0], a[1]);
+                self.check(&ok, OUT_OF_BOUNDS, depth);
+                format!("{}[if {ok} then {} else 0]", a[0], a[1])
             }
             Head => {
                 self.check(&format!("length {} > 0", a[0]), "Head on empty sequence", depth);
@@ -1533,12 +1480,12 @@ impl<'p> Writer<'p> {
             }
             Tail => {
                 self.check(&format!("length {} > 0", a[0]), "Tail on empty sequence", depth);
-                format!("{}[1:]", a[0])
+                format!("{0}[i64.min 1 (length {0}):]", a[0])
             }
             Divi | Modi => {
                 self.check(&format!("{} != 0", a[1]), "Division by zero", depth);
                 let op = if b == Divi { "//" } else { "%%" };
-                format!("({} {op} {})", a[0], a[1])
+                format!("({} {op} (if {1} != 0 then {1} else 1))", a[0], a[1])
             }
             SplitAt => {
                 self.check(
@@ -1546,7 +1493,7 @@ impl<'p> Writer<'p> {
                     "Split at index out of bounds",
                     depth,
                 );
-                format!("({0}[:{1}], {0}[{1}:])", a[0], a[1])
+                format!("(let j = i64.max 0 (i64.min {1} (length {0})) in ({0}[:j], {0}[j:]))", a[0], a[1])
             }
             Subsequence => {
                 self.check(
@@ -1554,7 +1501,15 @@ impl<'p> Writer<'p> {
                     "Subsequence using a negative index or length",
                     depth,
                 );
-                format!("(let s = i64.min {1} (length {0}) in {0}[s:i64.min (s + {2}) (length {0})])", a[0], a[1], a[2])
+                format!(
+                    "(let s = i64.min (i64.max 0 {1}) (length {0}) in {0}[s:i64.min (s + i64.max 0 {2}) (length {0})])",
+                    a[0], a[1], a[2]
+                )
+            }
+            Int2char => {
+                let ok = format!("{0} >= 0 && {0} <= 0x10FFFF && ({0} < 0xD800 || {0} > 0xDFFF)", a[0]);
+                self.check(&ok, "int2char: not the code of a character", depth);
+                format!("(i32.i64 (if {ok} then {} else 0))", a[0])
             }
             _ => return None,
         })
@@ -1579,7 +1534,10 @@ impl<'p> Writer<'p> {
                 self.mark(Some("Division by zero"));
                 format!("(assert ({} != 0) ({} %% {}))", a[1], a[0], a[1])
             }
-            Negi | Negf => format!("(-{})", a[0]),
+            Negi => format!("(-{})", a[0]),
+            // Flips the sign bit: Futhark negates as `0 - x`, which gives
+            // 0.0 for 0.0 (MExpr's `negf 0.0` is -0.0).
+            Negf => format!("(f64.from_bits (f64.to_bits {} ^ 0x8000000000000000u64))", a[0]),
             // A count outside 0..63 shifts every bit out, as the
             // interpreter does.
             Slli => format!("(if {1} >= 0 && {1} < 64 then {0} << {1} else 0)", a[0], a[1]),
@@ -1704,6 +1662,8 @@ fn lit(l: &Lit) -> String {
                 "(-f64.inf)".into()
             }
         }
+        // Futhark folds `-0.0` to 0.0.
+        Lit::Float(x) if *x == 0.0 && x.is_sign_negative() => "(f64.from_bits 0x8000000000000000u64)".into(),
         Lit::Float(x) if x.is_sign_negative() => format!("({x:?}f64)"),
         Lit::Float(x) => format!("{x:?}f64"),
         Lit::Bool(b) => b.to_string(),
