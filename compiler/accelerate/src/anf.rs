@@ -98,14 +98,35 @@ impl Anf {
         let mut lets = Vec::new();
         let mut acc = self.atom(head, &mut lets);
         for (i, (a, s, t)) in args.into_iter().enumerate() {
-            let a = if builtin.is_some_and(|b| function_argument(b, i)) || builtin == Some(Builtin::Accelerate) {
+            let a = if builtin == Some(Builtin::Accelerate) {
                 self.expr(a)
+            } else if builtin.is_some_and(|b| function_argument(b, i)) {
+                self.function_argument(a, &mut lets)
             } else {
                 self.atom(a, &mut lets)
             };
             acc = Expr { kind: ExprKind::App(Box::new(acc), Box::new(a)), span: s, ty: t };
         }
         wrap(lets, acc)
+    }
+
+    /// The function argument of a higher-order built-in stays a lambda or
+    /// a partial application, as the well-formedness rules expect; the
+    /// arguments of a partial application that are not functions become
+    /// atoms bound before the call (`loop n (f t (addi 1 2))` is
+    /// `let a = addi 1 2 in loop n (f t a)`: MExpr evaluates them once,
+    /// before the call, so this is where they were evaluated anyway).
+    fn function_argument(&mut self, a: Expr, lets: &mut Vec<Binding>) -> Expr {
+        if !matches!(a.kind, ExprKind::App(..)) {
+            return self.expr(a);
+        }
+        let (head, args) = crate::spine::into_spine(a);
+        let mut acc = self.atom(head, lets);
+        for (a, s, t) in args {
+            let a = if a.ty.strip_foralls().as_arrow().is_some() { self.expr(a) } else { self.atom(a, lets) };
+            acc = Expr { kind: ExprKind::App(Box::new(acc), Box::new(a)), span: s, ty: t };
+        }
+        acc
     }
 
     /// A variable or literal for `e`, binding it first when needed.

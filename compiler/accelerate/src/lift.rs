@@ -55,6 +55,9 @@ pub struct Lifter {
     /// Uses of top-level functions that gained parameters: replaced by the
     /// function applied to the variables they captured.
     subst: FxHashMap<NameId, Expr>,
+    /// How many lambdas each top-level function's definition opens with
+    /// (before lifting): applied to fewer arguments, it evaluates nothing.
+    arity: FxHashMap<NameId, usize>,
     pending: Vec<Pending>,
     pub accelerates: Vec<AccBinding>,
 }
@@ -64,6 +67,7 @@ pub fn lift(program: Expr) -> (Expr, Vec<AccBinding>) {
         next: 0,
         globals: FxHashSet::default(),
         subst: FxHashMap::default(),
+        arity: FxHashMap::default(),
         pending: Vec::new(),
         accelerates: Vec::new(),
     };
@@ -186,6 +190,9 @@ impl Lifter {
         loop {
             match &mut cur.kind {
                 ExprKind::Let(b, _) => {
+                    if let Some(eta) = self.alias(&b.value) {
+                        b.value = eta;
+                    }
                     if is_lambda(&b.value) {
                         self.top_functions(std::slice::from_mut(&mut **b));
                     } else {
@@ -227,6 +234,15 @@ impl Lifter {
     /// outside become parameters.
     fn top_functions(&mut self, bs: &mut [Binding]) {
         let ids: Vec<NameId> = bs.iter().map(|b| b.name.id).collect();
+        for b in bs.iter() {
+            let mut n = 0;
+            let mut e = &b.value;
+            while let ExprKind::Lam { body, .. } = &e.kind {
+                n += 1;
+                e = body;
+            }
+            self.arity.insert(b.name.id, n);
+        }
         for b in bs.iter_mut() {
             self.inside_lambda(&mut b.value);
         }
@@ -268,6 +284,39 @@ impl Lifter {
             );
             self.subst.insert(b.name.id, call);
         }
+    }
+
+    /// A top-level value that is a known function: a built-in or a
+    /// top-level function (`let plus = addf`), or one applied to fewer
+    /// arguments than it takes, each a variable or a literal
+    /// (`let inc = addi 1`). Such a value evaluates nothing, so it is the
+    /// same function as its eta-expansion (`lam x. lam y. addf x y`),
+    /// which is a top-level function like any other: accelerated code
+    /// calls it instead of receiving a function value, which no backend
+    /// can take (Miking accepts both spellings).
+    fn alias(&mut self, value: &Expr) -> Option<Expr> {
+        let (head, args) = spine(value);
+        let ExprKind::Var(n) = &head.kind else { return None };
+        let arity = match n.id.as_builtin() {
+            Some(Builtin::Accelerate) => return None,
+            Some(b) => b.arity(),
+            None if self.globals.contains(&n.id) => *self.arity.get(&n.id)?,
+            None => return None,
+        };
+        if args.len() >= arity || !args.iter().all(|a| matches!(a.kind, ExprKind::Var(_) | ExprKind::Lit(_))) {
+            return None;
+        }
+        let mut params = Vec::new();
+        let mut ty = value.ty.strip_foralls().clone();
+        for _ in args.len()..arity {
+            let (p, r) = ty.as_arrow()?;
+            let (p, r) = (p.clone(), r.clone());
+            let name = self.fresh("x", value.span);
+            params.push((name, p.clone(), annotation(&p, value.span)));
+            ty = r;
+        }
+        let body = apply(value.clone(), params.iter().map(|(p, t, _)| var(p, t.clone(), value.span)).collect());
+        Some(lams(&params, body))
     }
 
     /// Lifts what is inside the body of a chain of lambdas.

@@ -29,6 +29,24 @@ macro_rules! builtins {
                     $(Builtin::$variant => $ty,)*
                 }
             }
+
+            /// How many arguments it takes before it computes anything:
+            /// the arrows of its signature outside parentheses and
+            /// brackets (applied to fewer, it is a value).
+            pub fn arity(self) -> usize {
+                let sig = self.type_signature().as_bytes();
+                let mut depth = 0i32;
+                let mut n = 0;
+                for (i, c) in sig.iter().enumerate() {
+                    match c {
+                        b'(' | b'[' | b'{' => depth += 1,
+                        b')' | b']' | b'}' => depth -= 1,
+                        b'-' if depth == 0 && sig.get(i + 1) == Some(&b'>') => n += 1,
+                        _ => {}
+                    }
+                }
+                n
+            }
         }
     };
 }
@@ -200,6 +218,27 @@ impl BuiltinType {
         match self {
             BuiltinType::Ref => 1,
             BuiltinType::Symbol => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Builtin;
+
+    #[test]
+    fn arity_counts_the_arrows_outside_brackets() {
+        assert_eq!(Builtin::Addf.arity(), 2);
+        assert_eq!(Builtin::Negf.arity(), 1);
+        assert_eq!(Builtin::Map.arity(), 2);
+        assert_eq!(Builtin::Foldl.arity(), 3);
+        assert_eq!(Builtin::TensorCreateCArrayInt.arity(), 2);
+        assert_eq!(Builtin::SeqLoopAcc.arity(), 3);
+        // Every built-in takes what its type says (none is a bare value
+        // whose type ends in a bracket left open).
+        for b in Builtin::ALL {
+            let arrows = b.type_signature().matches("->").count();
+            assert!(b.arity() <= arrows, "{}", b.name());
         }
     }
 }

@@ -100,6 +100,61 @@ fn fit(x: &str, t: &str) -> String {
     }
 }
 
+/// A value of type `t` whose sizes are `sizes` (in the order `sized`
+/// names them), made without anything that may fail: zeros, `false`.
+fn sized_zero<'a>(t: &Type, sizes: &mut impl Iterator<Item = &'a Size>) -> String {
+    match t {
+        Type::Int => "0i64".into(),
+        Type::Float => "0f64".into(),
+        Type::Bool => "false".into(),
+        Type::Char => "0i32".into(),
+        Type::Seq(el) => {
+            let m = sizes.next().map(|s| s.name.clone()).unwrap_or_else(|| "0i64".into());
+            format!("(replicate {m} {})", sized_zero(el, sizes))
+        }
+        Type::Record(fields) if is_tuple(fields) => {
+            let parts: Vec<String> = fields.iter().map(|(_, t)| sized_zero(t, sizes)).collect();
+            format!("({})", parts.join(", "))
+        }
+        Type::Record(fields) => {
+            let parts: Vec<String> =
+                fields.iter().map(|(l, t)| format!("{}={}", label(l), sized_zero(t, sizes))).collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        Type::Unit | Type::Tensor(_) | Type::Variant(_) => "()".into(),
+    }
+}
+
+/// `x` (of type `ty`, sizes `sizes` from the value itself) as the sized
+/// type `t`, where a check of the channel already says whether it has
+/// those sizes: zeros of them where it has not, so that nothing fails
+/// here (Futhark's failing coercion would stop the program before the
+/// channel reports the failure that debug mode reports first).
+fn fit_checked(x: &str, t: &str, ty: &Type, sizes: &[Size]) -> String {
+    format!(
+        "(let fitted = {x} in if {} then {} else {})",
+        same_sizes("fitted", sizes),
+        fit("fitted", t),
+        sized_zero(ty, &mut sizes.iter())
+    )
+}
+
+/// The sizes of an array of `n` rows whose sizes are `rows`.
+fn rows_of(n: &str, rows: &[Size]) -> Vec<Size> {
+    let mut out = vec![Size { name: n.to_string(), path: String::new(), outer: 0 }];
+    out.extend(rows.iter().map(|s| Size { name: s.name.clone(), path: format!("[0]{}", s.path), outer: s.outer + 1 }));
+    out
+}
+
+/// `a ++ b ++ ...`: a new array, as `unique.rs` takes a flattened
+/// literal to be (one row alone is copied, not aliased).
+fn fresh_join(parts: &[String]) -> String {
+    match parts {
+        [one] => format!("(copy {one})"),
+        _ => parts.join(" ++ "),
+    }
+}
+
 /// Whether a function reference is `concat` itself.
 fn is_concat(f: &FunRef) -> bool {
     matches!(f.callee, Callee::Builtin(Builtin::Concat)) && f.bound.is_empty()
@@ -817,7 +872,7 @@ impl<'p> Writer<'p> {
                 let (t, sizes) = self.named_sizes(row, &values[0], depth);
                 let alike: Vec<String> = values[1..].iter().map(|v| format!("({})", same_sizes(v, &sizes))).collect();
                 self.check(&alike.join(" && "), IRREGULAR, depth);
-                let rows: Vec<String> = values.iter().map(|v| fit(v, &t)).collect();
+                let rows: Vec<String> = values.iter().map(|v| fit_checked(v, &t, row, &sizes)).collect();
                 self.locate_as(IRREGULAR);
                 format!("opaque [{}]", rows.join(", "))
             }
@@ -868,7 +923,7 @@ impl<'p> Writer<'p> {
             }
             Expr::Prim(b, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
-                match self.checked_prim(*b, &args, depth) {
+                match self.checked_prim(*b, &args, ty, depth) {
                     Some(e) => e,
                     None => self.prim(*b, &args, ty),
                 }
@@ -921,22 +976,25 @@ impl<'p> Writer<'p> {
             Expr::Map { f: fr, seqs } => {
                 let mut names: Vec<String> = seqs.iter().map(|a| self.atom(a)).collect();
                 if names.len() > 1 {
-                    // `map2` needs equal lengths: each is coerced to the
-                    // first's (Futhark 0.22 does not know the first has
-                    // it), on a line of its own, before the function runs
-                    // on the first elements (as debug mode checks the
-                    // lengths first).
-                    let n = self.locals.fresh("n");
-                    self.line(depth, &format!("let {n} = length {}", names[0]));
+                    // `map2` needs equal lengths: checked against the
+                    // first's, on a line of its own, before the function
+                    // runs on the first elements (as debug mode checks
+                    // the lengths first); then each is cut to the
+                    // shortest (`take`, which cannot fail, where a
+                    // coercion would stop the program before the channel
+                    // says which failure came first), one size for all.
+                    let first = self.locals.fresh("n");
+                    self.line(depth, &format!("let {first} = length {}", names[0]));
                     let message = "map2 on sequences of different lengths";
-                    let equal: Vec<String> = names.iter().skip(1).map(|s| format!("length {s} == {n}")).collect();
+                    let equal: Vec<String> = names.iter().skip(1).map(|s| format!("length {s} == {first}")).collect();
                     self.check(&equal.join(" && "), message, depth);
-                    for (name, s) in names.iter_mut().zip(seqs) {
+                    let n = self.locals.fresh("n");
+                    let shortest =
+                        names.iter().skip(1).fold(first.clone(), |acc, s| format!("i64.min ({acc}) (length {s})"));
+                    self.line(depth, &format!("let {n} = {shortest}"));
+                    for name in names.iter_mut() {
                         let c = self.locals.fresh("s");
-                        let elem = s.ty().elem().cloned().unwrap_or(Type::Unit);
-                        let t = self.ty(&elem);
-                        self.locate_as(message);
-                        self.line(depth, &format!("let {c} = {name} :> [{n}]{t}"));
+                        self.line(depth, &format!("let {c} = take {n} {name}"));
                         *name = c;
                     }
                 }
@@ -1053,15 +1111,17 @@ impl<'p> Writer<'p> {
                                 for r in &rows {
                                     let n = self.locals.fresh("n");
                                     lets.push(format!("let {n} = length {r}"));
-                                    parts.push(fit(&format!("opaque {r}"), &format!("[{n}]{t}")));
+                                    let whole = Type::Seq(Box::new(elem.clone()));
+                                    let t = format!("[{n}]{t}");
+                                    parts.push(fit_checked(&format!("opaque {r}"), &t, &whole, &rows_of(&n, &sizes)));
                                 }
                                 for l in lets {
                                     self.line(depth, &l);
                                 }
                                 self.check_rows(&rows, &sizes, depth);
-                                parts.join(" ++ ")
+                                fresh_join(&parts)
                             }
-                            _ => rows.join(" ++ "),
+                            _ => fresh_join(&rows),
                         }
                     }
                     _ => format!("flatten {}", self.atom(s)),
@@ -1217,12 +1277,25 @@ impl<'p> Writer<'p> {
         // check's (`check`), beside the result.
         self.failures.push((self.span, IRREGULAR.to_string()));
         let id = self.failures.len();
-        let check = format!("(if {} then 0i64 else -{id}i64)", same_sizes(&v, &sizes));
+        let ok = self.locals.fresh("ok");
+        let check = format!("(if {ok} then 0i64 else -{id}i64)");
         let channel = if counts { format!("({} {c} {check})", super::channel::JOIN) } else { check };
         let value = if counts { format!("let ({v}, {c}) = {body}") } else { format!("let {v} = {body}") };
         self.locate_as(IRREGULAR);
         self.shape = Shape::Pairs;
-        format!("(\\{params} -> {value} in ({}, {channel}))", fit(&v, &t))
+        // A result of other sizes is replaced by zeros of the first's
+        // (the channel says it failed) rather than coerced: Futhark hoists
+        // a body that does not use its parameter out of the `map`, so a
+        // coercion that fails would fail even where the map is empty.
+        // `opaque`: Futhark 0.22.7's inliner fails on a coercion of a
+        // result whose size it knows ("Type error after pass 'Inline
+        // conservatively'", FUTHARK_BUGS.md).
+        let zero = sized_zero(&f.result, &mut sizes.iter());
+        format!(
+            "(\\{params} -> {value} let {ok} = {} in (if {ok} then {} else {zero}, {channel}))",
+            same_sizes(&v, &sizes),
+            fit(&format!("opaque {v}"), &t)
+        )
     }
 
     /// Names for the sizes of `v` (of type `t`: sequences, records of
@@ -1333,10 +1406,11 @@ impl<'p> Writer<'p> {
         // `opaque`: Futhark 0.22.7's simplifier folds a concatenation of
         // array literals of arrays into one and fails on it (a type error
         // after `simplify`, "concat_lit"); it cannot look through it.
+        let whole = Type::Seq(Box::new(row.clone()));
         let join = format!(
             "({} ++ {})",
-            fit(&format!("opaque {a}"), &format!("[{na}]{t}")),
-            fit(&format!("opaque {b}"), &format!("[{nb}]{t}"))
+            fit_checked(&format!("opaque {a}"), &format!("[{na}]{t}"), &whole, &rows_of(&na, &sizes)),
+            fit_checked(&format!("opaque {b}"), &format!("[{nb}]{t}"), &whole, &rows_of(&nb, &sizes))
         );
         for l in lets {
             self.line(depth, &l);
@@ -1461,22 +1535,21 @@ impl<'p> Writer<'p> {
 
     /// A primitive that may fail, as a statement: its checks on lines of
     /// their own (`check`), then the operation. `None` for the others.
-    fn checked_prim(&mut self, b: Builtin, a: &[String], depth: usize) -> Option<String> {
+    fn checked_prim(&mut self, b: Builtin, a: &[String], ty: &Type, depth: usize) -> Option<String> {
         use Builtin::*;
         // Where its check fails, the operation runs on arguments that
-        // cannot fail (an index clamped, a divisor of 1), so that the
-        // first failure in the program's order is the one reported; an
-        // index into an empty sequence still fails where it is (located
-        // as the check is).
+        // cannot fail (an index clamped, a divisor of 1; an element of an
+        // empty sequence is zeros, `element`), so that the first failure
+        // in the program's order is the one reported.
         Some(match b {
             Get => {
                 let ok = format!("{1} >= 0 && {1} < length {0}", a[0], a[1]);
                 self.check(&ok, OUT_OF_BOUNDS, depth);
-                format!("{}[if {ok} then {} else 0]", a[0], a[1])
+                self.element(&a[0], &format!("if {ok} then {} else 0", a[1]), ty)
             }
             Head => {
                 self.check(&format!("length {} > 0", a[0]), "Head on empty sequence", depth);
-                format!("{}[0]", a[0])
+                self.element(&a[0], "0", ty)
             }
             Tail => {
                 self.check(&format!("length {} > 0", a[0]), "Tail on empty sequence", depth);
@@ -1513,6 +1586,47 @@ impl<'p> Writer<'p> {
             }
             _ => return None,
         })
+    }
+
+    /// Element `i` of `seq` (of elements of type `elem`), where `i` is in
+    /// range unless `seq` is empty: then zeros of the element's sizes,
+    /// which a local function takes from the type of `seq` (no element
+    /// exists to take them from).
+    fn element(&mut self, seq: &str, i: &str, elem: &Type) -> String {
+        if !has_seq(elem) {
+            let zero = self.zero(elem);
+            return format!("(if length {seq} > 0 then {seq}[{i}] else {zero})");
+        }
+        let z = self.locals.fresh("zero");
+        let mut sizes = Vec::new();
+        let t = self.named_shape(elem, &mut sizes);
+        let params: String = sizes.iter().map(|s| format!("[{}]", s.name)).collect();
+        let zero = sized_zero(elem, &mut sizes.iter());
+        format!(
+            "(let {z} [n]{params} (_: [n]{t}) : {t} = {zero} in if length {seq} > 0 then {seq}[{i}] else {z} {seq})"
+        )
+    }
+
+    /// The type `t` with a fresh name for each of its sizes (in the order
+    /// `sized` names them).
+    fn named_shape(&mut self, t: &Type, sizes: &mut Vec<Size>) -> String {
+        match t {
+            Type::Seq(el) => {
+                let m = self.locals.fresh("m");
+                sizes.push(Size { name: m.clone(), path: String::new(), outer: 0 });
+                format!("[{m}]{}", self.named_shape(el, sizes))
+            }
+            Type::Record(fields) if is_tuple(fields) => {
+                let parts: Vec<String> = fields.iter().map(|(_, f)| self.named_shape(f, sizes)).collect();
+                format!("({})", parts.join(", "))
+            }
+            Type::Record(fields) => {
+                let parts: Vec<String> =
+                    fields.iter().map(|(l, f)| format!("{}: {}", label(l), self.named_shape(f, sizes))).collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+            other => self.ty(other),
+        }
     }
 
     /// A primitive with Miking's semantics.
