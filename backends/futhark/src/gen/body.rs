@@ -1487,9 +1487,18 @@ impl<'p> Writer<'p> {
             match depth {
                 // The check on a line of its own (`check`): the update
                 // itself needs no reading afterwards.
+                // The check on a line of its own (`check`); where it
+                // fails, the update goes to index 0 (an update out of
+                // bounds would stop the program before the channel says
+                // which failure came first, and the channel's failure
+                // discards the array). An `if` around the update instead
+                // doubled the time of loops that set rows (Viterbi).
                 Some(depth) => {
-                    self.check(&in_bounds, OUT_OF_BOUNDS, depth);
+                    let ok = self.locals.fresh("ok");
+                    self.line(depth, &format!("let {ok} = {in_bounds}"));
+                    self.check(&ok, OUT_OF_BOUNDS, depth);
                     self.locate_as(OUT_OF_BOUNDS);
+                    return format!("({copy}{arr} with [if {ok} then {i} else 0] = {v})");
                 }
                 None => self.mark(Some(OUT_OF_BOUNDS)),
             }
@@ -1516,9 +1525,13 @@ impl<'p> Writer<'p> {
         // their own (`check`), the rows' first, as debug mode has them.
         let first = format!("{arr}[0]");
         self.check(&format!("{n} == 0 || ({})", same_sizes(&first, &sizes)), IRREGULAR, depth);
-        self.check(&in_bounds, OUT_OF_BOUNDS, depth);
+        let ok = self.locals.fresh("ok");
+        self.line(depth, &format!("let {ok} = {in_bounds}"));
+        self.check(&ok, OUT_OF_BOUNDS, depth);
         self.locate_as(IRREGULAR);
-        format!("({copy}({arr} :> [{n}]{row_t}) with [{i}] = {})", fit(v, &row_t))
+        // Out of bounds, to index 0 (as above); rows of other sizes still
+        // fail at the coercion, with the check's location.
+        format!("({copy}({arr} :> [{n}]{row_t}) with [if {ok} then {i} else 0] = {})", fit(v, &row_t))
     }
 
     /// Argument `k` (`a`) of a call of `f` by the statement binding
@@ -1545,11 +1558,11 @@ impl<'p> Writer<'p> {
             Get => {
                 let ok = format!("{1} >= 0 && {1} < length {0}", a[0], a[1]);
                 self.check(&ok, OUT_OF_BOUNDS, depth);
-                self.element(&a[0], &format!("if {ok} then {} else 0", a[1]), ty)
+                self.element(&a[0], &ok, &a[1], ty)
             }
             Head => {
                 self.check(&format!("length {} > 0", a[0]), "Head on empty sequence", depth);
-                self.element(&a[0], "0", ty)
+                self.element(&a[0], &format!("length {} > 0", a[0]), "0", ty)
             }
             Tail => {
                 self.check(&format!("length {} > 0", a[0]), "Tail on empty sequence", depth);
@@ -1588,45 +1601,21 @@ impl<'p> Writer<'p> {
         })
     }
 
-    /// Element `i` of `seq` (of elements of type `elem`), where `i` is in
-    /// range unless `seq` is empty: then zeros of the element's sizes,
-    /// which a local function takes from the type of `seq` (no element
-    /// exists to take them from).
-    fn element(&mut self, seq: &str, i: &str, elem: &Type) -> String {
-        if !has_seq(elem) {
-            let zero = self.zero(elem);
-            return format!("(if length {seq} > 0 then {seq}[{i}] else {zero})");
+    /// Element `index` of `seq` (of elements of type `elem`), where `ok`
+    /// says it is in range: else zeros, for an element without sequences
+    /// (`if ok then s[i] else 0`, which also lets Futhark drop its own
+    /// bounds check; an `if length s > 0` around a clamped index cost
+    /// Viterbi's binding half again). A row of a sequence of sequences is
+    /// read at a clamped index: on an empty sequence that still fails
+    /// there, with Futhark's message, located as the check is (zeros of
+    /// the row's sizes made every row read an `if` of arrays, which
+    /// doubled the time of Viterbi's and matmul's bindings).
+    fn element(&mut self, seq: &str, ok: &str, index: &str, elem: &Type) -> String {
+        if has_seq(elem) {
+            return format!("{seq}[if {ok} then {index} else 0]");
         }
-        let z = self.locals.fresh("zero");
-        let mut sizes = Vec::new();
-        let t = self.named_shape(elem, &mut sizes);
-        let params: String = sizes.iter().map(|s| format!("[{}]", s.name)).collect();
-        let zero = sized_zero(elem, &mut sizes.iter());
-        format!(
-            "(let {z} [n]{params} (_: [n]{t}) : {t} = {zero} in if length {seq} > 0 then {seq}[{i}] else {z} {seq})"
-        )
-    }
-
-    /// The type `t` with a fresh name for each of its sizes (in the order
-    /// `sized` names them).
-    fn named_shape(&mut self, t: &Type, sizes: &mut Vec<Size>) -> String {
-        match t {
-            Type::Seq(el) => {
-                let m = self.locals.fresh("m");
-                sizes.push(Size { name: m.clone(), path: String::new(), outer: 0 });
-                format!("[{m}]{}", self.named_shape(el, sizes))
-            }
-            Type::Record(fields) if is_tuple(fields) => {
-                let parts: Vec<String> = fields.iter().map(|(_, f)| self.named_shape(f, sizes)).collect();
-                format!("({})", parts.join(", "))
-            }
-            Type::Record(fields) => {
-                let parts: Vec<String> =
-                    fields.iter().map(|(l, f)| format!("{}: {}", label(l), self.named_shape(f, sizes))).collect();
-                format!("{{{}}}", parts.join(", "))
-            }
-            other => self.ty(other),
-        }
+        let zero = self.zero(elem);
+        format!("(if {ok} then {seq}[{index}] else {zero})")
     }
 
     /// A primitive with Miking's semantics.
