@@ -72,9 +72,11 @@ pub fn choose(
             let cx =
                 Cx { analysis, target: if auto { "auto" } else { "cpu" }, auto, verbose, locate, profile: &profile };
             if of(Backend::Futhark).next().is_some() {
-                // Not asked for explicitly: the GPU when it is usable and
-                // the build succeeds, else the CPU.
-                let backends: &[FutharkBackend] = if auto && pmx_cuda::gpu::usable().is_ok() {
+                // Not asked for explicitly: the GPU when there is a
+                // usable device (not kernels emulated on the CPU, which
+                // only the CUDA engine does) and the build succeeds, else
+                // the CPU.
+                let backends: &[FutharkBackend] = if auto && pmx_gpu::device::usable().is_ok() {
                     &[FutharkBackend::Cuda, FutharkBackend::Multicore]
                 } else {
                     &[FutharkBackend::Multicore]

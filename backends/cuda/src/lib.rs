@@ -17,9 +17,9 @@
 //! - `cpu.rs`: the CPU engine (kernels as OpenMP loops); `gpu/`: the GPU
 //!   engine through cudarc (host library built with `-DPMX_HOST_LAUNCH`
 //!   whose launches call back into Rust, kernels compiled by NVRTC and
-//!   launched with the driver API, managed memory); `nvrtc.rs`: NVRTC
-//!   loaded at run time; `toolkit.rs`: where CUDA toolkits, headers and
-//!   Python's NVIDIA packages are.
+//!   launched with the driver API, managed memory); NVRTC, the toolkits
+//!   and the device check are `pmx-gpu`'s (re-exported as `nvrtc`,
+//!   `toolkit` and `gpu::device`).
 //!
 //! Invariants: nothing here panics on a missing driver, device or NVRTC
 //! (cudarc would, so every library and function is checked before the
@@ -35,5 +35,5 @@ pub mod gpu;
 pub mod host;
 pub mod marshal;
 pub mod memory;
-pub mod nvrtc;
-pub mod toolkit;
+// Shared with the Futhark backend (`pmx-gpu`), under their old names.
+pub use pmx_gpu::{nvrtc, toolkit};

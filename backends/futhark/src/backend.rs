@@ -5,7 +5,7 @@
 //!
 //! Futhark's `cuda` backend calls the CUDA driver API and NVRTC directly.
 //! Its library is built without linking them: pmx finds and loads the
-//! driver and NVRTC itself (`pmx_cuda::toolkit`), globally, before the
+//! driver and NVRTC itself (`pmx_gpu::toolkit`), globally, before the
 //! library, so a machine with a driver and NVRTC but no toolkit to link
 //! against still runs it. Two things keep Futhark 0.22's C working with
 //! CUDA 13's headers and without CUDA's runtime library, both in
@@ -78,7 +78,7 @@ impl Backend {
     pub fn include_dirs(self) -> Result<Vec<PathBuf>, String> {
         match self {
             Backend::Multicore => Ok(Vec::new()),
-            Backend::Cuda => pmx_cuda::toolkit::include_dirs(),
+            Backend::Cuda => pmx_gpu::toolkit::include_dirs(),
         }
     }
 

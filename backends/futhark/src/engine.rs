@@ -171,7 +171,7 @@ pub fn build(g: &Generated, futhark: &Futhark, backend: Backend) -> Result<Libra
     let compile_time = started.elapsed();
     // The driver and NVRTC, loaded before the library that calls them.
     let arch = match backend {
-        Backend::Cuda => Some(pmx_cuda::nvrtc::arch_for(pmx_cuda::toolkit::load_globally()?.capability)?),
+        Backend::Cuda => Some(pmx_gpu::nvrtc::arch_for(pmx_gpu::toolkit::load_globally()?.capability)?),
         Backend::Multicore => None,
     };
     let mut library = load(g, &dir, backend, arch, found == pmx_native::cache::Found::Cached, compile_time)?;

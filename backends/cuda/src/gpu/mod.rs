@@ -13,7 +13,7 @@
 //! without a GPU (the test suite runs every CUDA-class program so).
 
 mod cpu_kernels;
-pub mod device;
+pub use pmx_gpu::device;
 mod memory;
 mod module;
 

@@ -76,8 +76,8 @@ pub fn promote(name: &str) -> bool {
 /// NVRTC's symbols visible to libraries loaded after this, for generated
 /// C that calls them directly (Futhark's CUDA backend); `Err` says what
 /// is missing.
-pub fn load_globally() -> Result<&'static crate::gpu::device::Device, String> {
-    let device = crate::gpu::device::usable()?;
+pub fn load_globally() -> Result<&'static crate::device::Device, String> {
+    let device = crate::device::usable()?;
     let promoted = cudarc::get_lib_name_candidates("cuda").iter().any(|n| promote(n));
     if !promoted {
         return Err("the CUDA driver's library could not be made visible to generated code".into());
