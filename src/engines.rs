@@ -165,9 +165,14 @@ fn futhark_native(
             let at = a.map(|a| format!(" (needed for {} at {})", a.boundary.name, (cx.locate)(a.boundary.span)));
             return Err(format!("--target {}: {e}{}", cx.target, at.unwrap_or_default()));
         }
-        Err(_) => {
+        Err(e) => {
             let install = format!("install Futhark to compile it ({})", pmx_futhark::engine::RELEASES);
-            return cx.missing(CLASS, "futhark not found (PATH or PMX_FUTHARK)".into(), &install);
+            // A futhark of a version pmx does not take says so.
+            let why = match e.split_once(" (`") {
+                Some((version, _)) if !e.starts_with("futhark not found") => version.to_string(),
+                _ => "futhark not found (PATH or PMX_FUTHARK)".into(),
+            };
+            return cx.missing(CLASS, why, &install);
         }
     };
     if pmx_native::cc::Compiler::find(pmx_native::cc::Language::C).is_none() {

@@ -206,6 +206,40 @@ fn auto_without_futhark_runs_in_the_interpreter_with_one_note() {
     assert_eq!(stderr.matches(note).count(), 1, "{stderr}");
 }
 
+/// A futhark of a version pmx does not generate for is named, with the
+/// supported range: an error of `--target cpu`, a note under `auto`
+/// (which runs the bindings in the interpreter).
+#[test]
+fn a_futhark_of_an_unsupported_version_is_a_clear_error() {
+    let dir = std::env::temp_dir().join(format!("pmx-fake-futhark-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let fake = dir.join("futhark");
+    std::fs::write(&fake, "#!/bin/sh\necho 'Futhark 0.29.0'\n").expect("writable");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("executable");
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/utest_in_accelerate.mc");
+    let run = |target: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_pmx"))
+            .args(["test", "--color=never", "--target", target])
+            .arg(&p)
+            .env("PMX_FUTHARK", &fake)
+            .output()
+            .expect("pmx runs")
+    };
+    let cpu = run("cpu");
+    let stderr = String::from_utf8_lossy(&cpu.stderr);
+    assert_eq!(cpu.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Futhark 0.29.0 is not supported: pmx supports Futhark 0.22 to 0.27"), "{stderr}");
+    let auto = run("auto");
+    let stderr = String::from_utf8_lossy(&auto.stderr);
+    assert_eq!(auto.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("Futhark 0.29.0 is not supported") && stderr.contains("runs in the interpreter"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `--unchecked` marks every entry `#[unsafe]` (Futhark drops its run-time
 /// checks there); a correct program runs the same.
 #[test]

@@ -16,8 +16,8 @@
 use crate::abi::{Leaf, Scalar};
 use crate::backend::Backend;
 use crate::gen::{EntryAbi, Generated, FILE};
+use crate::manifest::{Manifest, Type as ManifestType};
 use crate::marshal::{self, Buf, Input, Output};
-use futhark_bindgen::manifest::{Manifest, Type as ManifestType};
 use pmx_cpu::value::Value;
 use pmx_cpu::{Args, Engine, Machine, RuntimeError, Site};
 use rustc_hash::FxHashMap;
@@ -51,7 +51,10 @@ pub fn find() -> Result<Futhark, String> {
     match out {
         Ok(o) if o.status.success() => {
             let version = String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_string();
-            Ok(Futhark { program, version })
+            match supported(&version) {
+                Ok(()) => Ok(Futhark { program, version }),
+                Err(why) => Err(format!("{why} (`{}`, from {from}); {INSTALL}", program.display())),
+            }
         }
         Ok(o) => Err(format!(
             "futhark not found (PATH or PMX_FUTHARK): `{} --version` (from {from}) failed: {}; {INSTALL}",
@@ -61,6 +64,27 @@ pub fn find() -> Result<Futhark, String> {
         Err(e) => Err(format!(
             "futhark not found (PATH or PMX_FUTHARK): cannot run `{}` (from {from}): {e}; {INSTALL}",
             program.display()
+        )),
+    }
+}
+
+/// The Futhark versions pmx generates code and glue for: 0.22 to 0.27
+/// (0.22.7 and 0.25.8 run end to end in its tests; the manifest and
+/// results of 0.26 and 0.27 are read as Futhark's documentation has
+/// them, `manifest.rs`).
+pub const SUPPORTED: (u32, u32) = (22, 27);
+
+/// The version in the first line of `futhark --version` (`Futhark
+/// 0.25.8`), or `Err` naming the supported range.
+pub fn supported(line: &str) -> Result<(), String> {
+    let number = line.split_whitespace().nth(1).unwrap_or("");
+    let parts: Vec<u32> = number.split('.').map_while(|p| p.parse().ok()).collect();
+    let (lo, hi) = SUPPORTED;
+    match parts.as_slice() {
+        [0, minor, ..] if (lo..=hi).contains(minor) => Ok(()),
+        [_, _, ..] => Err(format!("Futhark {number} is not supported: pmx supports Futhark 0.{lo} to 0.{hi}")),
+        _ => Err(format!(
+            "cannot tell the version of this futhark (`futhark --version` said `{line}`): pmx supports Futhark 0.{lo} to 0.{hi}"
         )),
     }
 }
@@ -194,11 +218,8 @@ fn compile(
     let (header, text) = backend.header();
     let h = dir.join(header);
     std::fs::write(&h, text.as_ref()).map_err(|e| format!("cannot write {}: {e}", h.display()))?;
-    // futhark-bindgen's `Compiler` runs futhark with the terminal as its
-    // output and reports a failure as a bare `CompilationFailed` (and
-    // panics on a path it cannot canonicalise); a rejected program must
-    // come back with Futhark's message and the file kept, so futhark is
-    // run here. Its manifest is still read with futhark-bindgen.
+    // A rejected program comes back with Futhark's message and the file
+    // kept; the manifest is read by `manifest.rs` (both formats).
     let out = Command::new(&futhark.program)
         .args([backend.command(), "--library", "-o", "pmx", FILE])
         .current_dir(dir)
@@ -224,8 +245,10 @@ fn compile(
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    let manifest = Manifest::parse_file(dir.join("pmx.json"))
-        .map_err(|e| format!("internal error: cannot read Futhark's manifest in {}: {e:?}", dir.display()))?;
+    let manifest = std::fs::read_to_string(dir.join("pmx.json"))
+        .map_err(|e| e.to_string())
+        .and_then(|text| Manifest::parse(&text))
+        .map_err(|e| format!("internal error: cannot read Futhark's manifest in {}: {e}", dir.display()))?;
     check_manifest(g, &manifest)
         .map_err(|e| format!("internal error: {e} (generated program kept at {})", src.display()))?;
     let glue = dir.join("pmx_glue.c");
@@ -245,7 +268,7 @@ fn compile(
 /// leaf.
 fn check_manifest(g: &Generated, m: &Manifest) -> Result<(), String> {
     for e in &g.entries {
-        let Some(me) = m.entry_points.get(&e.name) else {
+        let Some(me) = m.entries.get(&e.name) else {
             return Err(format!("Futhark's manifest has no entry `{}`", e.name));
         };
         let mut inputs: Vec<String> = e.inputs.iter().map(Leaf::futhark_type).collect();
@@ -259,9 +282,9 @@ fn check_manifest(g: &Generated, m: &Manifest) -> Result<(), String> {
         if e.counts {
             outputs.push("i64".into());
         }
-        let got_in: Vec<&str> = me.inputs.iter().map(|i| i.r#type.as_str()).collect();
-        let got_out: Vec<&str> = me.outputs.iter().map(|o| o.r#type.as_str()).collect();
-        if got_in != inputs || got_out != outputs {
+        let got_in = &me.inputs;
+        let got_out = m.results(me);
+        if *got_in != inputs || got_out != outputs {
             return Err(format!(
                 "entry `{}` takes {got_in:?} and returns {got_out:?} in Futhark's manifest, not {inputs:?} and \
                  {outputs:?}",
@@ -288,7 +311,7 @@ fn array_suffix(elem: &str, rank: i32) -> String {
 
 /// The glue: one fixed signature per entry and per array type, from the
 /// manifest's C names.
-fn glue_source(m: &Manifest) -> Result<String, String> {
+pub(crate) fn glue_source(m: &Manifest) -> Result<String, String> {
     let mut s = String::from(
         "// Generated by pmx from Futhark's manifest: fixed signatures for entries and arrays.\n#include <stdint.h>\n#include <stdbool.h>\n#include <stddef.h>\n#include \"pmx.h\"\n\n",
     );
@@ -303,7 +326,7 @@ fn glue_source(m: &Manifest) -> Result<String, String> {
     };
     for (name, t) in &m.types {
         let ManifestType::Array(a) = t else { continue };
-        let elem = a.elemtype.to_str();
+        let elem = a.elemtype.as_str();
         let Some(ce) = c_scalar(elem) else { continue };
         let suffix = array_suffix(elem, a.rank);
         let dims: Vec<String> = (0..a.rank).map(|k| format!("dims[{k}]")).collect();
@@ -330,20 +353,38 @@ fn glue_source(m: &Manifest) -> Result<String, String> {
             a.ops.free
         );
     }
-    for (name, e) in &m.entry_points {
+    for (name, e) in &m.entries {
         let mut args = vec!["ctx".to_string()];
-        for (k, o) in e.outputs.iter().enumerate() {
-            args.push(format!("({} *)out[{k}]", ctype(&o.r#type)?));
+        let inputs: Vec<String> = e
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(k, t)| Ok(format!("*({} const *)in[{k}]", ctype(t)?)))
+            .collect::<Result<_, String>>()?;
+        let _ =
+            writeln!(s, "int pmx_call_{name}(struct futhark_context *ctx, void *const *out, const void *const *in) {{");
+        let _ = writeln!(s, "  (void)out; (void)in;");
+        if let Some((tuple, record)) = m.tuple_output(e) {
+            // Futhark 0.26.1 and newer: the results in one opaque tuple,
+            // projected into the slots (each projection its own value,
+            // freed by its reader), then freed.
+            args.push("&r".to_string());
+            args.extend(inputs);
+            let _ = writeln!(s, "  {} r = NULL;", tuple.ctype);
+            let _ = writeln!(s, "  int err = {}({});", e.cfun, args.join(", "));
+            let _ = writeln!(s, "  if (err != 0) return err;");
+            for (k, f) in record.fields.iter().enumerate() {
+                let _ = writeln!(s, "  if (err == 0) err = {}(ctx, ({} *)out[{k}], r);", f.project, ctype(&f.ty)?);
+            }
+            let _ = writeln!(s, "  int freed = {}(ctx, r);", tuple.ops.free);
+            let _ = writeln!(s, "  return err != 0 ? err : freed;\n}}\n");
+            continue;
         }
-        for (k, i) in e.inputs.iter().enumerate() {
-            args.push(format!("*({} const *)in[{k}]", ctype(&i.r#type)?));
+        for (k, t) in m.results(e).iter().enumerate() {
+            args.push(format!("({} *)out[{k}]", ctype(t)?));
         }
-        let _ = writeln!(
-            s,
-            "int pmx_call_{name}(struct futhark_context *ctx, void *const *out, const void *const *in) {{\n  (void)out; (void)in;\n  return {}({});\n}}\n",
-            e.cfun,
-            args.join(", ")
-        );
+        args.extend(inputs);
+        let _ = writeln!(s, "  return {}({});\n}}\n", e.cfun, args.join(", "));
     }
     Ok(s)
 }
@@ -744,5 +785,21 @@ fn value_bytes(v: &Value) -> u64 {
             Seq::Boxed(_) => (0..s.len()).map(|i| value_bytes(&s.get(i))).sum(),
         },
         _ => 8,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::supported;
+
+    #[test]
+    fn versions_outside_the_supported_range_are_named() {
+        assert!(supported("Futhark 0.22.7").is_ok());
+        assert!(supported("Futhark 0.25.8").is_ok());
+        assert!(supported("Futhark 0.27.1").is_ok());
+        let e = supported("Futhark 0.28.0").unwrap_err();
+        assert!(e.contains("Futhark 0.28.0 is not supported") && e.contains("0.22 to 0.27"), "{e}");
+        assert!(supported("Futhark 0.21.15").unwrap_err().contains("0.21.15"));
+        assert!(supported("something else").unwrap_err().contains("cannot tell the version"));
     }
 }

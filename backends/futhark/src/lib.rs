@@ -23,4 +23,5 @@ pub mod abi;
 pub mod backend;
 pub mod engine;
 pub mod gen;
+pub mod manifest;
 pub mod marshal;

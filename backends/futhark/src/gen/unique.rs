@@ -605,8 +605,9 @@ mod tests {
         assert!(u.result(FnId(0)));
         let g = generate(&p, &|_| String::new(), &Options::RUN).expect("generated");
         let src = g.source;
-        assert!(src.contains("def doubles (a: *[]i64) (i: i64) : *[]i64 ="), "{src}");
-        assert!(src.contains("(a with [i] = two)"), "{src}");
+        // The channel (the set's check) beside the unique result.
+        assert!(src.contains("def doubles (a: *[]i64) (i: i64) : (*[]i64, i64) ="), "{src}");
+        assert!(src.contains("(a with [if ok then i else 0] = two)"), "{src}");
         // The entry's parameter belongs to the engine: copied once; the
         // fresh array is consumed as it is.
         assert!(src.contains("doubles (copy xs) 1i64"), "{src}");
@@ -635,7 +636,8 @@ mod tests {
             let out = run.wait_with_output().expect("futhark ran");
             let stdout = String::from_utf8_lossy(&out.stdout);
             assert!(out.status.success(), "{}\n{src}", String::from_utf8_lossy(&out.stderr));
-            assert_eq!(stdout.trim(), expected, "{entry}");
+            // The result, then the channel (0: no failure, no utest).
+            assert_eq!(stdout.trim(), format!("{expected}\n0i64"), "{entry}");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
