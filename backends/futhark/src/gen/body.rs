@@ -155,6 +155,15 @@ fn fresh_join(parts: &[String]) -> String {
     }
 }
 
+/// How many sequence types `t` holds (each a size of a value of it).
+fn seqs_in(t: &Type) -> usize {
+    match t {
+        Type::Seq(el) => 1 + seqs_in(el),
+        Type::Record(fields) => fields.iter().map(|(_, f)| seqs_in(f)).sum(),
+        _ => 0,
+    }
+}
+
 /// Whether a function reference is `concat` itself.
 fn is_concat(f: &FunRef) -> bool {
     matches!(f.callee, Callee::Builtin(Builtin::Concat)) && f.bound.is_empty()
@@ -862,8 +871,16 @@ impl<'p> Writer<'p> {
         if values.is_empty() {
             // Typed, every size 0 (a size left open is ambiguous to
             // Futhark; an empty sequence hides the sizes inside it).
+            // Of sizes Futhark cannot know (`opaque 0i64`): with sizes in
+            // its type (`[] : [0][0]i64`), 0.22.7's and 0.25.8's
+            // simplifiers fail on a fold whose accumulator starts with
+            // other sizes ("Type error after pass 'simplify'").
             return match elem {
-                Some(e) => format!("opaque ([] : [0]{})", self.ty(e).replace("[]", "[0]")),
+                Some(e) => {
+                    let unknown = Size { name: "(opaque 0i64)".into(), path: String::new(), outer: 0 };
+                    let sizes: Vec<&Size> = std::iter::repeat_n(&unknown, seqs_in(e)).collect();
+                    format!("opaque (replicate (opaque 0i64) {})", sized_zero(e, &mut sizes.into_iter()))
+                }
                 None => "[]".into(),
             };
         }
