@@ -1546,9 +1546,32 @@ impl<'p> Writer<'p> {
         self.line(depth, &format!("let {ok} = {in_bounds}"));
         self.check(&ok, OUT_OF_BOUNDS, depth);
         self.locate_as(IRREGULAR);
-        // Out of bounds, to index 0 (as above); rows of other sizes still
-        // fail at the coercion, with the check's location.
-        format!("({copy}({arr} :> [{n}]{row_t}) with [if {ok} then {i} else 0] = {})", fit(v, &row_t))
+        // The array keeps its rows' sizes (so its coercion holds whenever
+        // it has a row), and the new row is fitted to them, zeros where
+        // the check above failed: coercing the array to the new row's
+        // sizes instead let Futhark 0.22.7 write a longer row past the end
+        // of the array's (a heap overflow) before it reported the
+        // coercion. Out of bounds, to index 0 (as above).
+        let mut own = Vec::new();
+        let mut lets = Vec::new();
+        let exists = Some(format!("{n} > 0"));
+        let arr_t = self.sized(elem, &[(first, exists)], String::new(), &mut Vec::new(), &mut lets, &mut own);
+        for l in &lets {
+            self.line(depth, l);
+        }
+        let at = format!("if {ok} then {i} else 0");
+        if let (Type::Seq(inner), [row]) = (elem, own.as_slice()) {
+            if !has_seq(inner) {
+                // A row of scalars: as many elements as both have, a
+                // slice written in place (an `if` of rows, a new array,
+                // cost Viterbi's binding a copy of each row it set).
+                let k = self.locals.fresh("k");
+                self.line(depth, &format!("let {k} = i64.min (length {v}) {}", row.name));
+                return format!("({copy}({arr} :> [{n}]{arr_t}) with [{at}, 0:{k}] = {v}[0:{k}])");
+            }
+        }
+        let row = fit_checked(v, &arr_t, elem, &own);
+        format!("({copy}({arr} :> [{n}]{arr_t}) with [{at}] = {row})")
     }
 
     /// Argument `k` (`a`) of a call of `f` by the statement binding
