@@ -1498,7 +1498,12 @@ impl<'p> Writer<'p> {
     /// an expression (`None`), lets in it.
     fn set(&mut self, a: &[String], elem: Option<&Type>, in_place: bool, depth: Option<usize>) -> String {
         let (arr, i, v) = (&a[0], &a[1], &a[2]);
-        let copy = if in_place { "" } else { "copy " };
+        // Records that hold sequences are copied anyway: Futhark 0.22.7
+        // rejects an update in place of a fold's result that began as a
+        // literal of them ("referenced after being consumed",
+        // FUTHARK_BUGS.md).
+        let records = matches!(elem, Some(Type::Record(_))) && elem.is_some_and(has_seq);
+        let copy = if in_place && !records { "" } else { "copy " };
         let in_bounds = format!("{i} >= 0 && {i} < length {arr}");
         let Some(elem) = elem.filter(|e| has_seq(e)) else {
             match depth {
@@ -1805,8 +1810,10 @@ fn lit(l: &Lit) -> String {
                 "(-f64.inf)".into()
             }
         }
-        // Futhark folds `-0.0` to 0.0.
-        Lit::Float(x) if *x == 0.0 && x.is_sign_negative() => "(f64.from_bits 0x8000000000000000u64)".into(),
+        // Futhark folds `-0.0` to 0.0, and takes a constant -0.0 for a
+        // constant 0.0 elsewhere in the program (they compare equal):
+        // bits it cannot see.
+        Lit::Float(x) if *x == 0.0 && x.is_sign_negative() => "(f64.from_bits (opaque 0x8000000000000000u64))".into(),
         Lit::Float(x) if x.is_sign_negative() => format!("({x:?}f64)"),
         Lit::Float(x) => format!("{x:?}f64"),
         Lit::Bool(b) => b.to_string(),
