@@ -991,40 +991,56 @@ impl<'p> Writer<'p> {
             }
             Expr::Seq(items) => self.seq_literal(items, ty.elem(), depth),
             Expr::Map { f: fr, seqs } => {
-                let mut names: Vec<String> = seqs.iter().map(|a| self.atom(a)).collect();
+                let names: Vec<String> = seqs.iter().map(|a| self.atom(a)).collect();
+                let mut shortest = None;
                 if names.len() > 1 {
                     // `map2` needs equal lengths: checked against the
                     // first's, on a line of its own, before the function
                     // runs on the first elements (as debug mode checks
-                    // the lengths first); then each is cut to the
-                    // shortest (`take`, which cannot fail, where a
-                    // coercion would stop the program before the channel
-                    // says which failure came first), one size for all.
+                    // the lengths first); then the function runs over
+                    // the indices all have (below).
                     let first = self.locals.fresh("n");
                     self.line(depth, &format!("let {first} = length {}", names[0]));
                     let message = "map2 on sequences of different lengths";
                     let equal: Vec<String> = names.iter().skip(1).map(|s| format!("length {s} == {first}")).collect();
                     self.check(&equal.join(" && "), message, depth);
-                    let n = self.locals.fresh("n");
-                    let shortest =
-                        names.iter().skip(1).fold(first.clone(), |acc, s| format!("i64.min ({acc}) (length {s})"));
-                    self.line(depth, &format!("let {n} = {shortest}"));
-                    for name in names.iter_mut() {
-                        let c = self.locals.fresh("s");
-                        self.line(depth, &format!("let {c} = take {n} {name}"));
-                        *name = c;
-                    }
+                    shortest = Some(first);
                 }
-                let firsts: Vec<String> = names.iter().map(|s| format!("{s}[0]")).collect();
-                let guard = names.first().map(|s| format!("length {s}")).unwrap_or_default();
+                // The first elements, for the sizes of the results: the
+                // others read as in the map below.
+                let mut firsts: Vec<String> = names.iter().take(1).map(|s| format!("{s}[0]")).collect();
+                for (s, sq) in names.iter().zip(seqs).skip(1) {
+                    let elem = sq.ty().elem().cloned().unwrap_or(Type::Unit);
+                    firsts.push(self.element(s, &format!("0 < length {s}"), "0", &elem));
+                }
+                let guard = match &shortest {
+                    Some(n) => n.clone(),
+                    None => names.first().map(|s| format!("length {s}")).unwrap_or_default(),
+                };
                 let f = self.sized_funval(fr, &firsts, &guard, depth);
                 if self.fun_counts(fr) {
                     self.shape = Shape::Pairs;
                 }
-                match names.as_slice() {
-                    [s] => format!("map {f} {s}"),
-                    [] => "[]".into(),
-                    all => format!("map{} {f} {}", all.len(), all.join(" ")),
+                match (names.as_slice(), shortest) {
+                    ([s], _) => format!("map {f} {s}"),
+                    ([], _) => "[]".into(),
+                    // Over the first's indices (so that a fold that maps
+                    // over its accumulator keeps its size, and Futhark
+                    // its memory: cutting all to the shortest doubled the
+                    // time of matmul `g`), the others read where they
+                    // have the index (zeros, or a clamped row, where the
+                    // check above failed): a coercion would fail before
+                    // the channel says which failure came first.
+                    (all, Some(n)) => {
+                        let j = self.locals.fresh("j");
+                        let mut args = vec![format!("{}[{j}]", all[0])];
+                        for (s, sq) in all.iter().zip(seqs).skip(1) {
+                            let elem = sq.ty().elem().cloned().unwrap_or(Type::Unit);
+                            args.push(self.element(s, &format!("{j} < length {s}"), &j, &elem));
+                        }
+                        format!("map (\\{j} -> {f} {}) (iota {n})", args.join(" "))
+                    }
+                    (all, None) => format!("map{} {f} {}", all.len(), all.join(" ")),
                 }
             }
             // A concatenation of all the elements after the first value.
