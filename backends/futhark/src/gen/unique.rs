@@ -253,6 +253,9 @@ impl<'a> Body<'a> {
                 | Builtin::Subsequence => self.roots(&args[0]),
                 _ => all(self),
             },
+            // Futhark takes a literal of arrays to alias its rows (0.22.7:
+            // "Unique-typed return value is aliased to" a row).
+            Expr::Seq(_) if s.var.ty.elem().is_some_and(|e| arrays(e) > 0) => all(self),
             Expr::Math(..) | Expr::Seq(_) | Expr::Map { .. } | Expr::Create { .. } | Expr::Never => fresh,
             Expr::Call(g, args) => {
                 if self.this != Some(*g) && self.u.result(*g) {
