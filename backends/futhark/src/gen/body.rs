@@ -876,10 +876,14 @@ impl<'p> Writer<'p> {
             // simplifiers fail on a fold whose accumulator starts with
             // other sizes ("Type error after pass 'simplify'").
             return match elem {
+                // Each size its own expression: with the same one twice,
+                // 0.22.7 takes the sizes for one and fails where they meet
+                // others ("Type annotation is [?0][?0]i64").
                 Some(e) => {
-                    let unknown = Size { name: "(opaque 0i64)".into(), path: String::new(), outer: 0 };
-                    let sizes: Vec<&Size> = std::iter::repeat_n(&unknown, seqs_in(e)).collect();
-                    format!("opaque (replicate (opaque 0i64) {})", sized_zero(e, &mut sizes.into_iter()))
+                    let sizes: Vec<Size> = (1..=seqs_in(e))
+                        .map(|k| Size { name: format!("(opaque {k}i64 - {k}i64)"), path: String::new(), outer: 0 })
+                        .collect();
+                    format!("opaque (replicate (opaque 0i64) {})", sized_zero(e, &mut sizes.iter()))
                 }
                 None => "[]".into(),
             };
