@@ -1150,7 +1150,10 @@ impl<'p> Writer<'p> {
                                     lets.push(format!("let {n} = length {r}"));
                                     let whole = Type::Seq(Box::new(elem.clone()));
                                     let t = format!("[{n}]{t}");
-                                    parts.push(fit_checked(&format!("opaque {r}"), &t, &whole, &rows_of(&n, &sizes)));
+                                    // `opaque` around the fitted row too
+                                    // (as in `join_rows`).
+                                    let fitted = fit_checked(&format!("opaque {r}"), &t, &whole, &rows_of(&n, &sizes));
+                                    parts.push(format!("(opaque {fitted})"));
                                 }
                                 for l in lets {
                                     self.line(depth, &l);
@@ -1444,8 +1447,10 @@ impl<'p> Writer<'p> {
         // array literals of arrays into one and fails on it (a type error
         // after `simplify`, "concat_lit"); it cannot look through it.
         let whole = Type::Seq(Box::new(row.clone()));
+        // The fitted operands `opaque` too: their zeros (`replicate`) are
+        // what the simplifier folds into a `concat_lit` it then rejects.
         let join = format!(
-            "({} ++ {})",
+            "(opaque {} ++ opaque {})",
             fit_checked(&format!("opaque {a}"), &format!("[{na}]{t}"), &whole, &rows_of(&na, &sizes)),
             fit_checked(&format!("opaque {b}"), &format!("[{nb}]{t}"), &whole, &rows_of(&nb, &sizes))
         );
