@@ -1692,11 +1692,21 @@ impl<'p> Writer<'p> {
     fn prim(&mut self, b: Builtin, a: &[String], ty: &Type) -> String {
         use Builtin::*;
         let bin = |op: &str| format!("({} {op} {})", a[0], a[1]);
+        // Futhark simplifies `x * 0.0` to 0.0 (and so on), which IEEE
+        // arithmetic does not (-1 * 0 is -0, NaN * 0 is NaN): a float
+        // zero in arithmetic is a value it cannot see (FUTHARK_BUGS.md).
+        let float = |op: &str| {
+            let z = |x: &String| if x == "0.0f64" { "(opaque 0.0f64)".to_string() } else { x.clone() };
+            format!("({} {op} {})", z(&a[0]), z(&a[1]))
+        };
         match b {
-            Addi | Addf => bin("+"),
-            Subi | Subf => bin("-"),
-            Muli | Mulf => bin("*"),
-            Divf => bin("/"),
+            Addi => bin("+"),
+            Subi => bin("-"),
+            Muli => bin("*"),
+            Addf => float("+"),
+            Subf => float("-"),
+            Mulf => float("*"),
+            Divf => float("/"),
             // OCaml's division and remainder truncate (Futhark's `//` and
             // `%%`); dividing by zero fails.
             Divi => {
