@@ -101,7 +101,8 @@ fn fit(x: &str, t: &str) -> String {
 }
 
 /// A value of type `t` whose sizes are `sizes` (in the order `sized`
-/// names them), made without anything that may fail: zeros, `false`.
+/// names them), made without anything that may fail: zeros, `false`;
+/// with no sizes left, a sequence is `[]` (whose type its use fixes).
 fn sized_zero<'a>(t: &Type, sizes: &mut impl Iterator<Item = &'a Size>) -> String {
     match t {
         Type::Int => "0i64".into(),
@@ -109,7 +110,7 @@ fn sized_zero<'a>(t: &Type, sizes: &mut impl Iterator<Item = &'a Size>) -> Strin
         Type::Bool => "false".into(),
         Type::Char => "0i32".into(),
         Type::Seq(el) => {
-            let m = sizes.next().map(|s| s.name.clone()).unwrap_or_else(|| "0i64".into());
+            let Some(m) = sizes.next().map(|s| s.name.clone()) else { return "[]".into() };
             format!("(replicate {m} {})", sized_zero(el, sizes))
         }
         Type::Record(fields) if is_tuple(fields) => {
@@ -118,7 +119,7 @@ fn sized_zero<'a>(t: &Type, sizes: &mut impl Iterator<Item = &'a Size>) -> Strin
         }
         Type::Record(fields) => {
             let parts: Vec<String> =
-                fields.iter().map(|(l, t)| format!("{}={}", label(l), sized_zero(t, sizes))).collect();
+                fields.iter().map(|(l, t)| format!("{} = {}", label(l), sized_zero(t, sizes))).collect();
             format!("{{{}}}", parts.join(", "))
         }
         Type::Unit | Type::Tensor(_) | Type::Variant(_) => "()".into(),
@@ -453,27 +454,11 @@ impl<'p> Writer<'p> {
     /// A value of type `t` that is never looked at (the result slot of a
     /// loop before its last round).
     fn zero(&mut self, t: &Type) -> String {
-        match t {
-            Type::Int => "0i64".into(),
-            Type::Float => "0f64".into(),
-            Type::Bool => "false".into(),
-            Type::Char => "0i32".into(),
-            Type::Unit => "()".into(),
-            Type::Seq(_) => "[]".into(),
-            Type::Record(fields) if is_tuple(fields) => {
-                let parts: Vec<String> = fields.iter().map(|(_, t)| self.zero(t)).collect();
-                format!("({})", parts.join(", "))
-            }
-            Type::Record(fields) => {
-                let parts: Vec<String> =
-                    fields.iter().map(|(l, t)| format!("{} = {}", label(l), self.zero(t))).collect();
-                format!("{{{}}}", parts.join(", "))
-            }
-            other => {
-                self.ty(other);
-                "()".into()
-            }
+        if let Type::Tensor(_) | Type::Variant(_) = t {
+            // Not in Futhark code: said by `ty`.
+            self.ty(t);
         }
+        sized_zero(t, &mut std::iter::empty())
     }
 
     fn comment_for(&self, what: &str, span: Span) -> String {
