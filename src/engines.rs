@@ -23,6 +23,7 @@
 use pmx_accelerate::{Analysis, Backend, Class};
 use pmx_cpu::Engine;
 use pmx_futhark::backend::Backend as FutharkBackend;
+use pmx_futhark::engine::BuildError;
 use pmx_native::Target;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -205,8 +206,17 @@ fn futhark_native(
             Err(e) if k + 1 < backends.len() => {
                 eprintln!("pmx: note: {e}; Futhark-class bindings run on the CPU");
             }
-            Err(e) if e.starts_with("internal error") => return Err(e),
-            Err(e) => return Err(format!("--target {}: {e}", cx.target)),
+            Err(BuildError::FutharkBug(e)) => {
+                // Futhark's bug, which pmx cannot fix: the bindings give
+                // their results all the same, from the interpreter.
+                eprintln!(
+                    "pmx: warning: {e}; Futhark-class bindings run in the interpreter instead (a newer Futhark may \
+                     compile the program)"
+                );
+                return Ok(());
+            }
+            Err(BuildError::Other(e)) if e.starts_with("internal error") => return Err(e),
+            Err(BuildError::Other(e)) => return Err(format!("--target {}: {e}", cx.target)),
         }
     }
     let library = Arc::new(built.ok_or("internal error: no Futhark backend to build")?);

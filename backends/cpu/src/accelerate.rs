@@ -65,13 +65,29 @@ impl Engine for Interpreter {
         let saved = std::mem::replace(&mut m.accelerated, true);
         let outer = m.accelerate_site.replace(span);
         let futhark = site.boundary.backend() == Some(Backend::Futhark);
-        let regular = std::mem::replace(&mut m.regular, m.shared.options.debug && futhark);
+        let regular = std::mem::replace(&mut m.regular, m.checking && futhark);
         let r = m.apply(f, args, span);
         m.accelerated = saved;
         m.accelerate_site = outer;
         m.regular = regular;
         r
     }
+}
+
+/// Debug mode's failure for a call that a native engine could not finish:
+/// the binding runs again here, sequentially and with every check of
+/// debug mode, on the same parameters (Futhark-class code writes none of
+/// them), and its first failure is the one debug mode reports. `None`
+/// when it runs to the end: the engine's own failure stands. An engine
+/// whose generated code can stop at a check of its own (Futhark's bounds
+/// checks) before one of pmx's that debug mode meets first calls this,
+/// so that every mode reports the same failure; it costs nothing on the
+/// paths that succeed.
+pub fn diagnose(m: &mut Machine, site: &Site, args: Args) -> Option<crate::error::Fail> {
+    let checking = std::mem::replace(&mut m.checking, true);
+    let r = Interpreter.call(m, site, args);
+    m.checking = checking;
+    r.err()
 }
 
 /// Runs site `index` on its loaded parameters.

@@ -103,6 +103,10 @@ pub struct Machine {
     /// sequence made must be regular, as a Futhark array is
     /// ([`Machine::check_regular`]).
     pub regular: bool,
+    /// Debug mode's checks and order inside accelerated code: in a debug
+    /// run, and while a native engine's failure is diagnosed by running
+    /// the binding again here ([`crate::accelerate::diagnose`]).
+    pub checking: bool,
     /// The callee and site of the tail call a body returned `Flow::Switch` for.
     pub(crate) switch_to: Option<(Arc<Closure>, Span)>,
 }
@@ -124,6 +128,7 @@ impl Machine {
             Some(left) => here.saturating_sub(left) + STACK_RESERVE,
             None => 0,
         };
+        let shared_debug = shared.options.debug;
         Machine {
             shared,
             stack: Vec::with_capacity(1024),
@@ -131,6 +136,7 @@ impl Machine {
             accelerated: false,
             accelerate_site: None,
             regular: false,
+            checking: shared_debug,
             switch_to: None,
         }
     }

@@ -201,7 +201,7 @@ fn utest_thunk(u: UtestCode, body: Option<Thunk>) -> Thunk {
     let using = u.using.map(|(c, name)| (thunk(c), name));
     let on_fail = u.on_fail.map(thunk);
     Box::new(move |m, fr| {
-        if let (Some(param), true, Some(site)) = (&size_constraint, m.shared.options.debug, m.accelerate_site) {
+        if let (Some(param), true, Some(site)) = (&size_constraint, m.checking, m.accelerate_site) {
             // A size constraint of accelerated code: checked in debug mode
             // whether utests run or not; where they run, it counts as one
             // (as it does outside debug mode, and as in Miking).

@@ -161,10 +161,51 @@ struct CudaConfig {
     cache_file: CString,
 }
 
+/// What Futhark says first when one of its own passes fails.
+const FUTHARK_BUG: &str = "Internal compiler error.";
+/// How `compile` marks that failure in its message, for `build`.
+const BUG_PREFIX: &str = "futhark bug: ";
+
+/// Why a Futhark-class program was not built.
+#[derive(Debug)]
+pub enum BuildError {
+    /// Futhark failed on the generated program with an internal compiler
+    /// error of its own: a bug of that Futhark version, not pmx's and not
+    /// the program's. The message says which version and where the
+    /// program is kept.
+    FutharkBug(String),
+    /// Anything else: what is missing, or what failed (starting
+    /// `internal error: ` where it is pmx's bug).
+    Other(String),
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::FutharkBug(m) | BuildError::Other(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<String> for BuildError {
+    fn from(m: String) -> BuildError {
+        match m.strip_prefix(BUG_PREFIX) {
+            Some(rest) => BuildError::FutharkBug(rest.to_string()),
+            None => BuildError::Other(m),
+        }
+    }
+}
+
+impl From<&str> for BuildError {
+    fn from(m: &str) -> BuildError {
+        BuildError::from(m.to_string())
+    }
+}
+
 /// Compiles (or finds in the cache) and loads the generated program for
 /// `backend`; `Err` says what is missing (a C compiler; for `cuda` a
 /// usable device, NVRTC, CUDA's headers) or what failed.
-pub fn build(g: &Generated, futhark: &Futhark, backend: Backend) -> Result<Library, String> {
+pub fn build(g: &Generated, futhark: &Futhark, backend: Backend) -> Result<Library, BuildError> {
     let where_ = if backend == Backend::Cuda { "a GPU" } else { "the CPU" };
     let cc = pmx_native::cc::Compiler::find(pmx_native::cc::Language::C).ok_or_else(|| {
         format!("no C compiler found (set CC, or install gcc): Futhark-class accelerate code cannot be compiled for {where_}")
@@ -234,6 +275,21 @@ fn compile(
         return Err(format!(
             "futhark {} cannot compile this program, a limitation of Futhark's {0} backend: {why} (the generated \
              program is kept at {})",
+            backend.command(),
+            src.display()
+        ));
+    }
+    if !out.status.success() && stderr.contains(FUTHARK_BUG) {
+        // Not pmx's bug either: the program passed Futhark's type checker
+        // and a later pass of Futhark's failed on it. Some versions have
+        // such bugs that newer ones do not (FUTHARK_BUGS.md, "Not worked
+        // around"); the caller runs the bindings elsewhere.
+        let lines = stderr.lines().map(str::trim).skip_while(|l| !l.starts_with(FUTHARK_BUG)).skip(1);
+        let what = lines.filter(|l| !l.is_empty() && !l.starts_with("http")).take(6).collect::<Vec<_>>().join(" ");
+        return Err(format!(
+            "{BUG_PREFIX}{} ({}) failed on the generated program with an internal compiler error of its \
+             own ({what}; the program is kept at {})",
+            futhark.version,
             backend.command(),
             src.display()
         ));
@@ -744,6 +800,14 @@ impl Engine for FutharkEngine {
         let (leaves, channel) = match self.library.run(&self.entry, &inputs) {
             Ok(v) => v,
             Err(f) => {
+                // Futhark stopped at a check of its own (a row read from
+                // an empty array is one that pmx's guards leave): debug
+                // mode may have failed earlier, at one of pmx's checks.
+                drop(inputs);
+                let args: Args = if site.boundary.dummy { Args::from_elem(Value::Int(0), 1) } else { values.into() };
+                if let Some(first) = pmx_cpu::accelerate::diagnose(m, site, args) {
+                    return Err(first);
+                }
                 let line = f.line.and_then(|l| generated.locate(l));
                 return Err(failed(line.map(|l| l.span), line.and_then(|l| l.what.clone()).unwrap_or(f.message)));
             }

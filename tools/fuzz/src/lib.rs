@@ -53,6 +53,10 @@ pub struct Tally {
     pub failed: BTreeMap<(&'static str, String), usize>,
     /// Rejected by the front end in every mode, by diagnostic code.
     pub rejected: BTreeMap<(&'static str, String), usize>,
+    /// Programs whose native runs ran their bindings in the interpreter
+    /// (after an internal compiler error of Futhark's), by seed: they
+    /// agree, but the native engine was not tested on them.
+    pub interpreted: BTreeMap<&'static str, Vec<u64>>,
     /// Programs that showed a difference, with what it was.
     pub differences: Vec<(Class, u64, Vec<Difference>)>,
 }
@@ -65,6 +69,9 @@ impl Tally {
         if !diffs.is_empty() {
             self.differences.push((p.class, p.seed, diffs.to_vec()));
             return;
+        }
+        if outcomes.iter().any(Outcome::interpreted) {
+            self.interpreted.entry(class).or_default().push(p.seed);
         }
         let debug = &outcomes[0];
         if let Some(code) = debug.rejected() {
@@ -92,6 +99,14 @@ impl Tally {
                 if c == class {
                     s.push_str(&format!("  stopped with the same error in every mode: {m} ({k})\n"));
                 }
+            }
+            if let Some(seeds) = self.interpreted.get(class) {
+                let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
+                s.push_str(&format!(
+                    "  ran in the interpreter after Futhark failed on them (counted above too): {} (seeds {})\n",
+                    seeds.len(),
+                    seeds.join(", ")
+                ));
             }
             for ((c, code), k) in &self.rejected {
                 if c == class {

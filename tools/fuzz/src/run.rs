@@ -86,6 +86,12 @@ impl Outcome {
         Some(line[6..line.find(']')?].to_string())
     }
 
+    /// A native run whose bindings ran in the interpreter instead (pmx
+    /// says so when Futhark fails with an internal error of its own).
+    pub fn interpreted(&self) -> bool {
+        self.stderr.contains("run in the interpreter instead")
+    }
+
     pub fn internal(&self) -> bool {
         self.code == Some(101) || self.stderr.contains("internal error")
     }

@@ -58,7 +58,7 @@ fn threads() -> usize {
 }
 
 fn parallel(m: &Machine, n: usize) -> bool {
-    m.accelerated && !m.shared.options.debug && n >= 2 && threads() > 1
+    m.accelerated && !m.checking && n >= 2 && threads() > 1
 }
 
 /// Index ranges, a few per thread.
