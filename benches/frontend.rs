@@ -58,10 +58,7 @@ fn time_of(src: &str, run: bool) -> f64 {
             let diags = program_diagnostics(&db, file);
             if run {
                 assert!(diags.is_empty(), "{:?}", diags.first());
-                let modules: Vec<&pmx_ast::Module> = pmx_driver::program_files(&db, file)
-                    .iter()
-                    .map(|f| &pmx_driver::check_file(&db, *f).module)
-                    .collect();
+                let modules: Vec<&pmx_ast::Module> = pmx_driver::program_modules(&db, file);
                 let outcome = pmx_cpu::run(&modules, None, pmx_cpu::Options::default());
                 assert_eq!(outcome.exit_code, 0);
             }

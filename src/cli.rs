@@ -2,7 +2,7 @@
 
 use crate::render;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use pmx_driver::{check_file, program_diagnostics, program_files, Database, Db, SourceFile};
+use pmx_driver::{program_diagnostics, program_files, Database, Db, SourceFile};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -265,7 +265,7 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         return ExitCode::from(1);
     }
     render::human(&db, diagnostics, &run.color);
-    let modules: Vec<&pmx_ast::Module> = program_files(&db, root).iter().map(|f| &check_file(&db, *f).module).collect();
+    let modules: Vec<&pmx_ast::Module> = pmx_driver::program_modules(&db, root);
     let mut argv = vec![run.file.display().to_string()];
     argv.extend(args);
     let utest_files = match tests {
@@ -392,7 +392,7 @@ fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, all: 
         Err(code) => return code,
     };
     // The query skips programs without `accelerate`; emit shows every stage.
-    let modules: Vec<&pmx_ast::Module> = program_files(&db, root).iter().map(|f| &check_file(&db, *f).module).collect();
+    let modules: Vec<&pmx_ast::Module> = pmx_driver::program_modules(&db, root);
     let analysis = pmx_accelerate::analyze(&modules);
     // Generated code exists only for programs the accelerate passes accept;
     // their errors say why, where lowering would only say that it failed.

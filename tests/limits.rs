@@ -5,7 +5,7 @@
 //! output); how the time grows is measured by `cargo bench --bench
 //! frontend` (ratios), not here.
 
-use pmx_driver::{check_file, program_files, with_stack, Database, Db};
+use pmx_driver::{with_stack, Database, Db};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -177,8 +177,7 @@ fn a_panic_in_the_evaluator_is_a_located_internal_error() {
     let (kind, exit, at) = with_stack(move || {
         let db = Database::default();
         let root = db.load(&path).expect("readable");
-        let modules: Vec<&pmx_ast::Module> =
-            program_files(&db, root).iter().map(|f| &check_file(&db, *f).module).collect();
+        let modules: Vec<&pmx_ast::Module> = pmx_driver::program_modules(&db, root);
         let outcome = pmx_cpu::run(&modules, None, pmx_cpu::Options::default());
         let e = outcome.error.expect("an error");
         let text = root.text(&db).clone();

@@ -52,8 +52,7 @@ fn lower_both(path: &Path) -> Vec<(pmx_accelerate::Backend, Vec<pmx_lower::Diagn
     pmx_driver::with_stack(move || {
         let db = pmx_driver::Database::default();
         let root = db.load(&path).expect("readable");
-        let files = pmx_driver::program_files(&db, root);
-        let modules: Vec<&pmx_ast::Module> = files.iter().map(|f| &pmx_driver::check_file(&db, *f).module).collect();
+        let modules = pmx_driver::program_modules(&db, root);
         let analysis = pmx_accelerate::analyze(&modules);
         [pmx_accelerate::Backend::Futhark, pmx_accelerate::Backend::Cuda]
             .into_iter()

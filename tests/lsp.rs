@@ -143,6 +143,30 @@ fn edits_in_an_included_file_update_the_includer() {
     assert!(c.shutdown().success());
 }
 
+/// A program's files are merged as Miking merges them: a file open beside
+/// the program that includes it sees the names defined before it there
+/// (hover too); open alone, it sees only its own includes'.
+#[test]
+fn an_included_file_sees_the_names_of_its_program() {
+    let dir = temp_dir("merged");
+    let helper_text = "let h = lam u : Int. addi u 100\n";
+    let uses_text = "let g = lam z : Int. addi z (h 0)\n";
+    let main_text = "include \"helper.mc\"\ninclude \"uses.mc\"\nmexpr\ng 5\n";
+    write(&dir, "helper.mc", helper_text);
+    let uses = write(&dir, "uses.mc", uses_text);
+    let main = write(&dir, "main.mc", main_text);
+    let mut c = Client::start();
+    c.open(&uses, uses_text, 1);
+    assert_eq!(codes(&c.diagnostics(&uses, 1)), ["E0201"]);
+    c.open(&main, main_text, 1);
+    c.wait_notification("textDocument/publishDiagnostics", |p| {
+        p["uri"] == uses.as_str() && p["diagnostics"].as_array().unwrap().is_empty()
+    });
+    assert_eq!(c.diagnostics(&main, 1), Vec::<Value>::new());
+    assert!(hover_text(&mut c, &uses, uses_text, "h 0").contains("h : Int -> Int"));
+    assert!(c.shutdown().success());
+}
+
 #[test]
 fn a_file_that_does_not_parse_still_has_hover_and_definitions() {
     let dir = temp_dir("syntax");

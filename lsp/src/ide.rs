@@ -5,7 +5,9 @@
 use crate::convert::{locate, Docs, Text, Texts};
 use crate::walk::{is_real, walk_module, At, Binder, Occurrences, Role, Visitor};
 use pmx_ast::*;
-use pmx_driver::{accelerate_analysis, check_file, file_includes, program_files, Database, Db, SourceFile};
+use pmx_driver::{
+    accelerate_analysis, check_file, file_includes, program_files, CheckedFile, Database, Db, SourceFile,
+};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tower_lsp_server::ls_types as lsp;
@@ -24,11 +26,31 @@ impl Snapshot {
         self.db.load(&self.docs.path_of_uri(uri)).ok()
     }
 
-    /// The open documents: each is the main file of a program.
+    /// The programs of the open documents: each open document is the main
+    /// file of one, unless another open document's program includes it
+    /// (then it is checked as part of that program, seeing the names
+    /// defined before it there, as Miking merges a program's files).
     pub fn roots(&self) -> Vec<SourceFile> {
         let mut paths: Vec<&std::path::PathBuf> = self.docs.by_uri.values().map(|d| &d.path).collect();
         paths.sort();
-        paths.into_iter().filter_map(|p| self.db.load(p).ok()).collect()
+        let open: Vec<SourceFile> = paths.into_iter().filter_map(|p| self.db.load(p).ok()).collect();
+        let included = |f: SourceFile| open.iter().any(|&r| r != f && program_files(&self.db, r).contains(&f));
+        let roots: Vec<SourceFile> = open.iter().copied().filter(|&f| !included(f)).collect();
+        // Open documents that include each other in a cycle are each a root.
+        if roots.is_empty() {
+            open
+        } else {
+            roots
+        }
+    }
+
+    /// The check of `file` as the program it belongs to sees it (see
+    /// [`Snapshot::roots`]); on its own when no open program includes it.
+    pub fn checked(&self, file: SourceFile) -> &CheckedFile {
+        match self.roots().into_iter().find(|&r| program_files(&self.db, r).contains(&file)) {
+            Some(root) => pmx_driver::checked_in(&self.db, root, file),
+            None => check_file(&self.db, file),
+        }
     }
 }
 
@@ -101,7 +123,7 @@ pub fn hover(s: &Snapshot, uri: &Uri, pos: lsp::Position) -> Option<lsp::Hover> 
     let file = s.file(uri)?;
     let mut texts = Texts::new(db);
     let offset = texts.get(file).offset(pos);
-    let checked = check_file(db, file);
+    let checked = s.checked(file);
     let at = At::find(&checked.module, offset);
     let strictly = |sp: Span| sp.start <= offset && offset < sp.end;
     let name_first = match (&at.name, &at.label) {
@@ -202,7 +224,7 @@ fn accelerate_hover(s: &Snapshot, texts: &mut Texts, file: SourceFile, at: Span,
 
 /// The name under the cursor and its identity.
 fn name_at(s: &Snapshot, file: SourceFile, offset: u32) -> Option<(Name, Role)> {
-    let at = At::find(&check_file(&s.db, file).module, offset);
+    let at = At::find(&s.checked(file).module, offset);
     at.name.map(|(n, role, _)| (n.clone(), role))
 }
 
@@ -250,7 +272,7 @@ pub fn references(s: &Snapshot, uri: &Uri, pos: lsp::Position, declaration: bool
     let mut spans = Vec::new();
     for f in searched_files(s, file) {
         let mut occ = Occurrences { id: name.id, found: Vec::new() };
-        walk_module(&check_file(db, f).module, None, &mut occ);
+        walk_module(&s.checked(f).module, None, &mut occ);
         spans.extend(occ.found.iter().filter(|(_, role)| declaration || !role.is_def()).map(|(n, _)| n.span));
     }
     spans.sort();
@@ -314,7 +336,7 @@ pub fn document_symbols(s: &Snapshot, uri: &Uri) -> Option<Vec<lsp::DocumentSymb
     let db = &s.db;
     let file = s.file(uri)?;
     let text = Text::of(db, file);
-    let module = &check_file(db, file).module;
+    let module = &s.checked(file).module;
     let mut out = Vec::new();
     for item in &module.items {
         match item {
@@ -556,7 +578,7 @@ pub fn completion(s: &Snapshot, uri: &Uri, pos: lsp::Position) -> Option<Vec<lsp
     let db = &s.db;
     let file = s.file(uri)?;
     let offset = Text::of(db, file).offset(pos);
-    let checked = check_file(db, file);
+    let checked = s.checked(file);
     let mut seen: HashSet<String> = HashSet::new();
     let mut out = Vec::new();
     let mut locals = Vec::new();
@@ -566,7 +588,7 @@ pub fn completion(s: &Snapshot, uri: &Uri, pos: lsp::Position) -> Option<Vec<lsp
             out.push(item(&n.text, value_kind(ty.as_ref()), ty.map(|t| t.to_string()), 0));
         }
     }
-    let exports = &check_file(db, file).name_exports;
+    let exports = &checked.name_exports;
     let mut types: HashMap<FileId, &pmx_types::TypeExports> = HashMap::new();
     let mut exports_of = |id: NameId| -> Option<&pmx_types::TypeExports> {
         let f = db.file(id.file)?;

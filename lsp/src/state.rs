@@ -380,11 +380,16 @@ fn checker(
 pub fn diagnostics(s: &Snapshot) -> Vec<(Uri, Vec<lsp::Diagnostic>, Option<i32>)> {
     let db = &s.db;
     let mut by_file: BTreeMap<u32, Vec<pmx_diagnostics::Diagnostic>> = BTreeMap::new();
+    // An open document is always published (with its version), even
+    // without diagnostics, whether it is a program's main file or one that
+    // an open program includes.
+    for path in s.docs.by_uri.values().map(|d| &d.path) {
+        if let Ok(file) = db.load(path) {
+            by_file.entry(file.id(db).0).or_default();
+        }
+    }
     let roots = s.roots();
     for root in &roots {
-        // An open document is always published (with its version), even
-        // without diagnostics.
-        by_file.entry(root.id(db).0).or_default();
         for d in program_diagnostics(db, *root) {
             let file = if d.primary.span.is_builtin() { root.id(db) } else { d.primary.span.file };
             by_file.entry(file.0).or_default().push(d.clone());

@@ -23,12 +23,14 @@ use std::sync::Mutex;
 mod db;
 mod includes;
 mod prefetch;
+mod program;
 mod queries;
 mod stdlib_hint;
 
 pub use db::{normalize, Database, Db, Disk, SourceFile};
 pub use includes::{file_includes, IncludeTarget};
 pub use prefetch::prefetch;
+pub use program::{checked_in, program_checks, program_modules, ProgramChecks};
 pub use queries::{
     accelerate_analysis, check_file, current_parse, file_diagnostics, front_end_diagnostics, name_exports, parse_file,
     program_diagnostics, program_files, type_exports, CheckedFile,

@@ -62,22 +62,35 @@ pub struct CheckedFile {
     pub exports: TypeExports,
     /// Name resolution's diagnostics, then type inference's.
     pub diagnostics: Vec<Diagnostic>,
+    /// The names the file looked up outside its own scope, with what they
+    /// resolved to: a program that merges its files checks the file again
+    /// only where one of them means something else there
+    /// ([`crate::program::program_checks`]).
+    pub outside: Vec<pmx_names::Outside>,
 }
 
-/// Names, then types, on one copy of the parsed module. Both passes rewrite
-/// the module in place; one query for both copies the (large) AST once
-/// rather than twice, and keeps one resolved module in memory, not two.
+/// Names, then types, on one copy of the parsed module, on the file's own:
+/// it sees the names of the files it includes (in Miking's order). Both
+/// passes rewrite the module in place; one query for both copies the
+/// (large) AST once rather than twice, and keeps one resolved module in
+/// memory, not two.
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
     let mut imports = Exports::default();
     merge_includes(db, file, &mut imports, &mut Merged::default());
+    check_with(db, file, imports, &DbImports { db })
+}
+
+/// Names (seeing `imports` from other files), then types (asking `types`
+/// for other files' types).
+pub(crate) fn check_with(db: &dyn Db, file: SourceFile, imports: Exports, types: &dyn Imports) -> CheckedFile {
     let mut module = parse_file(db, file).module.clone();
-    let (own, names, mut diagnostics) = pmx_names::resolve_module(&mut module, file.id(db), &imports);
+    let (own, names, mut diagnostics, outside) = pmx_names::resolve_module(&mut module, file.id(db), &imports);
     let mut name_exports = imports;
     name_exports.extend_from(&own);
-    let (exports, type_diagnostics) = pmx_types::check_module(&mut module, file.id(db), &DbImports { db });
+    let (exports, type_diagnostics) = pmx_types::check_module(&mut module, file.id(db), types);
     diagnostics.extend(type_diagnostics);
-    CheckedFile { module, name_exports, own_names: own, names, exports, diagnostics }
+    CheckedFile { module, name_exports, own_names: own, names, exports, diagnostics, outside }
 }
 
 /// Adds the names of the files `file` includes to `imports` in Miking's
@@ -209,10 +222,15 @@ impl Imports for DbImports<'_> {
 /// Every diagnostic of one file, sorted by position.
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    diagnostics_with(db, file, check_file(db, file))
+}
+
+/// A file's diagnostics, with those of `checked`, one check of it.
+pub(crate) fn diagnostics_with(db: &dyn Db, file: SourceFile, checked: &CheckedFile) -> Vec<Diagnostic> {
     let mut all = parse_file(db, file).diagnostics.clone();
     all.extend(file_includes(db, file).diagnostics.iter().cloned());
     all.extend(acyclic_includes(db, file).1.iter().cloned());
-    all.extend(check_file(db, file).diagnostics.iter().cloned());
+    all.extend(checked.diagnostics.iter().cloned());
     crate::stdlib_hint::add_include_hints(db.stdlib_dirs(), &mut all);
     pmx_diagnostics::sort_and_dedup(&mut all);
     all
@@ -250,12 +268,19 @@ pub fn program_files(db: &dyn Db, root: SourceFile) -> Vec<SourceFile> {
 #[salsa::tracked(returns(ref))]
 pub fn front_end_diagnostics(db: &dyn Db, root: SourceFile) -> Vec<Diagnostic> {
     let files = program_files(db, root);
-    let mut all: Vec<Diagnostic> = files.iter().flat_map(|f| file_diagnostics(db, *f).iter().cloned()).collect();
+    let checks = crate::program::program_checks(db, root);
+    let mut all: Vec<Diagnostic> = Vec::new();
+    for f in files {
+        match checks.in_context(*f) {
+            Some(checked) => all.extend(diagnostics_with(db, *f, checked)),
+            None => all.extend(file_diagnostics(db, *f).iter().cloned()),
+        }
+    }
     let is_type_error = |d: &Diagnostic| d.is_error() && d.code.as_str().starts_with("E03");
     if !all.iter().any(is_type_error) {
         return all;
     }
-    let modules: Vec<&Module> = files.iter().map(|f| &check_file(db, *f).module).collect();
+    let modules = crate::program::program_modules(db, root);
     let live = pmx_ast::reach::Liveness::of(&modules);
     let mut dead = Vec::new();
     for (mi, module) in modules.iter().enumerate() {
@@ -302,7 +327,7 @@ pub fn accelerate_analysis(db: &dyn Db, root: SourceFile) -> Option<pmx_accelera
     if !files.iter().any(|f| f.text(db).contains("accelerate")) {
         return Some(pmx_accelerate::Analysis::empty());
     }
-    let modules: Vec<&Module> = program_files(db, root).iter().map(|f| &check_file(db, *f).module).collect();
+    let modules = crate::program::program_modules(db, root);
     Some(pmx_accelerate::analyze(&modules))
 }
 

@@ -119,9 +119,52 @@ impl NameTable {
     }
 }
 
-/// Resolves the names of one file. `imports` are the merged exports of the
-/// files it includes.
-pub fn resolve_module(module: &mut Module, file: FileId, imports: &Exports) -> (Exports, NameTable, Vec<Diagnostic>) {
+/// The namespaces a file takes names from other files in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Namespace {
+    Value,
+    Con,
+    Type,
+}
+
+/// A name a file looked up outside its own scope, and what `imports` gave
+/// for it (`None`: a built-in, or nothing). Resolving the file again with
+/// other imports gives the same result exactly when those imports give
+/// the same for each of these names: that is how the driver knows whether
+/// a file's names mean the same in a program that merges its files in
+/// Miking's order (each file seeing every name defined before it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outside {
+    pub ns: Namespace,
+    pub text: SmolStr,
+    pub found: Option<NameId>,
+}
+
+impl Exports {
+    /// The names of one namespace.
+    pub fn names(&self, ns: Namespace) -> &NameMap {
+        match ns {
+            Namespace::Value => &self.values,
+            Namespace::Con => &self.cons,
+            Namespace::Type => &self.types,
+        }
+    }
+
+    /// Whether resolving with these exports gives what `outside` records.
+    pub fn agrees_with(&self, outside: &[Outside]) -> bool {
+        outside.iter().all(|o| self.names(o.ns).get(&o.text).copied() == o.found)
+    }
+}
+
+/// Resolves the names of one file. `imports` are the names visible to it
+/// from other files (the merged exports of the files it includes, or of
+/// every file before it in a program's order). Also returns the names it
+/// looked up outside its own scope.
+pub fn resolve_module(
+    module: &mut Module,
+    file: FileId,
+    imports: &Exports,
+) -> (Exports, NameTable, Vec<Diagnostic>, Vec<Outside>) {
     let mut r = Resolver::new(file, imports);
     r.module(module);
     r.finish()

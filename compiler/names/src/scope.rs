@@ -2,7 +2,7 @@
 //! diagnostics found so far.
 
 use crate::extensions::miking_extension;
-use crate::{Exports, NameEntry, NameKind, NameTable};
+use crate::{Exports, NameEntry, NameKind, NameTable, Namespace, Outside};
 use pmx_ast::{Builtin, BuiltinType, FileId, Module, Name, NameId, SmolStr, Span};
 use pmx_diagnostics::{Code, Diagnostic};
 use rustc_hash::FxHashMap;
@@ -40,6 +40,9 @@ pub struct Resolver<'a> {
     /// resolved, innermost last, and whether each is a declaration: a use
     /// of one of them is a function calling itself without `recursive`.
     pub(crate) defining: Vec<(SmolStr, bool)>,
+    /// Each name looked up outside the file's own scope, with what the
+    /// imports gave (see [`crate::Outside`]).
+    outside: FxHashMap<(Namespace, SmolStr), Option<NameId>>,
 }
 
 /// The work spent looking for similar names in one file, at most: one unit
@@ -62,11 +65,15 @@ impl<'a> Resolver<'a> {
             implicit_tyvars: false,
             hint_work: 0,
             defining: Vec::new(),
+            outside: FxHashMap::default(),
         }
     }
 
-    pub fn finish(self) -> (Exports, NameTable, Vec<Diagnostic>) {
-        (self.exports, self.table, self.diags)
+    pub fn finish(self) -> (Exports, NameTable, Vec<Diagnostic>, Vec<Outside>) {
+        let mut outside: Vec<Outside> =
+            self.outside.into_iter().map(|((ns, text), found)| Outside { ns, text, found }).collect();
+        outside.sort_by(|a, b| (a.ns, &a.text).cmp(&(b.ns, &b.text)));
+        (self.exports, self.table, self.diags, outside)
     }
 
     pub fn module(&mut self, module: &mut Module) {
@@ -137,18 +144,22 @@ impl<'a> Resolver<'a> {
         self.undo.push((Ns::Value, name.text.clone()));
     }
 
-    fn lookup(&self, ns: Ns, text: &str) -> Option<NameId> {
+    fn lookup(&mut self, ns: Ns, text: &str) -> Option<NameId> {
         let (local, imported) = match ns {
-            Ns::Value => (&self.values, Some(&self.imports.values)),
-            Ns::Con => (&self.cons, Some(&self.imports.cons)),
-            Ns::Type => (&self.types, Some(&self.imports.types)),
+            Ns::Value => (&self.values, Some((Namespace::Value, &self.imports.values))),
+            Ns::Con => (&self.cons, Some((Namespace::Con, &self.imports.cons))),
+            Ns::Type => (&self.types, Some((Namespace::Type, &self.imports.types))),
             Ns::TyVar => (&self.tyvars, None),
         };
         if let Some(id) = local.get(text).and_then(|s| s.last()) {
             return Some(*id);
         }
-        if let Some(id) = imported.and_then(|m| m.get(text)) {
-            return Some(*id);
+        if let Some((space, names)) = imported {
+            let found = names.get(text).copied();
+            self.outside.entry((space, SmolStr::new(text))).or_insert(found);
+            if found.is_some() {
+                return found;
+            }
         }
         match ns {
             Ns::Value => BUILTINS.get(text).map(|b| NameId::builtin(*b)),
