@@ -214,6 +214,8 @@ pub fn build(g: &Generated, futhark: &Futhark, backend: Backend) -> Result<Libra
     let root = pmx_native::cache::dir().ok_or("no cache folder (set PMX_CACHE_DIR)")?;
     let key = pmx_native::cache::key(&[
         b"futhark",
+        // The C is patched (`alloc_check`): libraries built before were not.
+        b"alloc-check",
         g.source.as_bytes(),
         futhark.version.as_bytes(),
         backend.command().as_bytes(),
@@ -307,6 +309,9 @@ fn compile(
         .map_err(|e| format!("internal error: cannot read Futhark's manifest in {}: {e}", dir.display()))?;
     check_manifest(g, &manifest)
         .map_err(|e| format!("internal error: {e} (generated program kept at {})", src.display()))?;
+    let c = dir.join("pmx.c");
+    let c_text = std::fs::read_to_string(&c).map_err(|e| format!("cannot read {}: {e}", c.display()))?;
+    std::fs::write(&c, crate::alloc_check::patch(&c_text)).map_err(|e| format!("cannot write {}: {e}", c.display()))?;
     let glue = dir.join("pmx_glue.c");
     let mut glue_text = glue_source(&manifest)?;
     if backend == Backend::Cuda {

@@ -20,6 +20,7 @@
 //! from Futhark's message; nothing here writes outside the cache folder.
 
 pub mod abi;
+mod alloc_check;
 pub mod backend;
 pub mod engine;
 pub mod gen;

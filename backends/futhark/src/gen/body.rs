@@ -81,6 +81,14 @@ struct TailLoop {
 /// The message of an index out of bounds (debug mode's starts the same).
 const OUT_OF_BOUNDS: &str = "Out of bounds access in sequence";
 
+/// The longest sequence `create` makes: 2^48 elements, more than the
+/// memory of any machine holds (debug mode fails on less, at its own
+/// memory's size), and few enough that a size in bytes cannot overflow.
+const CREATE_MAX: &str = "281474976710656i64";
+
+/// Debug mode's message for a length beyond what a machine can address.
+const OUT_OF_MEMORY: &str = "out of memory: the program asked for more memory than a machine can address";
+
 /// The message of a check that nested sequences made in Futhark code are
 /// regular (debug mode's, `pmx_cpu::checks`, starts the same).
 const IRREGULAR: &str = "Irregular sequence found";
@@ -1106,12 +1114,18 @@ impl<'p> Writer<'p> {
             Expr::Create { len, f } => {
                 let n = self.atom(len);
                 self.check(&format!("{n} >= 0"), "Create with a negative length", depth);
+                // A length no machine's memory holds: debug mode's failure.
+                // Unchecked, Futhark's size in bytes would overflow, and
+                // its allocation be too small for what it then writes.
+                self.check(&format!("{n} <= {CREATE_MAX}"), OUT_OF_MEMORY, depth);
+                let len = self.locals.fresh("n");
+                self.line(depth, &format!("let {len} = if {n} >= 0 && {n} <= {CREATE_MAX} then {n} else 0"));
                 let counts = self.fun_counts(f);
-                let f = self.sized_funval(f, &["0".to_string()], &n, depth);
+                let f = self.sized_funval(f, &["0".to_string()], &len, depth);
                 if counts {
                     self.shape = Shape::Pairs;
                 }
-                format!("map {f} (iota (i64.max 0 {n}))")
+                format!("map {f} (iota {len})")
             }
             Expr::Flatten(s) => {
                 let literal = match s {
