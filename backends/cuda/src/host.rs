@@ -75,12 +75,33 @@ pub fn build(g: &Generated, extra: &[&str], what: &str) -> Result<Library, Strin
     // Safety: the library is pmx's own generated code, whose initialisers
     // do nothing but set up statics.
     let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| format!("cannot load {}: {e}", path.display()))?;
+    // Prints of host code and of kernels run on the CPU go to the
+    // interpreter's output (`print.h`).
+    // Safety: `pmx_set_print` has this type in the generated source.
+    if let Ok(set) = unsafe { lib.get::<extern "C" fn(extern "C" fn(*const u8, i64))>(b"pmx_set_print") } {
+        set(print);
+    }
     Ok(Library {
         lib: std::mem::ManuallyDrop::new(lib),
         failures: g.failures.clone(),
         cached: found == pmx_native::cache::Found::Cached,
         compile_time: started.elapsed(),
     })
+}
+
+/// What generated code prints: `n` bytes of UTF-8 at `bytes`; `n` = -1
+/// flushes (`flushStdout`).
+extern "C" fn print(bytes: *const u8, n: i64) {
+    if n == -1 {
+        pmx_cpu::io::flush();
+        return;
+    }
+    if bytes.is_null() || n <= 0 {
+        return;
+    }
+    // Safety: the generated code passes `n` bytes it owns for the call.
+    let bytes = unsafe { std::slice::from_raw_parts(bytes, n as usize) };
+    pmx_cpu::io::out(&String::from_utf8_lossy(bytes));
 }
 
 impl Library {

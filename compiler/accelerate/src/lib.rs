@@ -62,6 +62,7 @@ mod inline_partial;
 mod lift;
 mod monomorphize;
 mod nested;
+mod print_parts;
 pub mod program;
 mod rewrite;
 pub mod size;
@@ -228,6 +229,7 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
                 // Futhark; calls with unknown functions stay (and E0425).
                 rewrite::inline_higher_order(&mut program);
                 inline_partial::inline_partial_applications(&mut program);
+                print_parts::split_printed_concats(&mut program);
             }
             Backend::Futhark => {
                 rewrite::cons_snoc_to_concat(&mut program);

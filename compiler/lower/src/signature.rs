@@ -61,11 +61,12 @@ pub fn takes_function(b: Builtin) -> bool {
     signature(b).params.iter().any(|p| matches!(p, Sig::Arrow(..)))
 }
 
-/// Whether a built-in is a parallel keyword or another built-in that takes
-/// a function: the lowering gives those dedicated nodes (or rejects them);
-/// every other built-in is a primitive operation.
+/// Whether a built-in is a primitive operation: not one that takes a
+/// function (`map`, `loop`, ...), nor `accelerate` or `flatten`, which the
+/// lowering gives dedicated nodes (or rejects). `printFloat`, a keyword of
+/// Miking's that takes a float, is a primitive.
 pub fn is_primitive(b: Builtin) -> bool {
-    !takes_function(b) && b.keyword_arity().is_none()
+    !takes_function(b) && !matches!(b, Builtin::Accelerate | Builtin::Flatten)
 }
 
 /// Whether `args`, then `result`, fit the built-in's parameters and result

@@ -118,6 +118,8 @@ pub struct Body<'p> {
     data_fns: FxHashSet<FnId>,
     /// The functions that may take a shape (`gen::shape_functions`).
     shape_fns: FxHashSet<FnId>,
+    /// The functions that may print (`gen::print_functions`).
+    print_fns: FxHashSet<FnId>,
     /// The bodies of sequential loops (`hoist::loop_bodies`), which the
     /// search for a kernel's row length does not follow into.
     loop_bodies: FxHashMap<FnId, usize>,
@@ -185,6 +187,7 @@ impl<'p> Body<'p> {
             host_result: None,
             engine_seqs: FxHashSet::default(),
             data_fns: super::data_functions(p),
+            print_fns: super::print_functions(p),
             shape_fns: super::shape_functions(p),
             loop_bodies: super::hoist::loop_bodies(p),
             plan,
@@ -466,6 +469,20 @@ impl<'p> Body<'p> {
     fn expr(&mut self, types: &mut Types, e: &Expr, span: Span) -> String {
         match e {
             Expr::Atom(a) => self.atom(a),
+            Expr::Prim(Builtin::Dprint, args) => {
+                let a = self.atom(&args[0]);
+                match args[0].ty() {
+                    Type::Int => format!("pmx_dprint_int({a})"),
+                    Type::Float => format!("pmx_print_float({a})"),
+                    Type::Bool => format!("pmx_dprint_bool({a})"),
+                    Type::Char => format!("pmx_dprint_char({a})"),
+                    Type::Seq(e) if *e == Type::Char => format!("pmx_dprint_string({a})"),
+                    t => {
+                        self.unsupported(span, format!("`dprint` of a value of type {t} is not supported in CUDA-class code (only of scalars and strings)"));
+                        "pmx_unit()".into()
+                    }
+                }
+            }
             Expr::Prim(b, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.atom(a)).collect();
                 self.prim(*b, &args, span)
@@ -627,9 +644,17 @@ impl<'p> Body<'p> {
         loads.push(format!("  int64_t w = *(int64_t *)ps[{}];\n", params.len() + 1));
         loads.push(format!("  int64_t e = *(int64_t *)ps[{}];\n", params.len() + 2));
         let sizes: Vec<String> = params.iter().map(|(t, _)| format!("(int64_t)sizeof({t})")).collect();
+        // A kernel that may print runs on one thread, its iterations in
+        // order: its output is then debug mode's.
+        let prints = match f.callee {
+            Callee::Function(id) => self.print_fns.contains(&id),
+            Callee::Builtin(b) => matches!(b, Builtin::Print | Builtin::PrintFloat | Builtin::Dprint),
+            Callee::Math(_) => false,
+        };
+        let one = if prints { " if(0)" } else { "" };
         let _ = writeln!(
             self.cpu_launchers,
-            "extern \"C\" const int64_t pmx_cpu_sizes_{k}[] = {{{sizes}(int64_t)sizeof(int64_t), (int64_t)sizeof(int64_t), (int64_t)sizeof(int64_t)}};\nextern \"C\" int64_t pmx_cpu_launch_{k}(void **ps, int64_t n) {{\n  (void)ps;\n{loads}  #pragma omp parallel\n  {{\n    pmx_cpu_thread();\n    {symbol}({args});\n  }}\n  return PMX_LOC(pmx_failed);\n}}\nextern \"C\" int64_t pmx_cpu_grid_{k}(void **ps, int64_t n, int64_t blocks, int64_t threads) {{\n  (void)ps;\n{loads}  #pragma omp parallel for schedule(dynamic, 1)\n  for (int64_t b = 0; b < blocks; b++) {{\n    pmx_grid_thread(b, blocks, threads);\n    for (int64_t t = 0; t < threads; t++) {{\n      threadIdx.x = (unsigned)t;\n      {symbol}({args});\n    }}\n  }}\n  return PMX_LOC(pmx_failed);\n}}",
+            "extern \"C\" const int64_t pmx_cpu_sizes_{k}[] = {{{sizes}(int64_t)sizeof(int64_t), (int64_t)sizeof(int64_t), (int64_t)sizeof(int64_t)}};\nextern \"C\" int64_t pmx_cpu_launch_{k}(void **ps, int64_t n) {{\n  (void)ps;\n{loads}  #pragma omp parallel{one}\n  {{\n    pmx_cpu_thread();\n    {symbol}({args});\n  }}\n  return PMX_LOC(pmx_failed);\n}}\nextern \"C\" int64_t pmx_cpu_grid_{k}(void **ps, int64_t n, int64_t blocks, int64_t threads) {{\n  (void)ps;\n{loads}  #pragma omp parallel for schedule(dynamic, 1){one}\n  for (int64_t b = 0; b < blocks; b++) {{\n    pmx_grid_thread(b, blocks, threads);\n    for (int64_t t = 0; t < threads; t++) {{\n      threadIdx.x = (unsigned)t;\n      {symbol}({args});\n    }}\n  }}\n  return PMX_LOC(pmx_failed);\n}}",
             sizes = sizes.iter().map(|s| format!("{s}, ")).collect::<String>(),
             loads = loads.concat(),
             args = all.join(", "),
@@ -707,6 +732,9 @@ impl<'p> Body<'p> {
                 let loc = self.failure(span, "Out of bounds access in tensor");
                 format!("pmx_tensor_linear_set({}, {}, {}, {loc}, {chk})", a[0], a[1], a[2])
             }
+            Print => format!("pmx_print({})", a[0]),
+            FlushStdout => "pmx_flush()".into(),
+            PrintFloat => format!("pmx_print_float({})", a[0]),
             TensorRank => format!("{}.rank", a[0]),
             TensorShape => format!("pmx_seq<int64_t>{{(int64_t *){}.dims, {}.rank}}", a[0], a[0]),
             TensorSubExn => {

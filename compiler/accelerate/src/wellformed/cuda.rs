@@ -36,6 +36,7 @@ fn supported_constant(b: Builtin) -> bool {
                 | TensorSliceExn
                 | TensorSubExn
                 | Print
+                | FlushStdout
                 | Dprint
                 | Error
                 | Loop
