@@ -10,6 +10,9 @@
 //! specialised higher-order function are there, and CUDA has a copy of
 //! the polymorphic function per type; and each backend's program lowers
 //! (`pmx-lower`) without diagnostics to an IR the validator accepts.
+//! Each recursion is written in one of several equivalent spellings
+//! (`Spelling`: let-bound parts, `eqi (length s) 0`, `match s with []`),
+//! which must all be rewritten alike.
 //! The original runs compiled (the default target) and the rewritten
 //! programs in the interpreter: one compilation per case instead of three,
 //! and the comparison covers the backends too.
@@ -52,23 +55,67 @@ fn with_head(e: &str, h: &str, by: &str) -> String {
     out
 }
 
+/// Equivalent ways of writing the same recursion (bits of a number),
+/// which must all be recognised alike (issue 26: "parallel patterns found
+/// whatever the shape of the term"): 1, the recursive call let-bound
+/// before the step; 2, the element let-bound; 4, the base case as `(let b
+/// = .. in b)`; 8, the test as `eqi (length s) 0`, or with 16 too as
+/// `match s with [] then`; 32, the tail let-bound.
+#[derive(Debug, Clone, Copy)]
+struct Spelling(u8);
+
+impl Spelling {
+    fn has(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
+
+    /// `if null s then BASE else STEP`, where STEP is built from the
+    /// element, the call on the tail, and how they combine.
+    fn recursion(
+        self,
+        base: &str,
+        e: &str,
+        call: &dyn Fn(&str) -> String,
+        step: &dyn Fn(&str, &str) -> String,
+    ) -> String {
+        let base = if self.has(4) { format!("(let b = {base} in b)") } else { base.to_string() };
+        let tail = if self.has(32) { "t" } else { "(tail s)" };
+        let (e_var, e_let) =
+            if self.has(2) { ("x".to_string(), format!("let x = {e} in ")) } else { (e.to_string(), String::new()) };
+        let (c_var, c_let) = if self.has(1) {
+            ("r".to_string(), format!("let r = {} in ", call(tail)))
+        } else {
+            (call(tail), String::new())
+        };
+        let t_let = if self.has(32) { "let t = tail s in " } else { "" };
+        let body = format!("{t_let}{c_let}{e_let}{}", step(&e_var, &c_var));
+        match (self.has(8), self.has(16)) {
+            (true, true) => format!("match s with [] then {base} else {body}"),
+            (true, false) => format!("if eqi (length s) 0 then {base} else {body}"),
+            _ => format!("if null s then {base} else {body}"),
+        }
+    }
+}
+
 /// A recursion shaped like `map` over `s`, with parameter `d`.
-fn map_fn(e: String, by_pattern: bool) -> String {
+fn map_fn(e: String, by_pattern: bool, spelling: Spelling) -> String {
     if by_pattern {
         format!("recursive let mapF = lam d. lam s.\n  match s with [h] ++ t then concat [{e}] (mapF d t) else []\nend")
     } else {
         let e = with_head(&e, "h", "(head s)");
-        format!("recursive let mapF = lam d. lam s.\n  if null s then [] else cons {e} (mapF d (tail s))\nend")
+        let body = spelling.recursion("[]", &e, &|t| format!("mapF d {t}"), &|e, c| format!("cons {e} ({c})"));
+        format!("recursive let mapF = lam d. lam s.\n  {body}\nend")
     }
 }
 
 /// Tail recursion with an associative operator; `element_first` puts the
 /// element on the left of the recursive call.
-fn fold_fn(name: &str, op: &str, e: &str, base: &str, element_first: bool) -> String {
+fn fold_fn(name: &str, op: &str, e: &str, base: &str, element_first: bool, spelling: Spelling) -> String {
     let e = with_head(e, "h", "(head s)");
-    let call = format!("({name} d (tail s))");
-    let step = if element_first { format!("{op} {e} {call}") } else { format!("{op} {call} {e}") };
-    format!("recursive let {name} = lam d. lam s.\n  if null s then {base} else {step}\nend")
+    let call = |t: &str| format!("{name} d {t}");
+    let step = |e: &str, c: &str| if element_first { format!("{op} {e} ({c})") } else { format!("{op} ({c}) {e}") };
+    let body = spelling.recursion(base, &e, &call, &step);
+    format!("recursive let {name} = lam d. lam s.\n  {body}\nend")
 }
 
 /// A recursion shaped like `map2`: 0 stops on `a`, 1 on `b` (as a
@@ -117,6 +164,7 @@ struct Gen {
     idx_e: String,
     start: i64,
     idx_cond: usize,
+    spelling: Spelling,
 }
 
 fn gen() -> impl Strategy<Value = Gen> {
@@ -144,7 +192,7 @@ fn gen() -> impl Strategy<Value = Gen> {
         0usize..3,
         int_expr(vec!["x", "d"]),
     );
-    let parts3 = (int_expr(vec!["h", "g", "d", "i"]), 0i64..7, 0usize..4);
+    let parts3 = (int_expr(vec!["h", "g", "d", "i"]), 0i64..7, 0usize..4, 0u8..64);
     (parts1, parts2, parts3).prop_map(|(p1, p2, p3)| Gen {
         d: p1.0,
         items: p1.1,
@@ -168,6 +216,7 @@ fn gen() -> impl Strategy<Value = Gen> {
         idx_e: p3.0,
         start: p3.1,
         idx_cond: p3.2,
+        spelling: Spelling(p3.3),
     })
 }
 
@@ -235,10 +284,10 @@ accelerate (loop n (lam i.
 dprint (r1, r2, r3, r4, create n (lam i. tensorGetExn t [i]), create n (lam i. tensorGetExn u [i]));
 print \"\\n\"
 ",
-        map = map_fn(g.map_e.clone(), g.map_pattern),
-        fold = fold_fn("foldF", g.fold_op, &g.fold_e, &g.fold_base.to_string(), g.fold_first),
-        boolf = fold_fn("boolF", g.bool_op, &bool_e, bool_base, g.bool_first),
-        cat = fold_fn("catF", "concat", &cat_e, &list(&g.cat_base), g.cat_first),
+        map = map_fn(g.map_e.clone(), g.map_pattern, g.spelling),
+        fold = fold_fn("foldF", g.fold_op, &g.fold_e, &g.fold_base.to_string(), g.fold_first, g.spelling),
+        boolf = fold_fn("boolF", g.bool_op, &bool_e, bool_base, g.bool_first, g.spelling),
+        cat = fold_fn("catF", "concat", &cat_e, &list(&g.cat_base), g.cat_first, g.spelling),
         map2 = map2_fn(g.map2_e.clone(), g.map2_shape),
         step = g.step_e,
         idx = index_fn(&g.idx_e, g.idx_cond),

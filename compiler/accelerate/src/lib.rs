@@ -232,6 +232,7 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
                 print_parts::split_printed_concats(&mut program);
             }
             Backend::Futhark => {
+                rewrite::normalize_recursion(&mut program);
                 rewrite::cons_snoc_to_concat(&mut program);
                 rewrite::rewrite_recursion(&mut program);
                 rewrite::demote_recursive(&mut program);

@@ -33,10 +33,12 @@ mod demote;
 mod indexed;
 mod inline_hof;
 mod map2;
+mod normalize;
 mod promote;
 
 pub use demote::demote_recursive;
 pub use inline_hof::inline_higher_order;
+pub use normalize::normalize_recursion;
 pub use promote::promote_folds;
 
 use crate::free::free_vars;
