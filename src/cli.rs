@@ -295,7 +295,11 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         None => None,
         Some(a) => {
             let locate = render::locator(&db);
-            match crate::engines::choose(a, target, !run.unchecked, run.verbose, utest_files, &locate) {
+            let (chosen, notes) = crate::engines::choose(a, target, !run.unchecked, run.verbose, utest_files, &locate);
+            for n in &notes {
+                eprintln!("{}", n.render());
+            }
+            match chosen {
                 Ok(choice) => {
                     profile = Some(choice.profile);
                     Some(pmx_cpu::Accelerated {

@@ -23,7 +23,7 @@
 use pmx_accelerate::{Analysis, Backend, Class};
 use pmx_cpu::Engine;
 use pmx_futhark::backend::Backend as FutharkBackend;
-use pmx_futhark::engine::BuildError;
+use pmx_futhark::engine::{BuildError, FindError};
 use pmx_native::Target;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -33,7 +33,48 @@ pub struct Choice {
     pub profile: Arc<pmx_native::profile::Profile>,
 }
 
-/// The engines for `target`; `Err` is a message for the user.
+/// Something said about the choice of engines: plain data, rendered by
+/// the CLI (`render`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub kind: NoteKind,
+    pub text: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoteKind {
+    /// A fallback the user may want to know about (`pmx: note: ...`).
+    Note,
+    /// Results still right, but not as asked (`pmx: warning: ...`).
+    Warning,
+    /// A piece missing under `auto`, or what `--verbose` says (`pmx: ...`).
+    Info,
+}
+
+impl Note {
+    /// The line the CLI prints on stderr.
+    pub fn render(&self) -> String {
+        match self.kind {
+            NoteKind::Note => format!("pmx: note: {}", self.text),
+            NoteKind::Warning => format!("pmx: warning: {}", self.text),
+            NoteKind::Info => format!("pmx: {}", self.text),
+        }
+    }
+}
+
+/// The notes of a choice being made (`Cx` is shared by reference).
+#[derive(Default)]
+struct Notes(std::cell::RefCell<Vec<Note>>);
+
+impl Notes {
+    fn push(&self, kind: NoteKind, text: String) {
+        self.0.borrow_mut().push(Note { kind, text });
+    }
+}
+
+/// The engines for `target`, with what the choice has to say (in order,
+/// for the CLI to show, also when it fails); `Err` is a message for the
+/// user.
 pub fn choose(
     analysis: &Analysis,
     target: Target,
@@ -41,6 +82,20 @@ pub fn choose(
     verbose: bool,
     utests: pmx_cpu::UtestFiles,
     locate: &dyn Fn(pmx_ast::Span) -> String,
+) -> (Result<Choice, String>, Vec<Note>) {
+    let notes = Notes::default();
+    let chosen = choose_noting(analysis, target, checked, verbose, utests, locate, &notes);
+    (chosen, notes.0.into_inner())
+}
+
+fn choose_noting(
+    analysis: &Analysis,
+    target: Target,
+    checked: bool,
+    verbose: bool,
+    utests: pmx_cpu::UtestFiles,
+    locate: &dyn Fn(pmx_ast::Span) -> String,
+    notes: &Notes,
 ) -> Result<Choice, String> {
     let profile = Arc::new(pmx_native::profile::Profile::default());
     let mut engines: FxHashMap<pmx_ast::NameId, Arc<dyn Engine>> = FxHashMap::default();
@@ -60,18 +115,20 @@ pub fn choose(
                     )
                 })?;
             }
-            let cx = Cx { analysis, target: "gpu", auto: false, verbose, locate, profile: &profile };
+            let cx = Cx { analysis, target: "gpu", auto: false, verbose, locate, profile: &profile, notes };
             if of(Backend::Futhark).next().is_some() {
                 futhark_native(&cx, &[FutharkBackend::Cuda], utests, checked, &mut engines)?;
             }
             if of(Backend::Cuda).next().is_some() {
-                cuda_on_gpu(&cx, checked, &mut engines)?;
+                if let Some(generated) = cuda_generated(&cx, checked)? {
+                    cuda_on_gpu(&cx, &generated, &mut engines)?;
+                }
             }
         }
         Target::Cpu | Target::Auto => {
             let auto = target == Target::Auto;
-            let cx =
-                Cx { analysis, target: if auto { "auto" } else { "cpu" }, auto, verbose, locate, profile: &profile };
+            let target = if auto { "auto" } else { "cpu" };
+            let cx = Cx { analysis, target, auto, verbose, locate, profile: &profile, notes };
             if of(Backend::Futhark).next().is_some() {
                 // Not asked for explicitly: the GPU when there is a
                 // usable device (not kernels emulated on the CPU, which
@@ -86,18 +143,26 @@ pub fn choose(
             }
             if of(Backend::Cuda).next().is_some() {
                 // Not asked for explicitly: when the GPU cannot be used
-                // after all, say why and run the bindings on the CPU.
-                let on_gpu = auto
-                    && pmx_cuda::gpu::usable().is_ok()
-                    && match cuda_on_gpu(&cx, checked, &mut engines) {
-                        Ok(()) => true,
-                        Err(e) => {
-                            eprintln!("pmx: note: {e}; CUDA-class bindings run on the CPU");
-                            false
-                        }
-                    };
-                if !on_gpu {
-                    cuda_on_cpu(&cx, checked, &mut engines)?;
+                // after all, say why and run the bindings on the CPU, from
+                // the same generated code. Without a C++ compiler, nothing
+                // is generated.
+                let compiler = pmx_native::cc::Compiler::find(pmx_native::cc::Language::Cxx).is_some();
+                let on_gpu = auto && pmx_cuda::gpu::usable().is_ok();
+                if !compiler && !on_gpu {
+                    let why = "no C++ compiler found (CXX, or c++ on PATH)".into();
+                    cx.missing("CUDA-class", why, "install g++ to compile it")?;
+                } else if let Some(generated) = cuda_generated(&cx, checked)? {
+                    let ran = on_gpu
+                        && match cuda_on_gpu(&cx, &generated, &mut engines) {
+                            Ok(()) => true,
+                            Err(e) => {
+                                cx.notes.push(NoteKind::Note, format!("{e}; CUDA-class bindings run on the CPU"));
+                                false
+                            }
+                        };
+                    if !ran {
+                        cuda_on_cpu(&cx, &generated, &mut engines)?;
+                    }
                 }
             }
         }
@@ -108,7 +173,10 @@ pub fn choose(
             continue;
         }
         if verbose {
-            eprintln!("pmx: {} ({}) runs in the interpreter", a.boundary.name, locate(a.boundary.span));
+            notes.push(
+                NoteKind::Info,
+                format!("{} ({}) runs in the interpreter", a.boundary.name, locate(a.boundary.span)),
+            );
         }
         let index = profile.add(pmx_native::profile::Entry {
             name: a.boundary.name.to_string(),
@@ -133,6 +201,7 @@ struct Cx<'a> {
     verbose: bool,
     locate: &'a dyn Fn(pmx_ast::Span) -> String,
     profile: &'a Arc<pmx_native::profile::Profile>,
+    notes: &'a Notes,
 }
 
 impl Cx<'_> {
@@ -140,7 +209,7 @@ impl Cx<'_> {
     /// the interpreter) for `auto`. `Ok(())` means "leave it".
     fn missing(&self, class: &str, why: String, install: &str) -> Result<(), String> {
         if self.auto {
-            eprintln!("pmx: {why}: {class} accelerate runs in the interpreter; {install}");
+            self.notes.push(NoteKind::Info, format!("{why}: {class} accelerate runs in the interpreter; {install}"));
             Ok(())
         } else {
             Err(format!("--target {}: {why}; {install}", self.target))
@@ -169,9 +238,9 @@ fn futhark_native(
         Err(e) => {
             let install = format!("install Futhark to compile it ({})", pmx_futhark::engine::RELEASES);
             // A futhark of a version pmx does not take says so.
-            let why = match e.split_once(" (`") {
-                Some((version, _)) if !e.starts_with("futhark not found") => version.to_string(),
-                _ => "futhark not found (PATH or PMX_FUTHARK)".into(),
+            let why = match e {
+                FindError::Unsupported { why, .. } => why,
+                FindError::Missing(_) => "futhark not found (PATH or PMX_FUTHARK)".into(),
             };
             return cx.missing(CLASS, why, &install);
         }
@@ -204,14 +273,17 @@ fn futhark_native(
                 break;
             }
             Err(e) if k + 1 < backends.len() => {
-                eprintln!("pmx: note: {e}; Futhark-class bindings run on the CPU");
+                cx.notes.push(NoteKind::Note, format!("{e}; Futhark-class bindings run on the CPU"));
             }
             Err(BuildError::FutharkBug(e)) => {
                 // Futhark's bug, which pmx cannot fix: the bindings give
                 // their results all the same, from the interpreter.
-                eprintln!(
-                    "pmx: warning: {e}; Futhark-class bindings run in the interpreter instead (a newer Futhark may \
-                     compile the program)"
+                cx.notes.push(
+                    NoteKind::Warning,
+                    format!(
+                        "{e}; Futhark-class bindings run in the interpreter instead (a newer Futhark may compile the \
+                         program)"
+                    ),
                 );
                 return Ok(());
             }
@@ -225,7 +297,7 @@ fn futhark_native(
         FutharkBackend::Cuda => format!("Futhark compiled by {} for the GPU (cuda", futhark.version),
     };
     let entries = generated.entries.iter().map(|e| (e.id, e));
-    register(cx.analysis, entries, engines, cx.profile, cx.verbose, cx.locate, |entry, index| {
+    register(cx, entries, engines, |entry, index| {
         let engine = pmx_futhark::engine::FutharkEngine {
             library: library.clone(),
             entry: entry.clone(),
@@ -260,18 +332,13 @@ fn cuda_generated(cx: &Cx, checked: bool) -> Result<Option<pmx_cuda::gen::Genera
 /// CUDA-class bindings as their CUDA compiled for the CPU (C++, OpenMP).
 fn cuda_on_cpu(
     cx: &Cx,
-    checked: bool,
+    generated: &pmx_cuda::gen::Generated,
     engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
 ) -> Result<(), String> {
-    if pmx_native::cc::Compiler::find(pmx_native::cc::Language::Cxx).is_none() {
-        let why = "no C++ compiler found (CXX, or c++ on PATH)".into();
-        return cx.missing("CUDA-class", why, "install g++ to compile it");
-    }
-    let Some(generated) = cuda_generated(cx, checked)? else { return Ok(()) };
-    let library = Arc::new(pmx_cuda::cpu::build(&generated)?);
+    let library = Arc::new(pmx_cuda::cpu::build(generated)?);
     let how = "CUDA compiled for the CPU (OpenMP".to_string();
     let entries = generated.entries.iter().map(|e| (e.id, e));
-    register(cx.analysis, entries, engines, cx.profile, cx.verbose, cx.locate, |entry, index| {
+    register(cx, entries, engines, |entry, index| {
         let engine = pmx_cuda::cpu::CpuEngine(pmx_cuda::host::Entry {
             library: library.clone(),
             entry: entry.clone(),
@@ -285,15 +352,12 @@ fn cuda_on_cpu(
 /// CUDA-class bindings on the GPU (the device was found usable).
 fn cuda_on_gpu(
     cx: &Cx,
-    checked: bool,
+    generated: &pmx_cuda::gen::Generated,
     engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
 ) -> Result<(), String> {
-    // Under `auto`, code the generator does not take stays in the
-    // interpreter, as on the CPU.
-    let Some(generated) = cuda_generated(cx, checked)? else { return Ok(()) };
-    let program = Arc::new(pmx_cuda::gpu::build(&generated).map_err(|e| format!("--target {}: {e}", cx.target))?);
+    let program = Arc::new(pmx_cuda::gpu::build(generated).map_err(|e| format!("--target {}: {e}", cx.target))?);
     let entries = generated.entries.iter().map(|e| (e.id, e));
-    register(cx.analysis, entries, engines, cx.profile, cx.verbose, cx.locate, |entry, index| {
+    register(cx, entries, engines, |entry, index| {
         let engine = pmx_cuda::gpu::GpuEngine {
             entry: pmx_cuda::host::Entry {
                 library: program.host.clone(),
@@ -312,32 +376,30 @@ fn cuda_on_gpu(
 /// an entry given its profile index, and says its engine name, how it runs
 /// (completed here with whether it was compiled now), whether the library
 /// came from the cache and its compile time.
-#[allow(clippy::too_many_arguments)]
 fn register<'e, E: 'e>(
-    analysis: &Analysis,
+    cx: &Cx,
     entries: impl Iterator<Item = (pmx_ast::NameId, &'e E)>,
     engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
-    profile: &pmx_native::profile::Profile,
-    verbose: bool,
-    locate: &dyn Fn(pmx_ast::Span) -> String,
     make: impl Fn(&'e E, usize) -> (Arc<dyn Engine>, &'static str, String, bool, std::time::Duration),
 ) {
     for (id, entry) in entries {
-        let Some(a) = analysis.accelerates.iter().find(|a| a.boundary.id == id) else { continue };
-        let index = profile.add(pmx_native::profile::Entry { name: a.boundary.name.to_string(), ..Default::default() });
+        let Some(a) = cx.analysis.accelerates.iter().find(|a| a.boundary.id == id) else { continue };
+        let index =
+            cx.profile.add(pmx_native::profile::Entry { name: a.boundary.name.to_string(), ..Default::default() });
         let (engine, name, how, cached, compile) = make(entry, index);
-        profile.update(index, |e| {
+        cx.profile.update(index, |e| {
             e.engine = name.to_string();
             e.cached = cached;
             e.compile = compile;
         });
-        if verbose {
+        if cx.verbose {
             let when = if cached {
                 "found in the cache".to_string()
             } else {
                 format!("compiled in {:.2} s", compile.as_secs_f64())
             };
-            eprintln!("pmx: {} ({}) runs as {how}; {when})", a.boundary.name, locate(a.boundary.span));
+            let at = (cx.locate)(a.boundary.span);
+            cx.notes.push(NoteKind::Info, format!("{} ({at}) runs as {how}; {when})", a.boundary.name));
         }
         engines.insert(id, engine);
     }

@@ -40,9 +40,28 @@ pub struct Futhark {
     pub version: String,
 }
 
+/// Why no usable `futhark` was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FindError {
+    /// No `futhark` runs (`PMX_FUTHARK`, `PATH`): the message says what was
+    /// tried.
+    Missing(String),
+    /// A `futhark` runs, of a version pmx does not take: `why` names the
+    /// version and the supported range; `message` adds where it was found.
+    Unsupported { why: String, message: String },
+}
+
+impl std::fmt::Display for FindError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FindError::Missing(m) | FindError::Unsupported { message: m, .. } => f.write_str(m),
+        }
+    }
+}
+
 /// `$PMX_FUTHARK`, else `futhark` on `PATH`; the error says what to
 /// install.
-pub fn find() -> Result<Futhark, String> {
+pub fn find() -> Result<Futhark, FindError> {
     let (program, from) = match std::env::var_os("PMX_FUTHARK").filter(|p| !p.is_empty()) {
         Some(p) => (PathBuf::from(p), "PMX_FUTHARK"),
         None => (PathBuf::from("futhark"), "PATH"),
@@ -53,18 +72,21 @@ pub fn find() -> Result<Futhark, String> {
             let version = String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_string();
             match supported(&version) {
                 Ok(()) => Ok(Futhark { program, version }),
-                Err(why) => Err(format!("{why} (`{}`, from {from}); {INSTALL}", program.display())),
+                Err(why) => {
+                    let message = format!("{why} (`{}`, from {from}); {INSTALL}", program.display());
+                    Err(FindError::Unsupported { why, message })
+                }
             }
         }
-        Ok(o) => Err(format!(
+        Ok(o) => Err(FindError::Missing(format!(
             "futhark not found (PATH or PMX_FUTHARK): `{} --version` (from {from}) failed: {}; {INSTALL}",
             program.display(),
             String::from_utf8_lossy(&o.stderr).trim()
-        )),
-        Err(e) => Err(format!(
+        ))),
+        Err(e) => Err(FindError::Missing(format!(
             "futhark not found (PATH or PMX_FUTHARK): cannot run `{}` (from {from}): {e}; {INSTALL}",
             program.display()
-        )),
+        ))),
     }
 }
 
@@ -269,6 +291,21 @@ fn compile(
         .output()
         .map_err(|e| format!("cannot run {}: {e}", futhark.program.display()))?;
     let stderr = String::from_utf8_lossy(&out.stderr);
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = out.status.signal() {
+            // Killed: Futhark 0.22.7 can take all the memory there is on
+            // some programs that 0.25.8 compiles at once (FUTHARK_BUGS.md),
+            // and the system's out-of-memory killer stops it.
+            return Err(format!(
+                "{BUG_PREFIX}{} ({}) was killed by signal {signal} while compiling the generated program (9: \
+                 likely for taking all the memory there is; the program is kept at {})",
+                futhark.version,
+                backend.command(),
+                src.display()
+            ));
+        }
+    }
     if !out.status.success() && stderr.contains("Known compiler limitation") {
         // Not pmx's bug: Futhark says its backend cannot compile this
         // program (0.22's GPU backends refuse, for one, arrays that grow
