@@ -183,8 +183,10 @@ struct CudaConfig {
     cache_file: CString,
 }
 
-/// What Futhark says first when one of its own passes fails.
-const FUTHARK_BUG: &str = "Internal compiler error.";
+/// What Futhark says first when one of its own passes fails (followed by
+/// `.` or, for an exception of the compiler's, ` (unhandled IO
+/// exception).`).
+const FUTHARK_BUG: &str = "Internal compiler error";
 /// How `compile` marks that failure in its message, for `build`.
 const BUG_PREFIX: &str = "futhark bug: ";
 

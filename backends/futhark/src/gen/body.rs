@@ -89,6 +89,20 @@ const CREATE_MAX: &str = "281474976710656i64";
 /// Debug mode's message for a length beyond what a machine can address.
 const OUT_OF_MEMORY: &str = "out of memory: the program asked for more memory than a machine can address";
 
+/// `divi a d` or `modi a d` that cannot trap: a divisor of 0 (the check
+/// fails elsewhere) is taken as 1, and -1 gives `-a` (wrapping, as every
+/// engine) and 0, since the smallest Int divided by -1 overflows, which
+/// the machine's division traps on (a crash of the whole process) and
+/// Futhark's compiler crashes on when both are constants.
+fn division(b: Builtin, a: &str, d: &str) -> String {
+    let safe = format!("(if {d} != 0 && {d} != -1 then {d} else 1)");
+    if b == Builtin::Divi {
+        format!("(if {d} == -1 then 0 - {a} else {a} // {safe})")
+    } else {
+        format!("(if {d} == -1 then 0 else {a} %% {safe})")
+    }
+}
+
 /// The message of a check that nested sequences made in Futhark code are
 /// regular (debug mode's, `pmx_cpu::checks`, starts the same).
 const IRREGULAR: &str = "Irregular sequence found";
@@ -1639,8 +1653,7 @@ impl<'p> Writer<'p> {
             }
             Divi | Modi => {
                 self.check(&format!("{} != 0", a[1]), "Division by zero", depth);
-                let op = if b == Divi { "//" } else { "%%" };
-                format!("({} {op} (if {1} != 0 then {1} else 1))", a[0], a[1])
+                division(b, &a[0], &a[1])
             }
             SplitAt => {
                 self.check(
@@ -1708,13 +1721,9 @@ impl<'p> Writer<'p> {
             Divf => float("/"),
             // OCaml's division and remainder truncate (Futhark's `//` and
             // `%%`); dividing by zero fails.
-            Divi => {
+            Divi | Modi => {
                 self.mark(Some("Division by zero"));
-                format!("(assert ({} != 0) ({} // {}))", a[1], a[0], a[1])
-            }
-            Modi => {
-                self.mark(Some("Division by zero"));
-                format!("(assert ({} != 0) ({} %% {}))", a[1], a[0], a[1])
+                format!("(assert ({} != 0) {})", a[1], division(b, &a[0], &a[1]))
             }
             Negi => format!("(-{})", a[0]),
             // Flips the sign bit: Futhark negates as `0 - x`, which gives
