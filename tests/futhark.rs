@@ -208,26 +208,37 @@ fn auto_without_futhark_runs_in_the_interpreter_with_one_note() {
     assert_eq!(stderr.matches(note).count(), 1, "{stderr}");
 }
 
+/// A fake `futhark` in a fresh folder of its own (named `name`): a shell
+/// script whose text is `script`. Returns the folder and a runner of `pmx
+/// test --target TARGET` on a program with Futhark-class code and a cache
+/// of the folder's, with that futhark.
+fn fake_futhark(name: &str, script: &str) -> (PathBuf, impl Fn(&str) -> std::process::Output) {
+    let dir = std::env::temp_dir().join(format!("pmx-fake-futhark-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let fake = dir.join("futhark");
+    std::fs::write(&fake, format!("#!/bin/sh\n{script}")).expect("writable");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("executable");
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/utest_in_accelerate.mc");
+    let cache = dir.join("cache");
+    let run = move |target: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_pmx"))
+            .args(["test", "--color=never", "--target", target])
+            .arg(&p)
+            .env("PMX_FUTHARK", &fake)
+            .env("PMX_CACHE_DIR", &cache)
+            .output()
+            .expect("pmx runs")
+    };
+    (dir, run)
+}
+
 /// A futhark of a version pmx does not generate for is named, with the
 /// supported range: an error of `--target cpu`, a note under `auto`
 /// (which runs the bindings in the interpreter).
 #[test]
 fn a_futhark_of_an_unsupported_version_is_a_clear_error() {
-    let dir = std::env::temp_dir().join(format!("pmx-fake-futhark-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary folder");
-    let fake = dir.join("futhark");
-    std::fs::write(&fake, "#!/bin/sh\necho 'Futhark 0.29.0'\n").expect("writable");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("executable");
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/utest_in_accelerate.mc");
-    let run = |target: &str| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_pmx"))
-            .args(["test", "--color=never", "--target", target])
-            .arg(&p)
-            .env("PMX_FUTHARK", &fake)
-            .output()
-            .expect("pmx runs")
-    };
+    let (dir, run) = fake_futhark("unsupported", "echo 'Futhark 0.29.0'\n");
     let cpu = run("cpu");
     let stderr = String::from_utf8_lossy(&cpu.stderr);
     assert_eq!(cpu.status.code(), Some(1), "{stderr}");
@@ -256,23 +267,8 @@ fn a_failure_of_futhark_itself_runs_the_bindings_in_the_interpreter() {
         ("ice", ice, "Futhark 0.22.7 (multicore) failed on the generated program with an internal compiler error"),
         ("killed", killed, "Futhark 0.22.7 (multicore) was killed by signal 9"),
     ] {
-        let dir = std::env::temp_dir().join(format!("pmx-buggy-futhark-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a temporary folder");
-        let fake = dir.join("futhark");
-        let script = format!("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'Futhark 0.22.7'; exit 0; fi\n{body}");
-        std::fs::write(&fake, script).expect("writable");
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("executable");
-        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/utest_in_accelerate.mc");
-        let run = |target: &str| {
-            std::process::Command::new(env!("CARGO_BIN_EXE_pmx"))
-                .args(["test", "--color=never", "--target", target])
-                .arg(&p)
-                .env("PMX_FUTHARK", &fake)
-                .env("PMX_CACHE_DIR", dir.join("cache"))
-                .output()
-                .expect("pmx runs")
-        };
+        let script = format!("if [ \"$1\" = --version ]; then echo 'Futhark 0.22.7'; exit 0; fi\n{body}");
+        let (dir, run) = fake_futhark(name, &script);
         let debug = run("interp");
         for target in ["cpu", "auto"] {
             let out = run(target);

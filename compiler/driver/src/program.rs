@@ -15,10 +15,9 @@
 //! twice.
 
 use crate::db::{Db, SourceFile};
-use crate::queries::{check_file, check_with, program_files, type_exports, CheckedFile};
-use pmx_ast::{Module, NameId, Ty};
+use crate::queries::{check_file, check_with, program_files, CheckedFile, DbImports};
+use pmx_ast::Module;
 use pmx_names::Exports;
-use pmx_types::{Imports, TyConInfo, TypeExports};
 use rustc_hash::FxHashMap;
 
 /// The files of a program that were checked again in its merged order.
@@ -50,7 +49,7 @@ pub fn program_checks(db: &dyn Db, root: SourceFile) -> ProgramChecks {
                 .iter()
                 .any(|o| o.found.is_some_and(|id| db.file(id.file).is_some_and(|f| again.contains_key(&f))));
         if differs {
-            let checked = check_with(db, file, seen.clone(), &ProgramImports { db, again: &again });
+            let checked = check_with(db, file, seen.clone(), &DbImports { db, again: Some(&again) });
             again.insert(file, checked);
         }
         // A file binds the same names whichever names it sees.
@@ -70,33 +69,4 @@ pub fn checked_in(db: &dyn Db, root: SourceFile, file: SourceFile) -> &CheckedFi
 /// The resolved, typed modules of a program, in load order.
 pub fn program_modules(db: &dyn Db, root: SourceFile) -> Vec<&Module> {
     program_files(db, root).iter().map(|f| &checked_in(db, root, *f).module).collect()
-}
-
-/// Other files' types while a file is checked again: those checked again
-/// before it give theirs from that check.
-struct ProgramImports<'a> {
-    db: &'a dyn Db,
-    again: &'a FxHashMap<SourceFile, CheckedFile>,
-}
-
-impl ProgramImports<'_> {
-    fn exports(&self, id: NameId) -> Option<&TypeExports> {
-        let file = self.db.file(id.file)?;
-        match self.again.get(&file) {
-            Some(c) => Some(&c.exports),
-            None => Some(type_exports(self.db, file)),
-        }
-    }
-}
-
-impl Imports for ProgramImports<'_> {
-    fn value(&self, id: NameId) -> Option<Ty> {
-        self.exports(id)?.values.get(&id).cloned()
-    }
-    fn con(&self, id: NameId) -> Option<Ty> {
-        self.exports(id)?.cons.get(&id).cloned()
-    }
-    fn tycon(&self, id: NameId) -> Option<TyConInfo> {
-        self.exports(id)?.tycons.get(&id).cloned()
-    }
 }

@@ -7,7 +7,7 @@ use pmx_diagnostics::Diagnostic;
 use pmx_names::{Exports, NameTable};
 use pmx_syntax::Parsed;
 use pmx_types::{Imports, TyConInfo, TypeExports};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
 /// Source text to AST, with syntax errors (shared, so that the parse kept
@@ -78,7 +78,7 @@ pub struct CheckedFile {
 pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
     let mut imports = Exports::default();
     merge_includes(db, file, &mut imports, &mut Merged::default());
-    check_with(db, file, imports, &DbImports { db })
+    check_with(db, file, imports, &DbImports { db, again: None })
 }
 
 /// Names (seeing `imports` from other files), then types (asking `types`
@@ -196,14 +196,20 @@ pub fn type_exports(db: &dyn Db, file: SourceFile) -> TypeExports {
 /// Type information of other files, from their `check_file` results. A
 /// file only refers to names of files it includes without a cycle, so this
 /// never recurses into the file being checked.
-struct DbImports<'a> {
-    db: &'a dyn Db,
+pub(crate) struct DbImports<'a> {
+    pub(crate) db: &'a dyn Db,
+    /// In a program: the files checked again in its merged order
+    /// (`program.rs`), whose types come from that check.
+    pub(crate) again: Option<&'a FxHashMap<SourceFile, CheckedFile>>,
 }
 
 impl DbImports<'_> {
     fn exports(&self, id: NameId) -> Option<&TypeExports> {
         let file = self.db.file(id.file)?;
-        Some(type_exports(self.db, file))
+        match self.again.and_then(|again| again.get(&file)) {
+            Some(c) => Some(&c.exports),
+            None => Some(type_exports(self.db, file)),
+        }
     }
 }
 
