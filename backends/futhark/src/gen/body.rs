@@ -1661,7 +1661,12 @@ impl<'p> Writer<'p> {
                     "Split at index out of bounds",
                     depth,
                 );
-                format!("(let j = i64.max 0 (i64.min {1} (length {0})) in ({0}[:j], {0}[j:]))", a[0], a[1])
+                // The arguments are bound first, so that a variable of the
+                // program cannot be taken for the local `j`.
+                format!(
+                    "(let (sq, at) = ({0}, {1}) in let j = i64.max 0 (i64.min at (length sq)) in (sq[:j], sq[j:]))",
+                    a[0], a[1]
+                )
             }
             Subsequence => {
                 self.check(
@@ -1669,8 +1674,11 @@ impl<'p> Writer<'p> {
                     "Subsequence using a negative index or length",
                     depth,
                 );
+                // The arguments are bound first: a sequence named `s` was
+                // taken for the local `s` (an internal error).
                 format!(
-                    "(let s = i64.min (i64.max 0 {1}) (length {0}) in {0}[s:i64.min (s + i64.max 0 {2}) (length {0})])",
+                    "(let (sq, from, n) = ({0}, {1}, {2}) in let s = i64.min (i64.max 0 from) (length sq) in \
+                     sq[s:i64.min (s + i64.max 0 n) (length sq)])",
                     a[0], a[1], a[2]
                 )
             }
@@ -1747,9 +1755,11 @@ impl<'p> Writer<'p> {
             // `f64.round` takes them to even). Truncated by floor or ceil:
             // Futhark 0.22.7's `f64.trunc` goes through i64 and is wrong
             // past its range (`f64.trunc 1e30` is -2^63).
+            // The argument is bound first: a variable of the program named
+            // `t` would otherwise be taken for the local `t`.
             Roundfi => float_to_int(&format!(
-                "let t = if {0} >= 0 then f64.floor {0} else f64.ceil {0} in if f64.abs ({0} - t) >= 0.5 then t + \
-                 (if {0} < 0 then -1 else 1) else t",
+                "let x = {} in let t = if x >= 0 then f64.floor x else f64.ceil x in if f64.abs (x - t) >= 0.5 then \
+                 t + (if x < 0 then -1 else 1) else t",
                 a[0]
             )),
             Char2int => format!("(i64.i32 {})", a[0]),
@@ -1792,8 +1802,8 @@ impl<'p> Writer<'p> {
             Subsequence => {
                 self.mark(Some("Subsequence using a negative index or length"));
                 format!(
-                    "(assert ({1} >= 0 && {2} >= 0) (let s = i64.min {1} (length {0}) in {0}[s:i64.min (s + {2}) \
-                     (length {0})]))",
+                    "(assert ({1} >= 0 && {2} >= 0) (let (sq, from, n) = ({0}, {1}, {2}) in let s = i64.min from \
+                     (length sq) in sq[s:i64.min (s + n) (length sq)]))",
                     a[0], a[1], a[2]
                 )
             }
