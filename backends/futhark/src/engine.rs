@@ -187,8 +187,6 @@ struct CudaConfig {
 /// `.` or, for an exception of the compiler's, ` (unhandled IO
 /// exception).`).
 const FUTHARK_BUG: &str = "Internal compiler error";
-/// How `compile` marks that failure in its message, for `build`.
-const BUG_PREFIX: &str = "futhark bug: ";
 
 /// Why a Futhark-class program was not built.
 #[derive(Debug)]
@@ -213,10 +211,7 @@ impl std::fmt::Display for BuildError {
 
 impl From<String> for BuildError {
     fn from(m: String) -> BuildError {
-        match m.strip_prefix(BUG_PREFIX) {
-            Some(rest) => BuildError::FutharkBug(rest.to_string()),
-            None => BuildError::Other(m),
-        }
+        BuildError::Other(m)
     }
 }
 
@@ -279,7 +274,7 @@ fn compile(
     backend: Backend,
     includes: &[PathBuf],
     dir: &Path,
-) -> Result<(), String> {
+) -> Result<(), BuildError> {
     let src = dir.join(FILE);
     std::fs::write(&src, &g.source).map_err(|e| format!("cannot write {}: {e}", src.display()))?;
     let (header, text) = backend.header();
@@ -299,13 +294,13 @@ fn compile(
             // Killed: Futhark 0.22.7 can take all the memory there is on
             // some programs that 0.25.8 compiles at once (FUTHARK_BUGS.md),
             // and the system's out-of-memory killer stops it.
-            return Err(format!(
-                "{BUG_PREFIX}{} ({}) was killed by signal {signal} while compiling the generated program (9: \
+            return Err(BuildError::FutharkBug(format!(
+                "{} ({}) was killed by signal {signal} while compiling the generated program (9: \
                  likely for taking all the memory there is; the program is kept at {})",
                 futhark.version,
                 backend.command(),
                 src.display()
-            ));
+            )));
         }
     }
     if !out.status.success() && stderr.contains("Known compiler limitation") {
@@ -313,12 +308,12 @@ fn compile(
         // program (0.22's GPU backends refuse, for one, arrays that grow
         // in a loop inside a parallel `map`).
         let why = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).skip(2).collect::<Vec<_>>().join(" ");
-        return Err(format!(
+        return Err(BuildError::Other(format!(
             "futhark {} cannot compile this program, a limitation of Futhark's {0} backend: {why} (the generated \
              program is kept at {})",
             backend.command(),
             src.display()
-        ));
+        )));
     }
     if !out.status.success() && stderr.contains(FUTHARK_BUG) {
         // Not pmx's bug either: the program passed Futhark's type checker
@@ -327,20 +322,20 @@ fn compile(
         // around"); the caller runs the bindings elsewhere.
         let lines = stderr.lines().map(str::trim).skip_while(|l| !l.starts_with(FUTHARK_BUG)).skip(1);
         let what = lines.filter(|l| !l.is_empty() && !l.starts_with("http")).take(6).collect::<Vec<_>>().join(" ");
-        return Err(format!(
-            "{BUG_PREFIX}{} ({}) failed on the generated program with an internal compiler error of its \
+        return Err(BuildError::FutharkBug(format!(
+            "{} ({}) failed on the generated program with an internal compiler error of its \
              own ({what}; the program is kept at {})",
             futhark.version,
             backend.command(),
             src.display()
-        ));
+        )));
     }
     if !out.status.success() {
-        return Err(format!(
+        return Err(BuildError::Other(format!(
             "internal error: futhark rejects the generated program (kept at {}); please report it:\n{}",
             src.display(),
             String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        )));
     }
     let manifest = std::fs::read_to_string(dir.join("pmx.json"))
         .map_err(|e| e.to_string())
@@ -360,7 +355,10 @@ fn compile(
     let flags = backend.flags(dir, includes);
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     cc.shared_library_linking(&[&dir.join("pmx.c"), &glue], &dir.join("libpmx.so"), &flags, LIBS).map_err(|e| {
-        format!("internal error: the C that Futhark generated does not compile (kept in {}):\n{e}", dir.display())
+        BuildError::Other(format!(
+            "internal error: the C that Futhark generated does not compile (kept in {}):\n{e}",
+            dir.display()
+        ))
     })
 }
 

@@ -38,12 +38,14 @@ pub enum Found {
 }
 
 /// The folder of entry `key` in `root`, building it with `build` (given an
-/// empty folder to fill) when it is not there yet.
-pub fn entry(
+/// empty folder to fill) when it is not there yet. The error is the
+/// builder's own type (a message, or one that says more), which the
+/// cache's own failures become.
+pub fn entry<E: std::fmt::Display + From<String>>(
     root: &Path,
     key: &str,
-    build: impl FnOnce(&Path) -> Result<(), String>,
-) -> Result<(PathBuf, Found), String> {
+    build: impl FnOnce(&Path) -> Result<(), E>,
+) -> Result<(PathBuf, Found), E> {
     let done = root.join(key);
     if done.join(".complete").exists() {
         return Ok((done, Found::Cached));
@@ -54,7 +56,7 @@ pub fn entry(
     if let Err(e) = build(&tmp) {
         // The half-built folder is kept for the user to look at when the
         // error names a file in it; otherwise it is removed.
-        if !e.contains(&*tmp.to_string_lossy()) {
+        if !e.to_string().contains(&*tmp.to_string_lossy()) {
             let _ = std::fs::remove_dir_all(&tmp);
         }
         return Err(e);
@@ -117,7 +119,7 @@ mod tests {
         .unwrap();
         assert_eq!(f, Found::Built);
         assert_eq!(std::fs::read(p.join("out")).unwrap(), b"1");
-        let (_, f) = entry(root.path(), "k", |_| panic!("built twice")).unwrap();
+        let (_, f) = entry::<String>(root.path(), "k", |_| panic!("built twice")).unwrap();
         assert_eq!((f, builds), (Found::Cached, 1));
         assert_eq!(clean(root.path()).unwrap(), 1);
         assert!(!p.exists());
@@ -150,7 +152,7 @@ mod tests {
     #[test]
     fn a_failed_build_leaves_nothing() {
         let root = tempfile::tempdir().unwrap();
-        assert!(entry(root.path(), "bad", |_| Err("no".into())).is_err());
+        assert!(entry::<String>(root.path(), "bad", |_| Err("no".into())).is_err());
         assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
     }
 }
