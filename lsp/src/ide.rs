@@ -47,8 +47,14 @@ impl Snapshot {
     /// The check of `file` as the program it belongs to sees it (see
     /// [`Snapshot::roots`]); on its own when no open program includes it.
     pub fn checked(&self, file: SourceFile) -> &CheckedFile {
-        match self.roots().into_iter().find(|&r| program_files(&self.db, r).contains(&file)) {
-            Some(root) => pmx_driver::checked_in(&self.db, root, file),
+        self.checked_among(&self.roots(), file)
+    }
+
+    /// [`Snapshot::checked`] with the roots already found (a request that
+    /// looks at many files finds them once).
+    pub fn checked_among(&self, roots: &[SourceFile], file: SourceFile) -> &CheckedFile {
+        match roots.iter().find(|&&r| program_files(&self.db, r).contains(&file)) {
+            Some(&root) => pmx_driver::checked_in(&self.db, root, file),
             None => check_file(&self.db, file),
         }
     }
@@ -270,9 +276,10 @@ pub fn references(s: &Snapshot, uri: &Uri, pos: lsp::Position, declaration: bool
     let offset = texts.get(file).offset(pos);
     let (name, _) = name_at(s, file, offset)?;
     let mut spans = Vec::new();
+    let roots = s.roots();
     for f in searched_files(s, file) {
         let mut occ = Occurrences { id: name.id, found: Vec::new() };
-        walk_module(&s.checked(f).module, None, &mut occ);
+        walk_module(&s.checked_among(&roots, f).module, None, &mut occ);
         spans.extend(occ.found.iter().filter(|(_, role)| declaration || !role.is_def()).map(|(n, _)| n.span));
     }
     spans.sort();

@@ -23,23 +23,23 @@ pub fn split_printed_concats(e: &mut Expr) {
 
 fn rewrite(e: &mut Expr, fresh: &mut Fresh) {
     children_mut(e, &mut |c| rewrite(c, fresh));
-    if let Some(arg) = printed_concat(e) {
-        let (a, b) = arg;
-        let span = e.span;
-        let unit = e.ty.clone();
-        let print = match &e.kind {
-            ExprKind::App(f, _) => (**f).clone(),
-            _ => return,
-        };
-        let mut first = Expr { kind: ExprKind::App(Box::new(print.clone()), Box::new(a)), span, ty: unit.clone() };
-        let mut second = Expr { kind: ExprKind::App(Box::new(print), Box::new(b)), span, ty: unit.clone() };
-        // The parts may themselves be concatenations.
-        rewrite(&mut first, fresh);
-        rewrite(&mut second, fresh);
-        let name = fresh.named(SmolStr::new(""), span);
-        let binding = Binding { name, annotation: None, value: first, scheme: unit.clone(), span };
-        *e = Expr { kind: ExprKind::Let(Box::new(binding), Box::new(second)), span, ty: unit };
-    }
+    split(e, fresh);
+}
+
+/// `e`, whose parts are rewritten already, as prints of the parts of a
+/// printed concatenation (each part may be one itself).
+fn split(e: &mut Expr, fresh: &mut Fresh) {
+    let Some((a, b)) = printed_concat(e) else { return };
+    let ExprKind::App(print, _) = &e.kind else { return };
+    let print = (**print).clone();
+    let (span, unit) = (e.span, e.ty.clone());
+    let mut first = Expr { kind: ExprKind::App(Box::new(print.clone()), Box::new(a)), span, ty: unit.clone() };
+    let mut second = Expr { kind: ExprKind::App(Box::new(print), Box::new(b)), span, ty: unit.clone() };
+    split(&mut first, fresh);
+    split(&mut second, fresh);
+    let name = fresh.named(SmolStr::new(""), span);
+    let binding = Binding { name, annotation: None, value: first, scheme: unit.clone(), span };
+    *e = Expr { kind: ExprKind::Let(Box::new(binding), Box::new(second)), span, ty: unit };
 }
 
 /// The two parts of `print (concat a b)`.
