@@ -111,6 +111,12 @@ struct RunArgs {
     /// PMX_TARGET). Debug mode always uses the interpreter.
     #[arg(long, value_parser = parse_target)]
     target: Option<pmx_native::Target>,
+    /// Where host code (everything outside `accelerate`) runs: auto
+    /// (machine code where the native tier compiles it, the interpreter
+    /// elsewhere), native (anything it cannot compile is an error) or
+    /// interp. Debug mode always uses the interpreter.
+    #[arg(long, value_enum, default_value_t = Host::Auto)]
+    host: Host,
     /// Generated code without bounds, rank and division checks.
     #[arg(long)]
     unchecked: bool,
@@ -122,6 +128,13 @@ struct RunArgs {
     profile: bool,
     #[command(flatten)]
     color: OutputArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Host {
+    Auto,
+    Native,
+    Interp,
 }
 
 fn parse_target(s: &str) -> Result<pmx_native::Target, String> {
@@ -330,11 +343,35 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         argv,
         check_order: run.check_order,
     };
+    let host = match (run.debug, run.host) {
+        (true, _) | (false, Host::Interp) => None,
+        (false, mode) => {
+            let host = pmx_host::compile(&modules);
+            let locate = render::locator(&db);
+            if run.verbose {
+                eprintln!("{}", host_summary(&host.report));
+                for (name, why, span) in &host.report.left {
+                    eprintln!("pmx: host code: `{name}` ({}) runs in the interpreter: {why}", locate(*span));
+                }
+            }
+            if mode == Host::Native && !host.report.left.is_empty() {
+                for (name, why, span) in &host.report.left {
+                    eprintln!(
+                        "error: --host native: `{name}` ({}) cannot be compiled to native code: {why}",
+                        locate(*span)
+                    );
+                }
+                return ExitCode::from(1);
+            }
+            Some(host)
+        }
+    };
     pmx_cpu::io::set_locator(render::locator(&db));
     let built = started.elapsed();
     // Panics inside the evaluator come back as located errors (see
     // `pmx_cpu::run`).
-    let outcome = pmx_cpu::run(&modules, accelerated.as_ref(), options);
+    let natives = host.as_ref().map(|h| h.natives.clone()).unwrap_or_default();
+    let outcome = pmx_cpu::run_with(&modules, accelerated.as_ref(), options, &natives);
     let ran = started.elapsed();
     if let Some(e) = &outcome.error {
         render::runtime_error(&db, e, run.color.color);
@@ -345,6 +382,9 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         let p = profile.unwrap_or_default();
         let phases = pmx_native::profile::Phases { front_end, build: built - front_end, run: ran - built };
         eprint!("{table}{}", p.render_phases(&phases));
+        if let Some(h) = &host {
+            eprintln!("{}", host_summary(&h.report));
+        }
     }
     if test {
         let summary = format!("\n{} passed, {} failed\n", outcome.passed, outcome.failed);
@@ -355,6 +395,16 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         }
     }
     ExitCode::from(outcome.exit_code.clamp(0, 255) as u8)
+}
+
+/// One line on what the native host tier did.
+fn host_summary(r: &pmx_host::Report) -> String {
+    format!(
+        "host code: {} top-level functions compiled to native code in {:.3} ms, {} left to the interpreter",
+        r.compiled.len(),
+        r.time.as_secs_f64() * 1e3,
+        r.left.len()
+    )
 }
 
 /// Loads a program; with front-end errors, prints them and gives the exit

@@ -47,6 +47,8 @@ impl FnCtx {
 }
 
 pub struct Compiler {
+    /// Top-level functions run as machine code (the native host tier).
+    natives: crate::Natives,
     globals: FxHashMap<NameId, u32>,
     global_names: Vec<SmolStr>,
     ctxs: Vec<FnCtx>,
@@ -63,8 +65,13 @@ pub struct Compiler {
 /// part when the middle end described it: the extracted bindings are
 /// compiled first, as globals of their own (lifting changed the functions
 /// they share with the program), and each `accelerate` becomes a site.
-pub fn compile_program(modules: &[&Module], acc: Option<&Accelerated>) -> (Program, Vec<Site>) {
+pub fn compile_program(
+    modules: &[&Module],
+    acc: Option<&Accelerated>,
+    natives: &crate::Natives,
+) -> (Program, Vec<Site>) {
     let mut c = Compiler {
+        natives: natives.clone(),
         globals: FxHashMap::default(),
         global_names: Vec::new(),
         ctxs: Vec::new(),
@@ -151,6 +158,11 @@ impl Compiler {
 
     fn item(&mut self, item: &Item, steps: &mut Vec<Step>) {
         match item {
+            Item::Let(b) if self.natives.contains_key(&b.name.id) => {
+                let global = self.global(b.name.id, &b.name.text);
+                let code = crate::native::code(&self.natives[&b.name.id], &b.name.text, b.span);
+                steps.push(Step::Define { global, slots: 0, code });
+            }
             Item::Let(b) => {
                 let (slots, code) = self.top_expr(&b.value, &b.name.text, None);
                 let global = self.global(b.name.id, &b.name.text);
@@ -160,7 +172,10 @@ impl Compiler {
                 // Globals need no cells: each refers to the others by slot.
                 let globals: Vec<u32> = bindings.iter().map(|b| self.global(b.name.id, &b.name.text)).collect();
                 for (b, global) in bindings.iter().zip(globals) {
-                    let (slots, code) = self.top_expr(&b.value, &b.name.text, None);
+                    let (slots, code) = match self.natives.get(&b.name.id) {
+                        Some(n) => (0, crate::native::code(n, &b.name.text, b.span)),
+                        None => self.top_expr(&b.value, &b.name.text, None),
+                    };
                     steps.push(Step::Define { global, slots, code });
                 }
             }

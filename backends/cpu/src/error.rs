@@ -46,6 +46,11 @@ pub struct RuntimeError {
     /// `exit n` unwinds as an error that is not one.
     pub exit: Option<i32>,
     pub kind: ErrorKind,
+    /// Native host code's frames are their own: a function that made tail
+    /// calls before failing reports the last callee and its site here, and
+    /// the interpreter's frame that called it shows them in the trace
+    /// instead of its own call (as its own tail calls do).
+    pub tail_call: Option<(SmolStr, Span)>,
 }
 
 pub type Fail = Box<RuntimeError>;
@@ -53,7 +58,15 @@ pub type Res<T> = Result<T, Fail>;
 
 impl RuntimeError {
     pub fn new(message: String, span: Span) -> RuntimeError {
-        RuntimeError { message, span, trace: Vec::new(), omitted: 0, exit: None, kind: ErrorKind::Program }
+        RuntimeError {
+            message,
+            span,
+            trace: Vec::new(),
+            omitted: 0,
+            exit: None,
+            kind: ErrorKind::Program,
+            tail_call: None,
+        }
     }
 
     /// An engine's error at `span`: a message that starts with
@@ -73,8 +86,9 @@ impl RuntimeError {
     /// function's name and its call site.
     #[cold]
     pub fn add_call(&mut self, name: &SmolStr, site: Span) {
+        let (name, site) = self.tail_call.take().unwrap_or_else(|| (name.clone(), site));
         if self.trace.len() < TRACE_LIMIT {
-            self.trace.push((name.clone(), site));
+            self.trace.push((name, site));
         } else {
             self.omitted += 1;
         }

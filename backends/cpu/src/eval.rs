@@ -122,6 +122,12 @@ fn stack_address() -> usize {
 }
 
 impl Machine {
+    /// The lowest stack address this thread's code may use before a call
+    /// is a "recursion too deep" error: native code checks against it too.
+    pub fn stack_limit(&self) -> usize {
+        self.stack_limit
+    }
+
     pub fn new(shared: Arc<Shared>) -> Machine {
         let here = stack_address();
         let stack_limit = match stacker::remaining_stack() {

@@ -29,6 +29,7 @@ mod error;
 mod eval;
 mod floats;
 pub mod io;
+pub mod native;
 mod prim;
 mod scalar;
 mod show;
@@ -40,7 +41,9 @@ pub use accelerate::{Accelerated, Engine, Interpreter, Site};
 pub use compile::{builtin_arity, compile_program};
 pub use error::{evaluating, payload_text, record_panic, ErrorKind, Res, RuntimeError, INTERNAL_PREFIX};
 pub use eval::{Args, Machine};
+pub use native::{Native, Natives};
 pub use show::{float2string, show};
+pub use thunk::never_message;
 
 use eval::Shared;
 use pmx_ast::Module;
@@ -109,9 +112,20 @@ pub struct Outcome {
 /// run with an error at the source location being evaluated, as any
 /// run-time error does; [`RuntimeError::kind`] tells a bug apart.
 pub fn run(modules: &[&Module], accelerated: Option<&Accelerated>, options: Options) -> Outcome {
+    run_with(modules, accelerated, options, &Natives::default())
+}
+
+/// [`run`], with the top-level functions in `natives` called as machine
+/// code (the native host tier's).
+pub fn run_with(
+    modules: &[&Module],
+    accelerated: Option<&Accelerated>,
+    options: Options,
+    natives: &Natives,
+) -> Outcome {
     let _evaluating = error::Evaluating::start();
     builtins::parallel::use_this_stack_for_workers();
-    let (program, sites) = compile_program(modules, accelerated);
+    let (program, sites) = compile_program(modules, accelerated, natives);
     let shared = Arc::new(Shared::new(program, options, sites));
     let mut machine = Machine::new(shared.clone());
     let mut outcome = Outcome { exit_code: 0, error: None, passed: 0, failed: 0 };

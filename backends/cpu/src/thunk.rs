@@ -8,6 +8,7 @@ use crate::error::Res;
 use crate::eval::{Args, Flow, Frame, Machine};
 use crate::scalar::{compare, operand, Compiled, Operand};
 use crate::value::{ConValue, Record, Seq, Value};
+use pmx_ast::Span;
 use rustc_hash::FxHashSet;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -735,17 +736,7 @@ pub fn thunk(code: Code) -> Thunk {
                 Ok(Value::Con(Arc::new(ConValue { tag, name: name.clone(), arg: a })))
             })
         }
-        Code::Never(span) => Box::new(move |m, _| {
-            // The parser gives the `never` it writes for `match .. in` and
-            // `switch` the span of the whole construct; one written in the
-            // source spans its five letters, and no match failed there.
-            let message = if span.end - span.start == "never".len() as u32 {
-                "Reached a never term, which should be impossible"
-            } else {
-                "Reached a never term, which should be impossible (no pattern matched)"
-            };
-            Err(m.fail(message, span))
-        }),
+        Code::Never(span) => Box::new(move |m, _| Err(m.fail(never_message(span), span))),
         Code::Utest(u, body) => utest_thunk(*u, Some(thunk(*body))),
         Code::Accelerate(a) => {
             let AccelerateCode { site, args, body, span } = *a;
@@ -798,5 +789,17 @@ pub fn tail(code: Code) -> TailThunk {
             let t = thunk(other);
             Box::new(move |m, fr| Ok(Flow::Ret(t(m, fr)?)))
         }
+    }
+}
+
+/// What reaching `never` at `span` reports. The parser gives the `never`
+/// it writes for `match .. in` and `switch` the span of the whole
+/// construct; one written in the source spans its five letters, and no
+/// match failed there.
+pub fn never_message(span: Span) -> &'static str {
+    if span.end - span.start == "never".len() as u32 {
+        "Reached a never term, which should be impossible"
+    } else {
+        "Reached a never term, which should be impossible (no pattern matched)"
     }
 }

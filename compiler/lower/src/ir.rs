@@ -420,9 +420,37 @@ pub struct Entry {
     pub body: Block,
 }
 
+/// What a lowered program is for: one accelerate backend's bindings, or
+/// the host code that runs everything else natively.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Futhark,
+    Cuda,
+    Host,
+}
+
+impl Target {
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Futhark => "Futhark",
+            Target::Cuda => "CUDA",
+            Target::Host => "native host code",
+        }
+    }
+}
+
+impl From<Backend> for Target {
+    fn from(b: Backend) -> Target {
+        match b {
+            Backend::Futhark => Target::Futhark,
+            Backend::Cuda => Target::Cuda,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
-    pub backend: Backend,
+    pub target: Target,
     /// The types table: every variant type instance used.
     pub variants: Vec<VariantDef>,
     /// In dependency order: a function calls only earlier ones and those

@@ -73,7 +73,7 @@ mod validate;
 mod tests;
 
 pub use ir::*;
-pub use lower::lower;
+pub use lower::{lower, lower_host};
 pub use order::callees;
 pub use pmx_diagnostics::Diagnostic;
 pub use print::print;

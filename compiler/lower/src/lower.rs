@@ -29,7 +29,7 @@ struct Pending<'a> {
 }
 
 pub(crate) struct Lowerer<'a> {
-    pub backend: Backend,
+    pub target: Target,
     pub types: Types,
     decls: FxHashMap<NameId, &'a Binding>,
     externals: FxHashSet<NameId>,
@@ -40,6 +40,9 @@ pub(crate) struct Lowerer<'a> {
     /// Indexed by `FnId` (in the order they were asked for); `None` until
     /// lowered.
     pub functions: Vec<Option<Function>>,
+    /// Functions whose lowering reported a diagnostic (their body is
+    /// `never`).
+    given_up: FxHashSet<FnId>,
     fn_names: FxHashSet<SmolStr>,
     next_var: u32,
     pub diags: Vec<Diagnostic>,
@@ -50,20 +53,7 @@ pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>
         Backend::Futhark => &analysis.futhark,
         Backend::Cuda => &analysis.cuda,
     };
-    let mut l = Lowerer {
-        backend,
-        types: Types::new(program),
-        decls: FxHashMap::default(),
-        externals: FxHashSet::default(),
-        instances: FxHashMap::default(),
-        copies: FxHashMap::default(),
-        pending: std::collections::VecDeque::new(),
-        functions: Vec::new(),
-        fn_names: FxHashSet::default(),
-        next_var: 0,
-        diags: Vec::new(),
-    };
-    l.collect(program);
+    let mut l = Lowerer::new(program, backend.into());
     let mut entries = Vec::new();
     for a in analysis.accelerates.iter().filter(|a| a.class == Class::One(backend)) {
         match l.decls.get(&a.boundary.id).copied() {
@@ -77,17 +67,84 @@ pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>
             }
         }
     }
-    while let Some(p) = l.pending.pop_front() {
-        l.function(p);
-    }
-    let functions: Vec<Function> = l.functions.into_iter().flatten().collect();
-    let (functions, entries) = crate::order::order(functions, entries);
-    let mut diags = l.diags;
-    pmx_diagnostics::sort_and_dedup(&mut diags);
-    (Program { backend, variants: l.types.variants, functions, entries }, diags)
+    let (program, _, diags) = l.finish(entries, &[]);
+    (program, diags)
+}
+
+/// The host lowering: the top-level functions `roots` of a whole program
+/// (its chain of declarations, `pmx_accelerate::program::to_expr`), each
+/// at its own type, which must have no type variables, and the functions
+/// they use. Returns the program (no entries), each root's function where
+/// it and everything it calls lowered, and the diagnostics of those that
+/// did not (what the native host tier reports as its reasons to leave a
+/// function to the interpreter).
+pub fn lower_host(program: &pmx_ast::Expr, roots: &[NameId]) -> (Program, Vec<Option<FnId>>, Vec<Diagnostic>) {
+    let mut l = Lowerer::new(program, Target::Host);
+    let asked: Vec<Option<FnId>> = roots
+        .iter()
+        .map(|id| {
+            let span = l.decls.get(id).map_or(Span::BUILTIN, |b| b.span);
+            l.instance(*id, &[], span).ok().map(|(f, _)| f)
+        })
+        .collect();
+    l.finish(Vec::new(), &asked)
 }
 
 impl<'a> Lowerer<'a> {
+    fn new(program: &'a pmx_ast::Expr, target: Target) -> Lowerer<'a> {
+        let mut l = Lowerer {
+            target,
+            types: Types::new(program),
+            decls: FxHashMap::default(),
+            externals: FxHashSet::default(),
+            instances: FxHashMap::default(),
+            copies: FxHashMap::default(),
+            pending: std::collections::VecDeque::new(),
+            functions: Vec::new(),
+            given_up: FxHashSet::default(),
+            fn_names: FxHashSet::default(),
+            next_var: 0,
+            diags: Vec::new(),
+        };
+        l.collect(program);
+        l
+    }
+
+    /// Lowers what is pending and puts the functions in dependency order;
+    /// `asked` functions come back renumbered, `None` where the function
+    /// or one it calls was given up.
+    fn finish(mut self, entries: Vec<Entry>, asked: &[Option<FnId>]) -> (Program, Vec<Option<FnId>>, Vec<Diagnostic>) {
+        while let Some(p) = self.pending.pop_front() {
+            self.function(p);
+        }
+        let broken = self.broken();
+        let functions: Vec<Function> = self.functions.into_iter().flatten().collect();
+        let (functions, entries, renumber) = crate::order::order_mapped(functions, entries);
+        let asked =
+            asked.iter().map(|a| a.filter(|f| !broken.contains(f)).and_then(|f| renumber.get(&f).copied())).collect();
+        let mut diags = self.diags;
+        pmx_diagnostics::sort_and_dedup(&mut diags);
+        (Program { target: self.target, variants: self.types.variants, functions, entries }, asked, diags)
+    }
+
+    /// The functions given up and those that call one, to a fixpoint.
+    fn broken(&self) -> FxHashSet<FnId> {
+        let mut broken = self.given_up.clone();
+        loop {
+            let before = broken.len();
+            for f in self.functions.iter().flatten() {
+                let mut called = Vec::new();
+                crate::order::callees(&f.body, &mut called);
+                if !broken.contains(&f.id) && called.iter().any(|c| broken.contains(c)) {
+                    broken.insert(f.id);
+                }
+            }
+            if broken.len() == before {
+                return broken;
+            }
+        }
+    }
+
     /// The top-level bindings of the program's chain of declarations.
     fn collect(&mut self, program: &'a pmx_ast::Expr) {
         let mut cur = program;
@@ -114,7 +171,7 @@ impl<'a> Lowerer<'a> {
     }
 
     pub fn error(&mut self, code: Code, span: Span, message: String, label: &str) -> Reported {
-        let backend = self.backend.name();
+        let backend = self.target.name();
         self.diags.push(
             Diagnostic::error(code, span, format!("lowering for {backend}: {message}"))
                 .with_label(label)
@@ -242,7 +299,10 @@ impl<'a> Lowerer<'a> {
         let name = self.fn_name(&b.name.text);
         let (params, result, body) = match self.define(&mut cx, &b.value, Vec::new()) {
             Ok(d) => d,
-            Err(Reported) => self.given_up(&mut cx, b.value.span),
+            Err(Reported) => {
+                self.given_up.insert(p.id);
+                self.given_up(&mut cx, b.value.span)
+            }
         };
         self.functions[p.id.0 as usize] = Some(Function {
             id: p.id,

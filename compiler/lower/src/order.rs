@@ -139,7 +139,12 @@ fn tail_calls_only(b: &Block, me: FnId, tail: bool) -> bool {
     })
 }
 
-pub(crate) fn order(mut functions: Vec<Function>, mut entries: Vec<Entry>) -> (Vec<Function>, Vec<Entry>) {
+/// The functions in dependency order, the entries renumbered, and each
+/// old id's new one.
+pub(crate) fn order_mapped(
+    mut functions: Vec<Function>,
+    mut entries: Vec<Entry>,
+) -> (Vec<Function>, Vec<Entry>, FxHashMap<FnId, FnId>) {
     // Slots were filled in any order; ids index the creation order.
     functions.sort_by_key(|f| f.id);
     let at: FxHashMap<FnId, usize> = functions.iter().enumerate().map(|(i, f)| (f.id, i)).collect();
@@ -191,5 +196,5 @@ pub(crate) fn order(mut functions: Vec<Function>, mut entries: Vec<Entry>) -> (V
     for e in &mut entries {
         renumber(&mut e.body, &map);
     }
-    (out, entries)
+    (out, entries, map)
 }

@@ -84,7 +84,7 @@ impl Printer<'_> {
     fn program(&mut self) -> fmt::Result {
         let p = self.p;
         if p.entries.is_empty() && p.functions.is_empty() {
-            return writeln!(self.out, "-- no accelerate expression uses the {} backend", p.backend.name());
+            return writeln!(self.out, "-- no accelerate expression uses the {} backend", p.target.name());
         }
         for (i, v) in p.variants.iter().enumerate() {
             let name = self.ty(&Type::Variant(VariantId(i as u32)));

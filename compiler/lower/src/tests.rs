@@ -455,7 +455,7 @@ fn the_validator_accepts_the_base_and_rejects_each_breakage() {
             Box::new(|p| p.entries[0].params[0].ty = Type::Record(Vec::new())),
             "without fields",
         ),
-        ("a size coercion in a CUDA program", Box::new(|p| p.backend = Backend::Cuda), "outside a Futhark program"),
+        ("a size coercion in a CUDA program", Box::new(|p| p.target = Target::Cuda), "outside a Futhark program"),
         (
             "functions out of order",
             Box::new(|p| {

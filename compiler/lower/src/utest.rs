@@ -10,7 +10,6 @@ use crate::cx::{Bound, Cx};
 use crate::ir::*;
 use crate::lower::{Lowered, Lowerer};
 use pmx_accelerate::size::size_constraint;
-use pmx_accelerate::Backend;
 use pmx_ast::Utest;
 
 /// The element type `dim` dimensions into a sequence type, if it has
@@ -36,7 +35,7 @@ impl Lowerer<'_> {
                     let (dim, span) = (c.dim, u.span);
                     let eq = Expr::SizeEq { seq: seq.clone(), dim, size: size.clone() };
                     self.emit(cx, out, Type::Unit, eq, span);
-                    if self.backend == Backend::Futhark {
+                    if self.target == crate::ir::Target::Futhark {
                         let coerced = self.emit(cx, out, v.ty.clone(), Expr::SizeCoerce { seq, dim, size }, span);
                         let coerced = self.rename_last(cx, out, &v.name, coerced);
                         cx.bind(c.seq.id, Bound::Value(coerced));

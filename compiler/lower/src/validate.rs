@@ -6,7 +6,6 @@
 use crate::ir::*;
 use crate::order::callees;
 use crate::signature;
-use pmx_accelerate::Backend;
 use pmx_ast::{compare_labels, Builtin};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Ordering;
@@ -332,7 +331,7 @@ impl<'a> Validator<'a> {
                 }
                 if let Expr::SizeCoerce { .. } = &s.expr {
                     self.expect("the coerced sequence", &t, ty);
-                    if self.p.backend != Backend::Futhark {
+                    if self.p.target != crate::ir::Target::Futhark {
                         self.problem("a size coercion outside a Futhark program".into());
                     }
                 } else {

@@ -593,7 +593,7 @@ mod tests {
             }
         };
         Program {
-            backend: Backend::Futhark,
+            target: pmx_lower::Target::Futhark,
             variants: vec![],
             functions: vec![doubles],
             entries: vec![entry(1, false), entry(2, true)],

@@ -1,0 +1,39 @@
+//! Top-level functions compiled to machine code by the native host tier
+//! (`pmx-host`), which the interpreter calls as it calls its own closures:
+//! a native function is a closure of the program whose body hands the
+//! frame's arguments to the machine code. The interpreter knows nothing
+//! of how it was compiled; the host tier knows nothing of frames.
+
+use crate::code::{Code, LamCode};
+use crate::error::Res;
+use crate::eval::{Flow, Machine};
+use crate::value::Value;
+use pmx_ast::{NameId, SmolStr, Span};
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+/// Calls the machine code with the function's arguments (as many as its
+/// arity). A failure is an error located in the program, with the calls
+/// made inside native code in its trace; the interpreter adds the call
+/// that entered it, as for its own functions.
+pub type NativeCall = dyn Fn(&mut Machine, &[Value]) -> Res<Value> + Send + Sync;
+
+pub struct Native {
+    pub arity: usize,
+    pub call: Box<NativeCall>,
+}
+
+/// The native functions of a run, by the top-level binding they replace.
+pub type Natives = FxHashMap<NameId, Arc<Native>>;
+
+/// The closure code of a native function bound to `name` at `span`.
+pub(crate) fn code(native: &Arc<Native>, name: &SmolStr, span: Span) -> Code {
+    let arity = native.arity;
+    let n = native.clone();
+    let body: crate::code::TailThunk = Box::new(move |m, fr| {
+        let args: smallvec::SmallVec<[Value; 4]> = m.stack[fr.bp..fr.bp + arity].iter().cloned().collect();
+        (n.call)(m, &args).map(Flow::Ret)
+    });
+    let lam = LamCode { name: name.clone(), arity, slots: arity, body, span };
+    Code::Lam(Arc::new(lam), Box::new([]))
+}

@@ -1,0 +1,555 @@
+//! Cranelift code for the supported functions of a lowered host program
+//! (`support.rs`). Every function uses the `tail` calling convention and
+//! takes the context and the site it was entered at before its
+//! parameters: a tail call to itself is a jump, a tail call to another
+//! function a `return_call` (so neither grows the stack), any other call
+//! is followed by a test of the context's `failed` flag. Each function
+//! checks the stack pointer against the interpreter's limit on entry.
+//! Entries (`extern "C"`) read the arguments from an array of words and
+//! write the result to one.
+
+use crate::runtime::{self, Message, Tables, FAILED_OFFSET, ROOT, STACK_LIMIT_OFFSET};
+use crate::support;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, AbiParam, Block as ClBlock, FuncRef, InstBuilder, MemFlagsData, Signature, Value};
+use cranelift_codegen::isa::CallConv;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
+use pmx_ast::Builtin;
+use pmx_lower::{Atom, Block, Expr, FnId, Function, Lit, Math, Program, Type, VarId};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// The machine code of a program's functions, and its entries.
+pub struct Compiled {
+    pub module: JITModule,
+    pub tables: Tables,
+    /// Per function asked for: its entry, `extern "C" fn(ctx, args, out)`.
+    pub entries: FxHashMap<FnId, *const u8>,
+}
+
+pub type EntryFn = unsafe extern "C" fn(*mut runtime::Ctx, *const u64, *mut u64);
+
+pub fn cl_type(t: &Type) -> types::Type {
+    match t {
+        Type::Int => types::I64,
+        Type::Float => types::F64,
+        Type::Char => types::I32,
+        _ => types::I8,
+    }
+}
+
+/// The runtime helpers generated code calls, by symbol.
+const HELPERS: &[(&str, *const u8)] = &[
+    ("pmx_fail", runtime::fail as *const u8),
+    ("pmx_fail_int", runtime::fail_int as *const u8),
+    ("pmx_overflow", runtime::overflow as *const u8),
+    ("pmx_record", runtime::record as *const u8),
+    ("pmx_round", runtime::round as *const u8),
+    ("pmx_exp", runtime::exp as *const u8),
+    ("pmx_log", runtime::log as *const u8),
+    ("pmx_sin", runtime::sin as *const u8),
+    ("pmx_cos", runtime::cos as *const u8),
+    ("pmx_tan", runtime::tan as *const u8),
+    ("pmx_atan", runtime::atan as *const u8),
+    ("pmx_sqrt", runtime::sqrt as *const u8),
+    ("pmx_atan2", runtime::atan2 as *const u8),
+    ("pmx_pow", runtime::pow as *const u8),
+];
+
+struct Helpers {
+    fail: FuncId,
+    fail_int: FuncId,
+    overflow: FuncId,
+    record: FuncId,
+    round: FuncId,
+    math: FxHashMap<&'static str, FuncId>,
+}
+
+pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId]) -> Result<Compiled, String> {
+    let mut flags = settings::builder();
+    let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| format!("cranelift flag {k}: {e}"));
+    set(&mut flags, "opt_level", "speed")?;
+    set(&mut flags, "use_colocated_libcalls", "false")?;
+    set(&mut flags, "is_pic", "false")?;
+    set(&mut flags, "preserve_frame_pointers", "true")?;
+    let isa = cranelift_native::builder()
+        .map_err(|e| format!("this machine's architecture: {e}"))?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| format!("cranelift: {e}"))?;
+    let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
+    for (name, ptr) in HELPERS {
+        jb.symbol(*name, *ptr);
+    }
+    let mut module = JITModule::new(jb);
+    let ptr = module.target_config().pointer_type();
+    let helpers = declare_helpers(&mut module, ptr)?;
+
+    // Declarations first: functions call each other in any order.
+    let mut order: Vec<FnId> = functions.iter().copied().collect();
+    order.sort();
+    let mut ids = FxHashMap::default();
+    for &f in &order {
+        let func = &program.functions[f.0 as usize];
+        let sig = signature(&module, func, CallConv::Tail);
+        let id = module
+            .declare_function(&format!("f{}_{}", f.0, func.name), Linkage::Local, &sig)
+            .map_err(|e| format!("cranelift: {e}"))?;
+        ids.insert(f, id);
+    }
+    let mut tables = Tables::new();
+    let strings = program.string_literals();
+    let mut ctx = module.make_context();
+    let target = module.target_config();
+    let mut fbc = FunctionBuilderContext::new();
+    for &f in &order {
+        let func = &program.functions[f.0 as usize];
+        ctx.func.signature = signature(&module, func, CallConv::Tail);
+        {
+            let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+            let mut g = Gen {
+                program,
+                module: &mut module,
+                b,
+                ids: &ids,
+                helpers: &helpers,
+                tables: &mut tables,
+                strings: &strings,
+                me: f,
+                vars: FxHashMap::default(),
+                ctx: Value::from_u32(0),
+                site: Value::from_u32(0),
+                head: ClBlock::from_u32(0),
+                unwind: ClBlock::from_u32(0),
+                messages: support::error_messages(&func.body),
+                refs: FxHashMap::default(),
+            };
+            g.function(func);
+            g.b.finalize(target);
+        }
+        module.define_function(ids[&f], &mut ctx).map_err(|e| format!("cranelift, in `{}`: {e:?}", func.name))?;
+        module.clear_context(&mut ctx);
+    }
+    // Entries: the C calling convention, arguments in an array of words.
+    let mut entry_ids = Vec::new();
+    for &f in entries {
+        let func = &program.functions[f.0 as usize];
+        let mut sig = module.make_signature();
+        sig.params.extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(ptr)]);
+        let id = module
+            .declare_function(&format!("entry{}_{}", f.0, func.name), Linkage::Local, &sig)
+            .map_err(|e| format!("cranelift: {e}"))?;
+        ctx.func.signature = sig;
+        {
+            let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+            let block = b.create_block();
+            b.append_block_params_for_function_params(block);
+            b.switch_to_block(block);
+            b.seal_block(block);
+            let (c, args, out) = (b.block_params(block)[0], b.block_params(block)[1], b.block_params(block)[2]);
+            let site = b.ins().iconst(types::I64, ROOT as i64);
+            let mut call_args = vec![c, site];
+            for (i, p) in func.params.iter().enumerate() {
+                call_args.push(b.ins().load(cl_type(&p.ty), MemFlagsData::trusted(), args, (8 * i) as i32));
+            }
+            let callee = module.declare_func_in_func(ids[&f], b.func);
+            let call = b.ins().call(callee, &call_args);
+            let r = b.inst_results(call)[0];
+            b.ins().store(MemFlagsData::trusted(), r, out, 0);
+            b.ins().return_(&[]);
+            b.finalize(target);
+        }
+        module.define_function(id, &mut ctx).map_err(|e| format!("cranelift, entry of `{}`: {e:?}", func.name))?;
+        module.clear_context(&mut ctx);
+        entry_ids.push((f, id));
+    }
+    module.finalize_definitions().map_err(|e| format!("cranelift: {e}"))?;
+    let entries = entry_ids.into_iter().map(|(f, id)| (f, module.get_finalized_function(id))).collect();
+    Ok(Compiled { module, tables, entries })
+}
+
+fn signature(module: &JITModule, f: &Function, call_conv: CallConv) -> Signature {
+    let ptr = module.target_config().pointer_type();
+    let mut sig = Signature::new(call_conv);
+    sig.params.push(AbiParam::new(ptr));
+    sig.params.push(AbiParam::new(types::I64));
+    sig.params.extend(f.params.iter().map(|p| AbiParam::new(cl_type(&p.ty))));
+    sig.returns.push(AbiParam::new(cl_type(&f.result)));
+    sig
+}
+
+fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, String> {
+    let mut declare = |name: &str, params: &[types::Type], returns: &[types::Type]| {
+        let mut sig = module.make_signature();
+        sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
+        sig.returns.extend(returns.iter().map(|t| AbiParam::new(*t)));
+        module.declare_function(name, Linkage::Import, &sig).map_err(|e| format!("cranelift: {e}"))
+    };
+    let f64s = |n: usize| vec![types::F64; n];
+    let mut math = FxHashMap::default();
+    for m in [Math::Exp, Math::Log, Math::Sin, Math::Cos, Math::Tan, Math::Atan, Math::Sqrt, Math::Atan2, Math::Pow] {
+        math.insert(m.name(), declare(&format!("pmx_{}", m.name()), &f64s(m.arity()), &[types::F64])?);
+    }
+    Ok(Helpers {
+        fail: declare("pmx_fail", &[ptr, types::I64], &[])?,
+        fail_int: declare("pmx_fail_int", &[ptr, types::I64, types::I64], &[])?,
+        overflow: declare("pmx_overflow", &[ptr, types::I64], &[])?,
+        record: declare("pmx_record", &[ptr, types::I64], &[])?,
+        round: declare("pmx_round", &[types::F64], &[types::F64])?,
+        math,
+    })
+}
+
+struct Gen<'a, 'b> {
+    program: &'a Program,
+    module: &'a mut JITModule,
+    b: FunctionBuilder<'b>,
+    ids: &'a FxHashMap<FnId, FuncId>,
+    helpers: &'a Helpers,
+    tables: &'a mut Tables,
+    strings: &'a FxHashMap<VarId, String>,
+    me: FnId,
+    vars: FxHashMap<VarId, Value>,
+    ctx: Value,
+    site: Value,
+    /// The loop header a tail call to the function itself jumps to.
+    head: ClBlock,
+    /// Where a failure leaves the function: its frame recorded.
+    unwind: ClBlock,
+    messages: FxHashSet<VarId>,
+    refs: FxHashMap<FuncId, FuncRef>,
+}
+
+impl Gen<'_, '_> {
+    fn func_ref(&mut self, id: FuncId) -> FuncRef {
+        if let Some(r) = self.refs.get(&id) {
+            return *r;
+        }
+        let r = self.module.declare_func_in_func(id, self.b.func);
+        self.refs.insert(id, r);
+        r
+    }
+
+    fn zero(&mut self, t: types::Type) -> Value {
+        if t == types::F64 {
+            self.b.ins().f64const(0.0)
+        } else {
+            self.b.ins().iconst(t, 0)
+        }
+    }
+
+    fn function(&mut self, f: &Function) {
+        let entry = self.b.create_block();
+        self.b.append_block_params_for_function_params(entry);
+        self.b.switch_to_block(entry);
+        self.b.seal_block(entry);
+        self.ctx = self.b.block_params(entry)[0];
+        self.site = self.b.block_params(entry)[1];
+        let params: Vec<Value> = self.b.block_params(entry)[2..].to_vec();
+        let rt = cl_type(&f.result);
+
+        // The stack check: below the limit, a located error at the call.
+        let sp = self.b.ins().get_stack_pointer(types::I64);
+        let limit = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, STACK_LIMIT_OFFSET);
+        let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
+        let deep = self.b.create_block();
+        let head = self.b.create_block();
+        for p in &f.params {
+            self.b.append_block_param(head, cl_type(&p.ty));
+        }
+        self.b.ins().brif(low, deep, &[], head, &params.iter().map(|v| (*v).into()).collect::<Vec<_>>());
+        self.b.switch_to_block(deep);
+        self.b.seal_block(deep);
+        let overflow = self.func_ref(self.helpers.overflow);
+        self.b.ins().call(overflow, &[self.ctx, self.site]);
+        let z = self.zero(rt);
+        self.b.ins().return_(&[z]);
+
+        self.unwind = self.b.create_block();
+        self.head = head;
+        self.b.switch_to_block(head);
+        let head_params: Vec<Value> = self.b.block_params(head).to_vec();
+        for (p, v) in f.params.iter().zip(head_params) {
+            self.vars.insert(p.id, v);
+        }
+        if let Some(r) = self.block(&f.body, true) {
+            self.b.ins().return_(&[r]);
+        }
+        self.b.seal_block(head);
+
+        self.b.switch_to_block(self.unwind);
+        self.b.seal_block(self.unwind);
+        let record = self.func_ref(self.helpers.record);
+        self.b.ins().call(record, &[self.ctx, self.site]);
+        let z = self.zero(rt);
+        self.b.ins().return_(&[z]);
+    }
+
+    fn atom(&mut self, a: &Atom) -> Value {
+        match a {
+            Atom::Var(v) => self.vars[&v.id],
+            Atom::Lit(l) => match l {
+                Lit::Int(i) => self.b.ins().iconst(types::I64, *i),
+                Lit::Float(f) => self.b.ins().f64const(*f),
+                Lit::Bool(x) => self.b.ins().iconst(types::I8, *x as i64),
+                Lit::Char(c) => self.b.ins().iconst(types::I32, *c as i64),
+                Lit::Unit => self.b.ins().iconst(types::I8, 0),
+            },
+        }
+    }
+
+    /// The block's value; `None` when it left the function (`tail`: its
+    /// value is the function's result, so calls in tail position are tail
+    /// calls and the block returns).
+    fn block(&mut self, block: &Block, tail: bool) -> Option<Value> {
+        let last = block.stmts.len().wrapping_sub(1);
+        for (i, s) in block.stmts.iter().enumerate() {
+            let in_tail = tail && i == last && matches!(&block.result, Atom::Var(v) if v.id == s.var.id);
+            if in_tail {
+                return self.tail_stmt(s);
+            }
+            let v = self.stmt(s)?;
+            if let Some(v) = v {
+                self.vars.insert(s.var.id, v);
+            }
+        }
+        Some(self.atom(&block.result))
+    }
+
+    /// A statement whose value the function returns.
+    fn tail_stmt(&mut self, s: &pmx_lower::Stmt) -> Option<Value> {
+        match &s.expr {
+            Expr::Call(f, args) if *f == self.me => {
+                let args: Vec<_> = args.iter().map(|a| self.atom(a).into()).collect();
+                self.b.ins().jump(self.head, &args);
+                None
+            }
+            Expr::Call(f, args) => {
+                let callee_name = self.program.functions[f.0 as usize].source.clone();
+                let id = self.tables.site(callee_name, s.span) as i64;
+                // Tail-entered from the interpreter's frame: keep the mark.
+                let root = self.b.ins().band_imm_u(self.site, ROOT as i64);
+                let site = self.b.ins().bor_imm_u(root, id);
+                let mut vals = vec![self.ctx, site];
+                vals.extend(args.iter().map(|a| self.atom(a)));
+                let r = self.func_ref(self.ids[f]);
+                self.b.ins().return_call(r, &vals);
+                None
+            }
+            Expr::If { cond, then, otherwise } => {
+                let c = self.atom(cond);
+                let (t, e) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(c, t, &[], e, &[]);
+                for (blk, body) in [(t, then), (e, otherwise)] {
+                    self.b.switch_to_block(blk);
+                    self.b.seal_block(blk);
+                    if let Some(r) = self.block(body, true) {
+                        self.b.ins().return_(&[r]);
+                    }
+                }
+                None
+            }
+            _ => {
+                let v = self.stmt(s)?;
+                let v = v.unwrap_or_else(|| self.b.ins().iconst(types::I8, 0));
+                self.b.ins().return_(&[v]);
+                None
+            }
+        }
+    }
+
+    /// Jumps to `unwind` after failure `id` (recorded first).
+    fn fail(&mut self, message: Message, span: pmx_ast::Span, value: Option<Value>) {
+        let id = self.tables.failure(message, span) as i64;
+        let id = self.b.ins().iconst(types::I64, id);
+        match value {
+            Some(v) => {
+                let f = self.func_ref(self.helpers.fail_int);
+                self.b.ins().call(f, &[self.ctx, id, v]);
+            }
+            None => {
+                let f = self.func_ref(self.helpers.fail);
+                self.b.ins().call(f, &[self.ctx, id]);
+            }
+        }
+        self.b.ins().jump(self.unwind, &[]);
+    }
+
+    /// Fails unless `ok`; code after it runs where `ok` holds.
+    fn guard(&mut self, ok: Value, message: Message, span: pmx_ast::Span, value: Option<Value>) {
+        let (pass, bad) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(ok, pass, &[], bad, &[]);
+        self.b.switch_to_block(bad);
+        self.b.seal_block(bad);
+        self.fail(message, span, value);
+        self.b.switch_to_block(pass);
+        self.b.seal_block(pass);
+    }
+
+    /// A statement's value: `Some(None)` for a statement that binds
+    /// nothing the code reads (a string literal given only to `error`),
+    /// `None` when control left (a failure).
+    fn stmt(&mut self, s: &pmx_lower::Stmt) -> Option<Option<Value>> {
+        let v = match &s.expr {
+            Expr::Seq(_) if self.messages.contains(&s.var.id) => return Some(None),
+            Expr::Atom(a) => self.atom(a),
+            Expr::Never => {
+                let message = pmx_cpu::never_message(s.span).to_string();
+                self.fail(Message::Fixed(message), s.span, None);
+                return None;
+            }
+            Expr::Prim(Builtin::Error, args) => {
+                let text = pmx_lower::error_text(self.strings, &args[0]);
+                self.fail(Message::Fixed(text), s.span, None);
+                return None;
+            }
+            Expr::Prim(b, args) => {
+                let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
+                self.prim(*b, &args, s.span)
+            }
+            Expr::Math(m, args) => {
+                let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
+                let f = self.func_ref(self.helpers.math[m.name()]);
+                let call = self.b.ins().call(f, &args);
+                self.b.inst_results(call)[0]
+            }
+            Expr::Call(f, args) => {
+                let callee_name = self.program.functions[f.0 as usize].source.clone();
+                let id = self.tables.site(callee_name, s.span) as i64;
+                let site = self.b.ins().iconst(types::I64, id);
+                let mut vals = vec![self.ctx, site];
+                vals.extend(args.iter().map(|a| self.atom(a)));
+                let r = self.func_ref(self.ids[f]);
+                let call = self.b.ins().call(r, &vals);
+                let result = self.b.inst_results(call)[0];
+                let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
+                let go = self.b.create_block();
+                self.b.ins().brif(failed, self.unwind, &[], go, &[]);
+                self.b.switch_to_block(go);
+                self.b.seal_block(go);
+                result
+            }
+            Expr::If { cond, then, otherwise } => {
+                let c = self.atom(cond);
+                let (t, e, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+                let ty = cl_type(&s.var.ty);
+                self.b.append_block_param(join, ty);
+                self.b.ins().brif(c, t, &[], e, &[]);
+                let mut reached = false;
+                for (blk, body) in [(t, then), (e, otherwise)] {
+                    self.b.switch_to_block(blk);
+                    self.b.seal_block(blk);
+                    if let Some(r) = self.block(body, false) {
+                        self.b.ins().jump(join, &[r.into()]);
+                        reached = true;
+                    }
+                }
+                self.b.switch_to_block(join);
+                self.b.seal_block(join);
+                if !reached {
+                    // Both branches fail: nothing jumps here.
+                    self.b.ins().trap(cranelift_codegen::ir::TrapCode::unwrap_user(1));
+                    return None;
+                }
+                self.b.block_params(join)[0]
+            }
+            e => unreachable!("support.rs lets through only what is generated: {e:?}"),
+        };
+        Some(Some(v))
+    }
+
+    fn prim(&mut self, b: Builtin, a: &[Value], span: pmx_ast::Span) -> Value {
+        use Builtin::*;
+        match b {
+            Addi => self.b.ins().iadd(a[0], a[1]),
+            Subi => self.b.ins().isub(a[0], a[1]),
+            Muli => self.b.ins().imul(a[0], a[1]),
+            Divi | Modi => {
+                let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, a[1], 0);
+                self.guard(nonzero, Message::Fixed("Division by zero".into()), span, None);
+                // `x / -1` is `-x`, wrapping, and `x % -1` is 0 (the
+                // machine's division traps on the smallest Int).
+                let minus_one = self.b.ins().icmp_imm_s(IntCC::Equal, a[1], -1);
+                let one = self.b.ins().iconst(types::I64, 1);
+                let divisor = self.b.ins().select(minus_one, one, a[1]);
+                if b == Divi {
+                    let q = self.b.ins().sdiv(a[0], divisor);
+                    let neg = self.b.ins().ineg(a[0]);
+                    self.b.ins().select(minus_one, neg, q)
+                } else {
+                    let r = self.b.ins().srem(a[0], divisor);
+                    let zero = self.b.ins().iconst(types::I64, 0);
+                    self.b.ins().select(minus_one, zero, r)
+                }
+            }
+            Negi => self.b.ins().ineg(a[0]),
+            // Counts outside 0..64 shift every bit out (`srai`: all sign).
+            Slli | Srli | Srai => {
+                let in_range = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, a[1], 64);
+                match b {
+                    Slli => {
+                        let s = self.b.ins().ishl(a[0], a[1]);
+                        let zero = self.b.ins().iconst(types::I64, 0);
+                        self.b.ins().select(in_range, s, zero)
+                    }
+                    Srli => {
+                        let s = self.b.ins().ushr(a[0], a[1]);
+                        let zero = self.b.ins().iconst(types::I64, 0);
+                        self.b.ins().select(in_range, s, zero)
+                    }
+                    _ => {
+                        let all = self.b.ins().iconst(types::I64, 63);
+                        let n = self.b.ins().select(in_range, a[1], all);
+                        self.b.ins().sshr(a[0], n)
+                    }
+                }
+            }
+            Eqi | Eqc => self.b.ins().icmp(IntCC::Equal, a[0], a[1]),
+            Neqi => self.b.ins().icmp(IntCC::NotEqual, a[0], a[1]),
+            Lti => self.b.ins().icmp(IntCC::SignedLessThan, a[0], a[1]),
+            Gti => self.b.ins().icmp(IntCC::SignedGreaterThan, a[0], a[1]),
+            Leqi => self.b.ins().icmp(IntCC::SignedLessThanOrEqual, a[0], a[1]),
+            Geqi => self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, a[0], a[1]),
+            Addf => self.b.ins().fadd(a[0], a[1]),
+            Subf => self.b.ins().fsub(a[0], a[1]),
+            Mulf => self.b.ins().fmul(a[0], a[1]),
+            Divf => self.b.ins().fdiv(a[0], a[1]),
+            Negf => self.b.ins().fneg(a[0]),
+            Eqf => self.b.ins().fcmp(FloatCC::Equal, a[0], a[1]),
+            Neqf => self.b.ins().fcmp(FloatCC::NotEqual, a[0], a[1]),
+            Ltf => self.b.ins().fcmp(FloatCC::LessThan, a[0], a[1]),
+            Gtf => self.b.ins().fcmp(FloatCC::GreaterThan, a[0], a[1]),
+            Leqf => self.b.ins().fcmp(FloatCC::LessThanOrEqual, a[0], a[1]),
+            Geqf => self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, a[0], a[1]),
+            Int2float => self.b.ins().fcvt_from_sint(types::F64, a[0]),
+            // Saturating, NaN to 0: the interpreter's `as i64`.
+            Floorfi => {
+                let f = self.b.ins().floor(a[0]);
+                self.b.ins().fcvt_to_sint_sat(types::I64, f)
+            }
+            Ceilfi => {
+                let f = self.b.ins().ceil(a[0]);
+                self.b.ins().fcvt_to_sint_sat(types::I64, f)
+            }
+            Roundfi => {
+                let round = self.func_ref(self.helpers.round);
+                let call = self.b.ins().call(round, &[a[0]]);
+                let f = self.b.inst_results(call)[0];
+                self.b.ins().fcvt_to_sint_sat(types::I64, f)
+            }
+            Char2int => self.b.ins().uextend(types::I64, a[0]),
+            Int2char => {
+                // A code point: below 0x110000 and not a surrogate.
+                let below = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, a[0], 0x110000);
+                let from = self.b.ins().iadd_imm_s(a[0], -0xD800);
+                let surrogate = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, from, 0x800);
+                let not_surrogate = self.b.ins().bxor_imm_u(surrogate, 1);
+                let ok = self.b.ins().band(below, not_surrogate);
+                self.guard(ok, Message::Int2char, span, Some(a[0]));
+                self.b.ins().ireduce(types::I32, a[0])
+            }
+            _ => unreachable!("support::primitive lists what is generated: {}", b.name()),
+        }
+    }
+}

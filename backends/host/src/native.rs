@@ -1,0 +1,85 @@
+//! Entries wrapped as the interpreter's native functions: arguments
+//! become machine words, the result a value, a failure the located error
+//! the machine code recorded.
+
+use crate::gen::{self, cl_type, EntryFn};
+use crate::roots::Root;
+use crate::runtime::{Ctx, Tables};
+use cranelift_jit::JITModule;
+use pmx_cpu::value::Value;
+use pmx_cpu::{Native, Natives};
+use pmx_lower::{FnId, Program, Type};
+use rustc_hash::FxHashSet;
+use std::sync::Arc;
+
+/// The compiled program, alive as long as a native function refers to it.
+struct Code {
+    module: Option<JITModule>,
+    tables: Tables,
+}
+
+// Safety: after `finalize_definitions` the module's memory is only read
+// and executed; the tables are read-only.
+unsafe impl Send for Code {}
+unsafe impl Sync for Code {}
+
+impl Drop for Code {
+    fn drop(&mut self) {
+        if let Some(m) = self.module.take() {
+            // Safety: the last native function referring to it is gone.
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+pub fn build(program: &Program, good: &FxHashSet<FnId>, entries: &[(&Root, FnId)]) -> Result<Natives, String> {
+    let wanted: Vec<FnId> = entries.iter().map(|(_, f)| *f).collect();
+    let compiled = gen::compile(program, good, &wanted)?;
+    let code = Arc::new(Code { module: Some(compiled.module), tables: compiled.tables });
+    let mut natives = Natives::default();
+    for (root, f) in entries {
+        let func = &program.functions[f.0 as usize];
+        let params: Vec<Type> = func.params.iter().map(|p| p.ty.clone()).collect();
+        let result = func.result.clone();
+        // Safety: the entry has the signature `gen` gives entries.
+        let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(compiled.entries[f]) };
+        let code = code.clone();
+        let arity = params.len();
+        let call = move |m: &mut pmx_cpu::Machine, args: &[Value]| {
+            let words: smallvec::SmallVec<[u64; 8]> = args.iter().zip(&params).map(|(a, t)| word(a, t)).collect();
+            let mut ctx = Ctx::new(m.stack_limit(), &code.tables);
+            let mut out = 0u64;
+            // Safety: `words` has one word per parameter, `out` one for
+            // the result; the code lives in `code`.
+            unsafe { entry(&mut ctx, words.as_ptr(), &mut out) };
+            match ctx.error.take() {
+                Some(e) => Err(e),
+                None => Ok(value(out, &result)),
+            }
+        };
+        natives.insert(root.id, Arc::new(Native { arity, call: Box::new(call) }));
+    }
+    Ok(natives)
+}
+
+fn word(v: &Value, t: &Type) -> u64 {
+    match (v, t) {
+        (Value::Int(i), _) => *i as u64,
+        (Value::Float(f), _) => f.to_bits(),
+        (Value::Bool(b), _) => *b as u64,
+        (Value::Char(c), _) => *c as u64,
+        _ => 0,
+    }
+}
+
+fn value(w: u64, t: &Type) -> Value {
+    debug_assert!(cl_type(t).bits() <= 64);
+    match t {
+        Type::Int => Value::Int(w as i64),
+        Type::Float => Value::Float(f64::from_bits(w)),
+        Type::Bool => Value::Bool(w as u8 != 0),
+        // Safety: the code checked every `Char` it made (`int2char`).
+        Type::Char => Value::Char(char::from_u32(w as u32).unwrap_or('\u{FFFD}')),
+        _ => Value::unit(),
+    }
+}

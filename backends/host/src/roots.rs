@@ -1,0 +1,69 @@
+//! The top-level functions the tier tries to compile: live definitions
+//! (Miking's dead-code elimination, as the interpreter's), bound to a
+//! lambda, of a monomorphic type whose parameters and result are scalars
+//! (what the entries exchange with the interpreter today). A polymorphic
+//! function is compiled where a compiled function uses it, at that type.
+
+use pmx_ast::{ExprKind, Item, Module, NameId, SmolStr, Span, Ty, TyKind};
+
+pub struct Root {
+    pub id: NameId,
+    pub name: SmolStr,
+    pub span: Span,
+}
+
+pub struct Candidates {
+    pub roots: Vec<Root>,
+    /// Functions refused on their type alone.
+    pub refused: Vec<(SmolStr, String, Span)>,
+}
+
+pub fn candidates(modules: &[&Module]) -> Candidates {
+    let live = pmx_ast::reach::Liveness::of(modules);
+    let mut out = Candidates { roots: Vec::new(), refused: Vec::new() };
+    for (mi, module) in modules.iter().enumerate() {
+        for (ii, item) in module.items.iter().enumerate() {
+            if live.is_dead(mi, ii) {
+                continue;
+            }
+            let bindings = match item {
+                Item::Let(b) => std::slice::from_ref(b),
+                Item::RecLets(bs, _) => &bs[..],
+                _ => continue,
+            };
+            for b in bindings {
+                if !matches!(b.value.kind, ExprKind::Lam { .. }) {
+                    continue;
+                }
+                match why_not(&b.scheme) {
+                    None => out.roots.push(Root { id: b.name.id, name: b.name.text.clone(), span: b.span }),
+                    Some(why) => out.refused.push((b.name.text.clone(), why, b.span)),
+                }
+            }
+        }
+    }
+    out
+}
+
+fn scalar(t: &Ty) -> bool {
+    match t.kind() {
+        TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char => true,
+        TyKind::Record(fields) => fields.is_empty(),
+        _ => false,
+    }
+}
+
+/// Why a function of type `scheme` is not a candidate.
+fn why_not(scheme: &Ty) -> Option<String> {
+    if !std::ptr::eq(scheme.strip_foralls(), scheme) {
+        return Some("it is polymorphic".into());
+    }
+    let mut t = scheme;
+    while let Some((param, result)) = t.as_arrow() {
+        if !scalar(param) {
+            return Some("it takes a value that is not a scalar".into());
+        }
+        t = result;
+    }
+    (!scalar(t)).then(|| "it returns a value that is not a scalar".into())
+}

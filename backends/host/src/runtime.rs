@@ -1,0 +1,162 @@
+//! What native host code calls back into, and what it reads: the
+//! context of one call from the interpreter (`Ctx`), the tables of
+//! failures and call sites a compiled program refers to by number, and
+//! the helpers its failure paths and some primitives call.
+//!
+//! Failures are data, not unwinding: a failing function records the error
+//! in the context, sets `failed`, and returns; each caller checks `failed`
+//! after a call, records its own frame (the call trace, as the
+//! interpreter shows it) and returns too, up to the entry, which hands
+//! the error to the interpreter. No Rust frame is ever unwound through
+//! machine code.
+
+use pmx_ast::{SmolStr, Span};
+use pmx_cpu::RuntimeError;
+
+/// A site id's bit saying that the frame it entered replaced the frame
+/// the interpreter called (a tail call made from the root): its failure
+/// is shown at the interpreter's call instead of that call.
+pub const ROOT: u64 = 1 << 62;
+
+/// Why a failure happened, by its number in the program.
+#[derive(Clone, Debug)]
+pub enum Message {
+    Fixed(String),
+    /// `int2char` of a value that is not a character's code.
+    Int2char,
+}
+
+#[derive(Default)]
+pub struct Tables {
+    pub failures: Vec<(Message, Span)>,
+    /// Call sites by number (0 is no site): the callee's name as the
+    /// interpreter shows it, and the call's span.
+    pub sites: Vec<(SmolStr, Span)>,
+}
+
+impl Tables {
+    pub fn new() -> Tables {
+        Tables { failures: Vec::new(), sites: vec![(SmolStr::new(""), Span::BUILTIN)] }
+    }
+
+    pub fn failure(&mut self, message: Message, span: Span) -> u64 {
+        self.failures.push((message, span));
+        self.failures.len() as u64 - 1
+    }
+
+    pub fn site(&mut self, callee: SmolStr, span: Span) -> u64 {
+        self.sites.push((callee, span));
+        self.sites.len() as u64 - 1
+    }
+}
+
+/// The context of one call into native code. Generated code reads
+/// `failed` and `stack_limit` at fixed offsets.
+#[repr(C)]
+pub struct Ctx {
+    pub failed: u64,
+    pub stack_limit: u64,
+    pub error: Option<Box<RuntimeError>>,
+    pub tables: *const Tables,
+}
+
+pub const FAILED_OFFSET: i32 = 0;
+pub const STACK_LIMIT_OFFSET: i32 = 8;
+
+impl Ctx {
+    pub fn new(stack_limit: usize, tables: &Tables) -> Ctx {
+        Ctx { failed: 0, stack_limit: stack_limit as u64, error: None, tables }
+    }
+
+    fn tables(&self) -> &Tables {
+        // Safety: the tables outlive every call (the compiled program
+        // owns both them and the code).
+        unsafe { &*self.tables }
+    }
+
+    fn set(&mut self, e: RuntimeError) {
+        self.error = Some(Box::new(e));
+        self.failed = 1;
+    }
+}
+
+/// Failure `id` of the program happened.
+pub extern "C" fn fail(ctx: *mut Ctx, id: u64) {
+    // Safety: generated code passes the context it was given.
+    let ctx = unsafe { &mut *ctx };
+    let (message, span) = ctx.tables().failures[id as usize].clone();
+    let text = match message {
+        Message::Fixed(t) => t,
+        Message::Int2char => "int2char: a value that is not the code of a character".into(),
+    };
+    ctx.set(RuntimeError::new(text, span));
+}
+
+/// Failure `id`, whose message shows the `Int` value `i`.
+pub extern "C" fn fail_int(ctx: *mut Ctx, id: u64, i: i64) {
+    let ctx = unsafe { &mut *ctx };
+    let (message, span) = ctx.tables().failures[id as usize].clone();
+    let text = match message {
+        Message::Int2char => format!("int2char: {i} is not the code of a character"),
+        Message::Fixed(t) => t,
+    };
+    ctx.set(RuntimeError::new(text, span));
+}
+
+/// A call at `site` found the stack too deep (the interpreter's message,
+/// at the call).
+pub extern "C" fn overflow(ctx: *mut Ctx, site: u64) {
+    let ctx = unsafe { &mut *ctx };
+    let span = ctx.tables().sites[(site & !ROOT) as usize].1;
+    ctx.set(RuntimeError::new("stack overflow: the recursion is too deep".into(), span));
+}
+
+/// A frame entered at `site` is left because of a failure: the trace
+/// shows the call, as the interpreter's does.
+pub extern "C" fn record(ctx: *mut Ctx, site: u64) {
+    let ctx = unsafe { &mut *ctx };
+    let index = (site & !ROOT) as usize;
+    if index == 0 {
+        return;
+    }
+    let (name, span) = ctx.tables().sites[index].clone();
+    let e = ctx.error.as_mut().expect("a failure was recorded");
+    if site & ROOT != 0 {
+        e.tail_call = Some((name, span));
+    } else {
+        e.add_call(&name, span);
+    }
+}
+
+/// `roundfi`'s rounding: half away from zero, as the interpreter's.
+pub extern "C" fn round(x: f64) -> f64 {
+    x.round()
+}
+
+pub extern "C" fn exp(x: f64) -> f64 {
+    x.exp()
+}
+pub extern "C" fn log(x: f64) -> f64 {
+    x.ln()
+}
+pub extern "C" fn sin(x: f64) -> f64 {
+    x.sin()
+}
+pub extern "C" fn cos(x: f64) -> f64 {
+    x.cos()
+}
+pub extern "C" fn tan(x: f64) -> f64 {
+    x.tan()
+}
+pub extern "C" fn atan(x: f64) -> f64 {
+    x.atan()
+}
+pub extern "C" fn sqrt(x: f64) -> f64 {
+    x.sqrt()
+}
+pub extern "C" fn atan2(y: f64, x: f64) -> f64 {
+    y.atan2(x)
+}
+pub extern "C" fn pow(x: f64, y: f64) -> f64 {
+    x.powf(y)
+}

@@ -1,0 +1,183 @@
+//! Which lowered functions this generator compiles: those whose values
+//! are all scalars (`Int`, `Float`, `Bool`, `Char`, `()`) and whose nodes
+//! are scalar primitives, math functions, calls, `if`, `never` and
+//! `error` of a string literal, and that call only such functions. What
+//! it does not compile stays in the interpreter, with the reason.
+
+use pmx_ast::{Builtin, Span};
+use pmx_lower::{Atom, Block, Expr, FnId, Function, Program, Type, VarId};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Why a function is left to the interpreter.
+#[derive(Clone, Debug)]
+pub struct Unsupported {
+    pub what: String,
+    pub span: Span,
+}
+
+pub fn scalar(t: &Type) -> bool {
+    matches!(t, Type::Int | Type::Float | Type::Bool | Type::Char | Type::Unit)
+}
+
+/// The scalar primitives the generator emits.
+pub fn primitive(b: Builtin) -> bool {
+    use Builtin::*;
+    matches!(
+        b,
+        Addi | Subi
+            | Muli
+            | Divi
+            | Modi
+            | Negi
+            | Slli
+            | Srli
+            | Srai
+            | Eqi
+            | Neqi
+            | Lti
+            | Gti
+            | Leqi
+            | Geqi
+            | Addf
+            | Subf
+            | Mulf
+            | Divf
+            | Negf
+            | Eqf
+            | Neqf
+            | Ltf
+            | Gtf
+            | Leqf
+            | Geqf
+            | Int2float
+            | Floorfi
+            | Ceilfi
+            | Roundfi
+            | Char2int
+            | Int2char
+            | Eqc
+            | Error
+    )
+}
+
+/// The functions of `program` that can be compiled, given the functions
+/// the caller wants (`wanted`); each unsupported function with its
+/// reason. A function that calls an unsupported one is unsupported.
+pub fn supported(program: &Program, wanted: &[FnId]) -> (FxHashSet<FnId>, FxHashMap<FnId, Unsupported>) {
+    // The functions the wanted ones reach.
+    let mut reached: Vec<FnId> = Vec::new();
+    let mut seen = FxHashSet::default();
+    let mut work: Vec<FnId> = wanted.to_vec();
+    while let Some(f) = work.pop() {
+        if seen.insert(f) {
+            reached.push(f);
+            let mut called = Vec::new();
+            pmx_lower::callees(&program.functions[f.0 as usize].body, &mut called);
+            work.extend(called);
+        }
+    }
+    let mut bad: FxHashMap<FnId, Unsupported> = FxHashMap::default();
+    for &f in &reached {
+        if let Err(u) = check_function(&program.functions[f.0 as usize]) {
+            bad.insert(f, u);
+        }
+    }
+    loop {
+        let mut changed = false;
+        for &f in &reached {
+            if bad.contains_key(&f) {
+                continue;
+            }
+            let mut called = Vec::new();
+            pmx_lower::callees(&program.functions[f.0 as usize].body, &mut called);
+            if let Some(c) = called.iter().find(|c| bad.contains_key(c)) {
+                let callee = &program.functions[c.0 as usize];
+                let what = format!("it calls `{}`, which is left to the interpreter", callee.source);
+                bad.insert(f, Unsupported { what, span: program.functions[f.0 as usize].span });
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let good = reached.into_iter().filter(|f| !bad.contains_key(f)).collect();
+    (good, bad)
+}
+
+fn check_function(f: &Function) -> Result<(), Unsupported> {
+    for p in &f.params {
+        if !scalar(&p.ty) {
+            return Err(Unsupported { what: format!("its parameter `{}` is of type {}", p.name, p.ty), span: f.span });
+        }
+    }
+    if !scalar(&f.result) {
+        return Err(Unsupported { what: format!("its result is of type {}", f.result), span: f.span });
+    }
+    let messages = error_messages(&f.body);
+    check_block(&f.body, &messages)
+}
+
+/// The variables used only as the message of `error` (string literals
+/// the generator does not build, since the failure's text is known).
+pub fn error_messages(body: &Block) -> FxHashSet<VarId> {
+    let mut messages = FxHashSet::default();
+    let mut other = FxHashSet::default();
+    let note = |a: &Atom, set: &mut FxHashSet<VarId>| {
+        if let Atom::Var(v) = a {
+            set.insert(v.id);
+        }
+    };
+    body.for_each_stmt(&mut |s| match &s.expr {
+        Expr::Prim(Builtin::Error, args) => args.iter().for_each(|a| note(a, &mut messages)),
+        e => e.operands().into_iter().for_each(|a| note(a, &mut other)),
+    });
+    body.for_each_result(&mut |a| note(a, &mut other));
+    messages.retain(|v| !other.contains(v));
+    messages
+}
+
+fn check_block(b: &Block, messages: &FxHashSet<VarId>) -> Result<(), Unsupported> {
+    for s in &b.stmts {
+        let unsupported = |what: String| Err(Unsupported { what, span: s.span });
+        match &s.expr {
+            Expr::Seq(items)
+                if messages.contains(&s.var.id)
+                    && items.iter().all(|a| matches!(a, Atom::Lit(pmx_lower::Lit::Char(_)))) =>
+            {
+                continue
+            }
+            _ if !scalar(&s.var.ty) => return unsupported(format!("a value of type {}", s.var.ty)),
+            Expr::Atom(_) | Expr::Math(..) | Expr::Call(..) | Expr::Never => {}
+            Expr::Prim(Builtin::Error, args) => {
+                if !matches!(&args[0], Atom::Var(v) if messages.contains(&v.id)) {
+                    return unsupported("`error` of a message that is not a string literal".into());
+                }
+            }
+            Expr::Prim(b, _) if primitive(*b) => {}
+            Expr::Prim(b, _) => return unsupported(format!("the built-in `{}`", b.name())),
+            Expr::If { then, otherwise, .. } => {
+                check_block(then, messages)?;
+                check_block(otherwise, messages)?;
+            }
+            e => return unsupported(format!("a node the generator does not compile yet ({})", node_name(e))),
+        }
+    }
+    Ok(())
+}
+
+fn node_name(e: &Expr) -> &'static str {
+    match e {
+        Expr::Record(_) => "a record",
+        Expr::Project(..) => "a projection",
+        Expr::Seq(_) => "a sequence",
+        Expr::Con { .. } => "a constructor",
+        Expr::IsCon { .. } | Expr::Payload { .. } => "a match on a constructor",
+        Expr::Map { .. } | Expr::Reduce { .. } | Expr::Foldl { .. } | Expr::Create { .. } | Expr::Flatten(_) => {
+            "a sequence keyword"
+        }
+        Expr::Loop { .. } | Expr::SeqLoopAcc { .. } => "a loop",
+        Expr::SizeEq { .. } | Expr::SizeCoerce { .. } | Expr::Utest { .. } => "a utest",
+        _ => "a node",
+    }
+}
