@@ -346,7 +346,7 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
     let host = match (run.debug, run.host) {
         (true, _) | (false, Host::Interp) => None,
         (false, mode) => {
-            let host = pmx_host::compile(&modules);
+            let host = pmx_host::compile(&modules, &|span| utest_files.includes(span));
             let locate = render::locator(&db);
             if run.verbose {
                 eprintln!("{}", host_summary(&host.report));

@@ -46,10 +46,11 @@ pub struct Report {
 }
 
 /// Compiles what it can of the program's host code; `modules` in load
-/// order, as `pmx_cpu::run` takes them.
-pub fn compile(modules: &[&Module]) -> Host {
+/// order, as `pmx_cpu::run` takes them; `utests`: whether the utest at a
+/// span runs.
+pub fn compile(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Host {
     let started = std::time::Instant::now();
-    let candidates = roots::candidates(modules);
+    let candidates = roots::candidates(modules, utests);
     let mut report = Report { left: candidates.refused, ..Report::default() };
     if candidates.roots.is_empty() {
         report.time = started.elapsed();

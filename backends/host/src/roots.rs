@@ -1,5 +1,6 @@
-//! The top-level functions the tier tries to compile: live definitions
-//! (Miking's dead-code elimination, as the interpreter's), bound to a
+//! The top-level functions the tier tries to compile: definitions the
+//! run reaches (Miking's dead-code elimination, with only the utests
+//! that run as roots), bound to a
 //! lambda, of a monomorphic type whose parameters and result are scalars
 //! (what the entries exchange with the interpreter today). A polymorphic
 //! function is compiled where a compiled function uses it, at that type.
@@ -18,8 +19,8 @@ pub struct Candidates {
     pub refused: Vec<(SmolStr, String, Span)>,
 }
 
-pub fn candidates(modules: &[&Module]) -> Candidates {
-    let live = pmx_ast::reach::Liveness::of(modules);
+pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candidates {
+    let live = pmx_ast::reach::Liveness::of_run(modules, utests);
     let mut out = Candidates { roots: Vec::new(), refused: Vec::new() };
     for (mi, module) in modules.iter().enumerate() {
         for (ii, item) in module.items.iter().enumerate() {

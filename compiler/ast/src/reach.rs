@@ -38,6 +38,13 @@ impl Liveness {
     /// Decides which items of `modules` (in load order, the main file last)
     /// are reached.
     pub fn of(modules: &[&Module]) -> Liveness {
+        Liveness::of_run(modules, |_| true)
+    }
+
+    /// [`Liveness::of`] for one run, whose utests that `runs` accepts
+    /// (by their span) are roots and the others not: what that run may
+    /// reach (the native host tier compiles no more).
+    pub fn of_run(modules: &[&Module], runs: impl Fn(crate::Span) -> bool) -> Liveness {
         let mut nodes: Vec<Node> = Vec::new();
         let mut place: Vec<(usize, usize)> = Vec::new();
         let mut node_of: FxHashMap<NameId, usize> = FxHashMap::default();
@@ -57,6 +64,7 @@ impl Liveness {
                         (bs.iter().map(|b| b.name.id).collect(), root, false)
                     }
                     Item::External(d) => (vec![d.name.id], false, d.effect),
+                    Item::Utest(u) if !runs(u.span) => continue,
                     Item::Utest(u) => {
                         let mut m = Mentions::default();
                         m.expr(&u.test);
