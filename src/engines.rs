@@ -178,13 +178,7 @@ fn choose_noting(
                 format!("{} ({}) runs in the interpreter", a.boundary.name, locate(a.boundary.span)),
             );
         }
-        let index = profile.add(pmx_native::profile::Entry {
-            name: a.boundary.name.to_string(),
-            engine: "interpreter".into(),
-            cached: true,
-            ..Default::default()
-        });
-        engines.insert(a.boundary.id, Arc::new(Timed { profile: profile.clone(), index }));
+        engines.insert(a.boundary.id, interpreted(&profile, a, false));
     }
     Ok(Choice { engines, profile })
 }
@@ -277,7 +271,11 @@ fn futhark_native(
             }
             Err(BuildError::FutharkBug(e)) => {
                 // Futhark's bug, which pmx cannot fix: the bindings give
-                // their results all the same, from the interpreter.
+                // their results all the same, from the interpreter, with
+                // the checks the native code would have made.
+                for a in cx.analysis.accelerates.iter().filter(|a| a.class == Class::One(Backend::Futhark)) {
+                    engines.insert(a.boundary.id, interpreted(cx.profile, a, true));
+                }
                 cx.notes.push(
                     NoteKind::Warning,
                     format!(
@@ -405,10 +403,30 @@ fn register<'e, E: 'e>(
     }
 }
 
+/// The interpreter for binding `a`, its calls and time recorded in the
+/// profile; `checked`: with debug mode's checks.
+fn interpreted(
+    profile: &Arc<pmx_native::profile::Profile>,
+    a: &pmx_accelerate::Accelerate,
+    checked: bool,
+) -> Arc<dyn Engine> {
+    let index = profile.add(pmx_native::profile::Entry {
+        name: a.boundary.name.to_string(),
+        engine: "interpreter".into(),
+        cached: true,
+        ..Default::default()
+    });
+    Arc::new(Timed { profile: profile.clone(), index, checked })
+}
+
 /// The interpreter, with its calls and time recorded in the profile.
 struct Timed {
     profile: Arc<pmx_native::profile::Profile>,
     index: usize,
+    /// Standing in for native code that Futhark failed to build: the
+    /// binding runs with debug mode's checks, which are what the native
+    /// code checks (an irregular sequence is an error, not a value).
+    checked: bool,
 }
 
 impl Engine for Timed {
@@ -423,7 +441,12 @@ impl Engine for Timed {
         args: pmx_cpu::Args,
     ) -> pmx_cpu::Res<pmx_cpu::value::Value> {
         let started = std::time::Instant::now();
-        let r = pmx_cpu::Interpreter.call(m, site, args);
+        let r = if self.checked {
+            pmx_cpu::accelerate::check_boundary(m, site, &args)
+                .and_then(|()| pmx_cpu::accelerate::checked(m, site, args))
+        } else {
+            pmx_cpu::Interpreter.call(m, site, args)
+        };
         let elapsed = started.elapsed();
         self.profile.update(self.index, |e| {
             e.calls += 1;

@@ -84,10 +84,16 @@ impl Engine for Interpreter {
 /// so that every mode reports the same failure; it costs nothing on the
 /// paths that succeed.
 pub fn diagnose(m: &mut Machine, site: &Site, args: Args) -> Option<crate::error::Fail> {
+    checked(m, site, args).err()
+}
+
+/// Runs the binding in the interpreter with debug mode's checks inside
+/// it (sequentially).
+pub fn checked(m: &mut Machine, site: &Site, args: Args) -> Res<Value> {
     let checking = std::mem::replace(&mut m.checking, true);
     let r = Interpreter.call(m, site, args);
     m.checking = checking;
-    r.err()
+    r
 }
 
 /// Runs site `index` on its loaded parameters.
@@ -95,13 +101,13 @@ pub fn run_site(m: &mut Machine, index: usize, args: Args) -> Res<Value> {
     let shared = m.shared.clone();
     let site = &shared.sites[index];
     if m.shared.options.debug {
-        check(m, site, &args)?;
+        check_boundary(m, site, &args)?;
     }
     site.engine.call(m, site, args)
 }
 
 /// The debug-mode checks on the values that cross a boundary.
-fn check(m: &Machine, site: &Site, args: &[Value]) -> Res<()> {
+pub fn check_boundary(m: &Machine, site: &Site, args: &[Value]) -> Res<()> {
     let b = &site.boundary;
     let futhark = b.backend() == Some(Backend::Futhark);
     for (p, v) in b.params.iter().zip(args) {

@@ -58,8 +58,11 @@ impl Types {
             },
             // Inference left it open: nothing constrains it, so no value of
             // it is ever looked at (the `ints` of a record whose `floats`
-            // alone are used, an empty sequence); any type does.
-            TyKind::Meta(_) => Type::Unit,
+            // alone are used, an empty sequence); any type does. `Bool`, not
+            // `()`: a sequence of `()` has no leaf in Futhark's entries, so
+            // an empty `[]` of it could not cross with its length (fuzz
+            // seed 8000316).
+            TyKind::Meta(_) => Type::Bool,
             TyKind::All(_, _, body) => self.convert(body, s)?,
             TyKind::Con(id, name, args) if id.as_builtin_type().is_none() => {
                 let mut targs = Vec::with_capacity(args.len());

@@ -1661,12 +1661,14 @@ impl<'p> Writer<'p> {
                     "Split at index out of bounds",
                     depth,
                 );
-                // The arguments are bound first, so that a variable of the
-                // program cannot be taken for the local `j`.
-                format!(
-                    "(let (sq, at) = ({0}, {1}) in let j = i64.max 0 (i64.min at (length sq)) in (sq[:j], sq[j:]))",
-                    a[0], a[1]
-                )
+                // The bound is a statement of its own (a fresh name, which
+                // no variable of the program can take), so that the parts'
+                // sizes are in scope where the pair is used: a local `let`
+                // inside the expression made them existential, which
+                // Futhark 0.22.7 refused under `opaque` (fuzz seed 8000351).
+                let j = self.locals.fresh("split_at");
+                self.line(depth, &format!("let {j} = i64.max 0 (i64.min {1} (length {0}))", a[0], a[1]));
+                format!("({0}[:{j}], {0}[{j}:])", a[0])
             }
             Subsequence => {
                 self.check(
@@ -1674,13 +1676,12 @@ impl<'p> Writer<'p> {
                     "Subsequence using a negative index or length",
                     depth,
                 );
-                // The arguments are bound first: a sequence named `s` was
-                // taken for the local `s` (an internal error).
-                format!(
-                    "(let (sq, from, n) = ({0}, {1}, {2}) in let s = i64.min (i64.max 0 from) (length sq) in \
-                     sq[s:i64.min (s + i64.max 0 n) (length sq)])",
-                    a[0], a[1], a[2]
-                )
+                // The bounds are statements of their own, as `splitAt`'s.
+                let from = self.locals.fresh("sub_from");
+                let to = self.locals.fresh("sub_to");
+                self.line(depth, &format!("let {from} = i64.min (i64.max 0 {1}) (length {0})", a[0], a[1]));
+                self.line(depth, &format!("let {to} = i64.min ({from} + i64.max 0 {1}) (length {0})", a[0], a[2]));
+                format!("{0}[{from}:{to}]", a[0])
             }
             Int2char => {
                 let ok = format!("{0} >= 0 && {0} <= 0x10FFFF && ({0} < 0xD800 || {0} > 0xDFFF)", a[0]);

@@ -111,7 +111,9 @@ pub fn inline_higher_order(program: &mut Expr) {
     *program = crate::program::join_chain(out, body);
 }
 
-/// The parameter types of a function with a function parameter.
+/// The parameter types of a function with a function parameter, or one
+/// whose type is a type variable (a call may give it a function: `lam g.
+/// lam y. []` applied to a lambda; fuzz seed 8000316).
 fn higher_order(value: &Expr) -> Option<Vec<Ty>> {
     let mut params = Vec::new();
     let mut v = value;
@@ -119,7 +121,17 @@ fn higher_order(value: &Expr) -> Option<Vec<Ty>> {
         params.push(v.ty.as_arrow()?.0.clone());
         v = body;
     }
-    params.iter().any(crate::free::is_function).then_some(params)
+    params.iter().any(|p| crate::free::is_function(p) || is_variable(p)).then_some(params)
+}
+
+fn is_variable(t: &Ty) -> bool {
+    matches!(t.strip_foralls().kind(), TyKind::Var(_) | TyKind::Meta(_))
+}
+
+/// Whether parameter `p` of a higher-order function takes a function at a
+/// call that gives it `a`.
+fn takes_function(p: &Ty, a: &Expr) -> bool {
+    crate::free::is_function(p) || (is_variable(p) && crate::free::is_function(&a.ty))
 }
 
 impl Inliner {
@@ -153,16 +165,18 @@ impl Inliner {
         let hof = self.hofs.get(&h.id)?;
         // Every function parameter must be given (the call may stop
         // short of the data parameters after them: those stay lambdas).
-        let last_fn = hof.params.iter().rposition(crate::free::is_function)?;
-        if args.len() <= last_fn {
+        if hof.params.iter().rposition(crate::free::is_function).is_some_and(|last| args.len() <= last) {
             return None;
         }
         let n = hof.params.len().min(args.len());
+        if !hof.params.iter().zip(&args).take(n).any(|(p, a)| takes_function(p, a)) {
+            return None;
+        }
         // Each function parameter's argument: its head and arguments.
         let mut known: Vec<Option<KnownArg>> = Vec::new();
         let mut parts: Vec<Option<(Expr, Vec<Expr>, Ty)>> = Vec::new();
         for (p, a) in hof.params.iter().zip(&args).take(n) {
-            if !crate::free::is_function(p) {
+            if !takes_function(p, a) {
                 known.push(None);
                 parts.push(None);
                 continue;
@@ -190,8 +204,12 @@ impl Inliner {
                 _ => new_args.push((*a).clone()),
             }
         }
-        let copy_ty = self.copy_types.get(&name.id)?.clone();
-        let f = Expr { kind: ExprKind::Var(name), span: head.span, ty: copy_ty };
+        // The copy at this call's instance: a copy whose other parameters
+        // have types of their own (`lam g. lam y. []`) is not decided by
+        // its function arguments.
+        self.copy_types.get(&name.id)?;
+        let instance = new_args.iter().rev().fold(e.ty.clone(), |acc, a| Ty::arrow(a.ty.clone(), acc));
+        let f = Expr { kind: ExprKind::Var(name), span: head.span, ty: instance };
         Some(super::app(f, new_args, &e.ty))
     }
 
