@@ -161,6 +161,8 @@ pub enum Stage {
     CudaAst,
     FutharkIr,
     CudaIr,
+    /// The lowered IR of what the native host tier compiles.
+    HostIr,
     Cuda,
     Futhark,
 }
@@ -461,6 +463,10 @@ fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, all: 
         Stage::CudaAst => &analysis.cuda,
         Stage::FutharkIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Futhark, color),
         Stage::CudaIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Cuda, color),
+        Stage::HostIr => {
+            print!("{}", pmx_host::host_ir(&modules, &render::locator(&db)));
+            return ExitCode::SUCCESS;
+        }
         Stage::Cuda => return emit_cuda(&db, &analysis, output, unchecked, color),
         Stage::Futhark => return emit_futhark(&db, &analysis, output, unchecked, color),
     };

@@ -1,10 +1,11 @@
 //! The native host tier against the interpreter: every program under
-//! `tests/run` and `tests/fuzz`, and every example's utests, run with
+//! `tests/host`, `tests/run` and `tests/fuzz`, and every example's utests, run with
 //! `--host interp` and with `--host auto` (machine code where the tier
 //! compiles it) give the same exit code, output and errors. Accelerated
 //! code runs in the interpreter in both, so that only host code differs.
 //! The tier must compile something across them, or the comparison would
-//! prove nothing.
+//! prove nothing. And what the tier compiles of each program under
+//! `tests/host` (`pmx emit --stage host-ir`), snapshotted beside it.
 
 #[path = "support/process.rs"]
 mod process;
@@ -20,7 +21,8 @@ fn mc_files(dir: &Path) -> Vec<PathBuf> {
 
 fn programs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut all = mc_files(&root.join("tests/run"));
+    let mut all = mc_files(&root.join("tests/host"));
+    all.extend(mc_files(&root.join("tests/run")));
     all.extend(mc_files(&root.join("tests/fuzz")));
     let mut examples: Vec<PathBuf> = std::fs::read_dir(root.join("examples"))
         .expect("examples")
@@ -97,4 +99,23 @@ fn native_host_code_runs_as_the_interpreter() {
     assert!(differences.is_empty(), "{} programs differ:\n{}", differences.len(), differences.join("\n"));
     eprintln!("{} programs, {total} top-level functions compiled to native code", programs.len());
     assert!(total > 0, "the native host tier compiled nothing in {} programs", programs.len());
+}
+
+#[test]
+fn lowered_host_code_is_as_expected() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = mc_files(&root.join("tests/host"));
+    assert!(!files.is_empty());
+    for f in files {
+        let (code, out, err) = process::pmx(&["emit", "--stage", "host-ir"], &f);
+        assert_eq!(code, 0, "{}: {err}", f.display());
+        let source = std::fs::read_to_string(&f).expect("fixture readable");
+        let name = f.file_stem().expect("name").to_string_lossy().to_string();
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("host/snapshots");
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        let shown = format!("{source}\n========================================\n{out}");
+        settings.bind(|| insta::assert_snapshot!(name, shown));
+    }
 }

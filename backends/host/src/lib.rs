@@ -45,16 +45,20 @@ pub struct Report {
     pub time: Duration,
 }
 
-/// Compiles what it can of the program's host code; `modules` in load
-/// order, as `pmx_cpu::run` takes them; `utests`: whether the utest at a
-/// span runs.
-pub fn compile(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Host {
-    let started = std::time::Instant::now();
+/// What the tier decided for a program: its lowered host code, the roots
+/// it compiles (each with its function), and those it leaves.
+struct Plan {
+    lowered: pmx_lower::Program,
+    good: rustc_hash::FxHashSet<pmx_lower::FnId>,
+    entries: Vec<(roots::Root, pmx_lower::FnId)>,
+    left: Vec<(SmolStr, String, Span)>,
+}
+
+fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Option<Plan> {
     let candidates = roots::candidates(modules, utests);
-    let mut report = Report { left: candidates.refused, ..Report::default() };
+    let mut left = candidates.refused;
     if candidates.roots.is_empty() {
-        report.time = started.elapsed();
-        return Host { natives: Default::default(), report };
+        return None;
     }
     let program = pmx_accelerate::program::to_expr(modules);
     let ids: Vec<pmx_ast::NameId> = candidates.roots.iter().map(|r| r.id).collect();
@@ -62,12 +66,12 @@ pub fn compile(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Host {
     let wanted: Vec<pmx_lower::FnId> = asked.iter().flatten().copied().collect();
     let (good, bad) = support::supported(&lowered, &wanted);
     let mut entries = Vec::new();
-    for (root, f) in candidates.roots.iter().zip(&asked) {
+    for (root, f) in candidates.roots.into_iter().zip(&asked) {
         match f {
             Some(f) if good.contains(f) => entries.push((root, *f)),
             Some(f) => {
                 let u = &bad[f];
-                report.left.push((root.name.clone(), u.what.clone(), u.span));
+                left.push((root.name.clone(), u.what.clone(), u.span));
             }
             None => {
                 let why = diags
@@ -77,22 +81,54 @@ pub fn compile(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Host {
                         s.file == root.span.file && root.span.start <= s.start && s.end <= root.span.end
                     })
                     .map_or_else(|| "it uses a function the lowering refused".to_string(), |d| d.message.clone());
-                report.left.push((root.name.clone(), why, root.span));
+                left.push((root.name.clone(), why, root.span));
             }
         }
     }
-    let natives = match native::build(&lowered, &good, &entries) {
-        Ok(natives) => {
-            report.compiled = entries.iter().map(|(r, _)| r.name.clone()).collect();
-            natives
-        }
-        Err(e) => {
-            for (r, _) in &entries {
-                report.left.push((r.name.clone(), format!("the code generator failed: {e}"), r.span));
+    Some(Plan { lowered, good, entries, left })
+}
+
+/// Compiles what it can of the program's host code; `modules` in load
+/// order, as `pmx_cpu::run` takes them; `utests`: whether the utest at a
+/// span runs.
+pub fn compile(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Host {
+    let started = std::time::Instant::now();
+    let mut report = Report::default();
+    let mut natives = pmx_cpu::Natives::default();
+    if let Some(plan) = plan(modules, utests) {
+        report.left = plan.left;
+        let entries: Vec<(&roots::Root, pmx_lower::FnId)> = plan.entries.iter().map(|(r, f)| (r, *f)).collect();
+        match native::build(&plan.lowered, &plan.good, &entries) {
+            Ok(n) => {
+                report.compiled = entries.iter().map(|(r, _)| r.name.clone()).collect();
+                natives = n;
             }
-            Default::default()
+            Err(e) => {
+                for (r, _) in &entries {
+                    report.left.push((r.name.clone(), format!("the code generator failed: {e}"), r.span));
+                }
+            }
         }
-    };
+    } else {
+        report.left = roots::candidates(modules, utests).refused;
+    }
     report.time = started.elapsed();
     Host { natives, report }
+}
+
+/// The lowered host code of a program (`pmx emit --stage host-ir`): each
+/// top-level function the tier compiles (and what it calls), as
+/// `pmx_lower::print` shows it, after a line per function left to the
+/// interpreter with the reason; `locate` names a span's place.
+pub fn host_ir(modules: &[&Module], locate: &dyn Fn(Span) -> String) -> String {
+    let Some(plan) = plan(modules, &|_| true) else {
+        return "-- no top-level function to compile\n".into();
+    };
+    let mut out = String::new();
+    for (name, why, span) in &plan.left {
+        out.push_str(&format!("-- left to the interpreter: `{name}` ({}): {why}\n", locate(*span)));
+    }
+    // Only what is compiled: the functions the compiled roots reach.
+    out.push_str(&pmx_lower::print_only(&plan.lowered, &|f| plan.good.contains(&f), locate));
+    out
 }

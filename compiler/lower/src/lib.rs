@@ -76,5 +76,5 @@ pub use ir::*;
 pub use lower::{lower, lower_host};
 pub use order::callees;
 pub use pmx_diagnostics::Diagnostic;
-pub use print::print;
+pub use print::{print, print_only};
 pub use validate::validate;

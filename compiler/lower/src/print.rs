@@ -10,8 +10,13 @@ use std::fmt::{self, Write};
 
 /// The program as text; `locate` writes a span as `file:line:column`.
 pub fn print(p: &Program, locate: &dyn Fn(Span) -> String) -> String {
+    print_only(p, &|_| true, locate)
+}
+
+/// [`print`] of the functions `keep` accepts (and every entry).
+pub fn print_only(p: &Program, keep: &dyn Fn(FnId) -> bool, locate: &dyn Fn(Span) -> String) -> String {
     let mut out = String::new();
-    let _ = Printer { p, locate, out: &mut out }.program();
+    let _ = Printer { p, locate, keep, out: &mut out }.program();
     out
 }
 
@@ -71,6 +76,8 @@ pub(crate) fn write_type(f: &mut dyn Write, t: &Type, variants: Option<&[Variant
 struct Printer<'a> {
     p: &'a Program,
     locate: &'a dyn Fn(Span) -> String,
+    /// Which functions are shown.
+    keep: &'a dyn Fn(FnId) -> bool,
     out: &'a mut String,
 }
 
@@ -95,7 +102,7 @@ impl Printer<'_> {
         if !p.variants.is_empty() {
             writeln!(self.out)?;
         }
-        for f in &p.functions {
+        for f in p.functions.iter().filter(|f| (self.keep)(f.id)) {
             let mut notes = vec![format!("{} at {}", f.source, (self.locate)(f.span))];
             if f.lifted {
                 notes.push("lifted".into());
