@@ -39,7 +39,9 @@ pub mod value;
 
 pub use accelerate::{Accelerated, Engine, Interpreter, Site};
 pub use compile::{builtin_arity, compile_program};
-pub use error::{evaluating, payload_text, record_panic, ErrorKind, Res, RuntimeError, INTERNAL_PREFIX};
+pub use error::{
+    evaluating, payload_text, record_panic, type_confusion, ErrorKind, Res, RuntimeError, INTERNAL_PREFIX,
+};
 pub use eval::{Args, Machine};
 pub use native::{Native, Natives};
 pub use show::{float2string, show};

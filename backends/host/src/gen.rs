@@ -33,7 +33,8 @@ pub type EntryFn = unsafe extern "C" fn(*mut runtime::Ctx, *const u64, *mut u64)
 
 pub fn cl_type(t: &Type) -> types::Type {
     match t {
-        Type::Int => types::I64,
+        // A borrowed sequence or record: where its `Value` is.
+        Type::Int | Type::Seq(_) | Type::Record(_) => types::I64,
         Type::Float => types::F64,
         Type::Char => types::I32,
         _ => types::I8,
@@ -47,6 +48,14 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_overflow", runtime::overflow as *const u8),
     ("pmx_record", runtime::record as *const u8),
     ("pmx_round", runtime::round as *const u8),
+    ("pmx_fail_ints", runtime::fail_ints as *const u8),
+    ("pmx_seq_len", runtime::seq_len as *const u8),
+    ("pmx_seq_int", runtime::seq_int as *const u8),
+    ("pmx_seq_float", runtime::seq_float as *const u8),
+    ("pmx_seq_bool", runtime::seq_bool as *const u8),
+    ("pmx_seq_char", runtime::seq_char as *const u8),
+    ("pmx_seq_ref", runtime::seq_ref as *const u8),
+    ("pmx_field_ref", runtime::field_ref as *const u8),
     ("pmx_exp", runtime::exp as *const u8),
     ("pmx_log", runtime::log as *const u8),
     ("pmx_sin", runtime::sin as *const u8),
@@ -64,6 +73,12 @@ struct Helpers {
     overflow: FuncId,
     record: FuncId,
     round: FuncId,
+    fail_ints: FuncId,
+    seq_len: FuncId,
+    /// Element readers by the element's Cranelift type (`I64` also reads
+    /// a sequence's or record's place: `seq_ref`).
+    seq_get: FxHashMap<&'static str, FuncId>,
+    field_ref: FuncId,
     math: FxHashMap<&'static str, FuncId>,
 }
 
@@ -197,6 +212,13 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
         overflow: declare("pmx_overflow", &[ptr, types::I64], &[])?,
         record: declare("pmx_record", &[ptr, types::I64], &[])?,
         round: declare("pmx_round", &[types::F64], &[types::F64])?,
+        fail_ints: declare("pmx_fail_ints", &[ptr, types::I64, types::I64, types::I64], &[])?,
+        seq_len: declare("pmx_seq_len", &[ptr], &[types::I64])?,
+        seq_get: [("int", types::I64), ("float", types::F64), ("bool", types::I8), ("char", types::I32), ("ref", ptr)]
+            .into_iter()
+            .map(|(n, t)| Ok((n, declare(&format!("pmx_seq_{n}"), &[ptr, types::I64], &[t])?)))
+            .collect::<Result<_, String>>()?,
+        field_ref: declare("pmx_field_ref", &[ptr, types::I64], &[ptr])?,
         math,
     })
 }
@@ -404,9 +426,23 @@ impl Gen<'_, '_> {
                 self.fail(Message::Fixed(text), s.span, None);
                 return None;
             }
+            Expr::Prim(b @ (Builtin::Length | Builtin::Null | Builtin::Get | Builtin::Head), args) => {
+                let vals: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
+                self.seq_prim(*b, &vals, &s.var.ty, s.span)
+            }
             Expr::Prim(b, args) => {
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.prim(*b, &args, s.span)
+            }
+            Expr::Project(record, label) => {
+                let Type::Record(fields) = record.ty() else { unreachable!("a projection of a record") };
+                let index = fields.iter().position(|(l, _)| l == label).expect("the record type has the label");
+                let r = self.atom(record);
+                let index = self.b.ins().iconst(types::I64, index as i64);
+                let f = self.func_ref(self.helpers.field_ref);
+                let call = self.b.ins().call(f, &[r, index]);
+                let place = self.b.inst_results(call)[0];
+                self.read(place, &s.var.ty)
             }
             Expr::Math(m, args) => {
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
@@ -457,6 +493,62 @@ impl Gen<'_, '_> {
             e => unreachable!("support.rs lets through only what is generated: {e:?}"),
         };
         Some(Some(v))
+    }
+
+    /// A value of type `t` at a `Value`'s place: a scalar is read (its
+    /// payload is at offset 8), a sequence or record is the place itself.
+    fn read(&mut self, place: Value, t: &Type) -> Value {
+        match t {
+            Type::Unit => self.b.ins().iconst(types::I8, 0),
+            Type::Seq(_) | Type::Record(_) => place,
+            t => self.b.ins().load(cl_type(t), MemFlagsData::trusted(), place, 8),
+        }
+    }
+
+    /// `length`, `null`, `get` and `head` of a borrowed sequence; `elem`:
+    /// the result's type.
+    fn seq_prim(&mut self, b: Builtin, a: &[Value], elem: &Type, span: pmx_ast::Span) -> Value {
+        let len_f = self.func_ref(self.helpers.seq_len);
+        let call = self.b.ins().call(len_f, &[a[0]]);
+        let len = self.b.inst_results(call)[0];
+        let index = match b {
+            Builtin::Length => return len,
+            Builtin::Null => return self.b.ins().icmp_imm_s(IntCC::Equal, len, 0),
+            Builtin::Head => {
+                let ok = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, len, 0);
+                self.guard(ok, Message::Fixed("Head on empty sequence".into()), span, None);
+                self.b.ins().iconst(types::I64, 0)
+            }
+            _ => {
+                // One unsigned comparison tests both ends.
+                let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, a[1], len);
+                let (pass, bad) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(ok, pass, &[], bad, &[]);
+                self.b.switch_to_block(bad);
+                self.b.seal_block(bad);
+                let id = self.tables.failure(Message::OutOfBounds, span) as i64;
+                let id = self.b.ins().iconst(types::I64, id);
+                let f = self.func_ref(self.helpers.fail_ints);
+                self.b.ins().call(f, &[self.ctx, id, a[1], len]);
+                self.b.ins().jump(self.unwind, &[]);
+                self.b.switch_to_block(pass);
+                self.b.seal_block(pass);
+                a[1]
+            }
+        };
+        if *elem == Type::Unit {
+            return self.b.ins().iconst(types::I8, 0);
+        }
+        let reader = match elem {
+            Type::Int => "int",
+            Type::Float => "float",
+            Type::Bool => "bool",
+            Type::Char => "char",
+            _ => "ref",
+        };
+        let f = self.func_ref(self.helpers.seq_get[reader]);
+        let call = self.b.ins().call(f, &[a[0], index]);
+        self.b.inst_results(call)[0]
     }
 
     fn prim(&mut self, b: Builtin, a: &[Value], span: pmx_ast::Span) -> Value {

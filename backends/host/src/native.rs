@@ -62,12 +62,15 @@ pub fn build(program: &Program, good: &FxHashSet<FnId>, entries: &[(&Root, FnId)
     Ok(natives)
 }
 
+/// An argument as a word: a scalar, or where a sequence or record is
+/// (native code borrows it for the call; `args` outlives it).
 fn word(v: &Value, t: &Type) -> u64 {
     match (v, t) {
         (Value::Int(i), _) => *i as u64,
         (Value::Float(f), _) => f.to_bits(),
         (Value::Bool(b), _) => *b as u64,
         (Value::Char(c), _) => *c as u64,
+        (_, Type::Seq(_) | Type::Record(_)) => v as *const Value as u64,
         _ => 0,
     }
 }
@@ -80,6 +83,9 @@ fn value(w: u64, t: &Type) -> Value {
         Type::Bool => Value::Bool(w as u8 != 0),
         // Safety: the code checked every `Char` it made (`int2char`).
         Type::Char => Value::Char(char::from_u32(w as u32).unwrap_or('\u{FFFD}')),
+        // Safety: a borrowed value returned is a part of an argument,
+        // alive until the call's arguments are dropped, after this.
+        Type::Seq(_) | Type::Record(_) => unsafe { &*(w as *const Value) }.clone(),
         _ => Value::unit(),
     }
 }

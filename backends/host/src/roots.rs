@@ -1,8 +1,9 @@
 //! The top-level functions the tier tries to compile: definitions the
 //! run reaches (Miking's dead-code elimination, with only the utests
 //! that run as roots), bound to a
-//! lambda, of a monomorphic type whose parameters and result are scalars
-//! (what the entries exchange with the interpreter today). A polymorphic
+//! lambda, of a monomorphic type whose parameters and result are scalars,
+//! or sequences and records of them (what the entries exchange with the
+//! interpreter today). A polymorphic
 //! function is compiled where a compiled function uses it, at that type.
 
 use pmx_ast::{ExprKind, Item, Module, NameId, SmolStr, Span, Ty, TyKind};
@@ -46,10 +47,13 @@ pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candida
     out
 }
 
+/// What an entry exchanges with the interpreter: scalars, and sequences
+/// and records of them (which native code borrows).
 fn scalar(t: &Ty) -> bool {
     match t.kind() {
         TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char => true,
-        TyKind::Record(fields) => fields.is_empty(),
+        TyKind::Record(fields) => fields.iter().all(|(_, f)| scalar(f)),
+        TyKind::Seq(e) => scalar(e),
         _ => false,
     }
 }
@@ -62,9 +66,9 @@ fn why_not(scheme: &Ty) -> Option<String> {
     let mut t = scheme;
     while let Some((param, result)) = t.as_arrow() {
         if !scalar(param) {
-            return Some("it takes a value that is not a scalar".into());
+            return Some("it takes a value that is not a scalar, sequence or record".into());
         }
         t = result;
     }
-    (!scalar(t)).then(|| "it returns a value that is not a scalar".into())
+    (!scalar(t)).then(|| "it returns a value that is not a scalar, sequence or record".into())
 }

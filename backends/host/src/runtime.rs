@@ -11,6 +11,7 @@
 //! machine code.
 
 use pmx_ast::{SmolStr, Span};
+use pmx_cpu::value::{Seq, Value};
 use pmx_cpu::RuntimeError;
 
 /// A site id's bit saying that the frame it entered replaced the frame
@@ -24,6 +25,8 @@ pub enum Message {
     Fixed(String),
     /// `int2char` of a value that is not a character's code.
     Int2char,
+    /// An index out of a sequence's bounds (the index and the length).
+    OutOfBounds,
 }
 
 #[derive(Default)]
@@ -88,6 +91,7 @@ pub extern "C" fn fail(ctx: *mut Ctx, id: u64) {
     let text = match message {
         Message::Fixed(t) => t,
         Message::Int2char => "int2char: a value that is not the code of a character".into(),
+        Message::OutOfBounds => "Out of bounds access in sequence".into(),
     };
     ctx.set(RuntimeError::new(text, span));
 }
@@ -99,8 +103,84 @@ pub extern "C" fn fail_int(ctx: *mut Ctx, id: u64, i: i64) {
     let text = match message {
         Message::Int2char => format!("int2char: {i} is not the code of a character"),
         Message::Fixed(t) => t,
+        Message::OutOfBounds => "Out of bounds access in sequence".into(),
     };
     ctx.set(RuntimeError::new(text, span));
+}
+
+/// Failure `id`, whose message shows two `Int`s (an index and a length).
+pub extern "C" fn fail_ints(ctx: *mut Ctx, id: u64, a: i64, b: i64) {
+    let ctx = unsafe { &mut *ctx };
+    let (message, span) = ctx.tables().failures[id as usize].clone();
+    let text = match message {
+        Message::OutOfBounds => format!("Out of bounds access in sequence: index {a} but the length is {b}"),
+        Message::Fixed(t) => t,
+        Message::Int2char => format!("int2char: {a} is not the code of a character"),
+    };
+    ctx.set(RuntimeError::new(text, span));
+}
+
+// Values that native code borrows from its caller (a sequence or record
+// it only reads) are pointers to the interpreter's `Value`s, which live as
+// long as the call: every such value derives from an entry's argument,
+// and the interpreter's sequences and records never change. A scalar in a
+// `Value` is read by native code itself (the tag is a `u64`, the payload
+// at offset 8: `#[repr(u64)]`).
+
+/// Safety (all of these): `v` points to a live `Value` of the type the
+/// lowered IR says (a sequence, a record), an index is in bounds (the
+/// generated code checked it).
+fn seq<'a>(v: *const Value) -> &'a Seq {
+    unsafe { &*v }.as_seq()
+}
+
+pub extern "C" fn seq_len(v: *const Value) -> i64 {
+    seq(v).len() as i64
+}
+
+pub extern "C" fn seq_int(v: *const Value, i: i64) -> i64 {
+    match seq(v) {
+        Seq::Int(view) => view.as_slice()[i as usize],
+        s => s.get(i as usize).as_int(),
+    }
+}
+
+pub extern "C" fn seq_float(v: *const Value, i: i64) -> f64 {
+    match seq(v) {
+        Seq::Float(view) => view.as_slice()[i as usize],
+        s => s.get(i as usize).as_float(),
+    }
+}
+
+pub extern "C" fn seq_bool(v: *const Value, i: i64) -> u8 {
+    match seq(v) {
+        Seq::Bool(view) => view.as_slice()[i as usize] as u8,
+        s => matches!(s.get(i as usize), Value::Bool(true)) as u8,
+    }
+}
+
+pub extern "C" fn seq_char(v: *const Value, i: i64) -> u32 {
+    match seq(v) {
+        Seq::Char(view) => view.as_slice()[i as usize] as u32,
+        s => s.get(i as usize).as_char() as u32,
+    }
+}
+
+/// An element that is itself a sequence or record: where it is.
+pub extern "C" fn seq_ref(v: *const Value, i: i64) -> *const Value {
+    match seq(v) {
+        Seq::Boxed(view) => &view.as_slice()[i as usize],
+        _ => pmx_cpu::type_confusion("a sequence of sequences or records"),
+    }
+}
+
+/// Field `index` of a record (fields in label order, as the IR's record
+/// type lists them).
+pub extern "C" fn field_ref(v: *const Value, index: i64) -> *const Value {
+    match unsafe { &*v } {
+        Value::Record(r) => &r.values[index as usize],
+        _ => pmx_cpu::type_confusion("a record"),
+    }
 }
 
 /// A call at `site` found the stack too deep (the interpreter's message,

@@ -1,8 +1,10 @@
 //! Which lowered functions this generator compiles: those whose values
-//! are all scalars (`Int`, `Float`, `Bool`, `Char`, `()`) and whose nodes
-//! are scalar primitives, math functions, calls, `if`, `never` and
-//! `error` of a string literal, and that call only such functions. What
-//! it does not compile stays in the interpreter, with the reason.
+//! are scalars (`Int`, `Float`, `Bool`, `Char`, `()`) or sequences and
+//! records they only read (borrowed from the caller: `length`, `null`,
+//! `get`, `head`, projections), whose nodes are scalar primitives, math
+//! functions, calls, `if`, `never` and `error` of a string literal, and
+//! that call only such functions. What it does not compile stays in the
+//! interpreter, with the reason.
 
 use pmx_ast::{Builtin, Span};
 use pmx_lower::{Atom, Block, Expr, FnId, Function, Program, Type, VarId};
@@ -17,6 +19,16 @@ pub struct Unsupported {
 
 pub fn scalar(t: &Type) -> bool {
     matches!(t, Type::Int | Type::Float | Type::Bool | Type::Char | Type::Unit)
+}
+
+/// A type native code holds: a scalar, or a sequence or record (of such
+/// types) that it borrows.
+pub fn native(t: &Type) -> bool {
+    match t {
+        Type::Seq(e) => native(e),
+        Type::Record(fields) => fields.iter().all(|(_, f)| native(f)),
+        t => scalar(t),
+    }
 }
 
 /// The scalar primitives the generator emits.
@@ -57,6 +69,10 @@ pub fn primitive(b: Builtin) -> bool {
             | Int2char
             | Eqc
             | Error
+            | Length
+            | Null
+            | Get
+            | Head
     )
 }
 
@@ -107,11 +123,11 @@ pub fn supported(program: &Program, wanted: &[FnId]) -> (FxHashSet<FnId>, FxHash
 
 fn check_function(f: &Function) -> Result<(), Unsupported> {
     for p in &f.params {
-        if !scalar(&p.ty) {
+        if !native(&p.ty) {
             return Err(Unsupported { what: format!("its parameter `{}` is of type {}", p.name, p.ty), span: f.span });
         }
     }
-    if !scalar(&f.result) {
+    if !native(&f.result) {
         return Err(Unsupported { what: format!("its result is of type {}", f.result), span: f.span });
     }
     let messages = error_messages(&f.body);
@@ -147,8 +163,8 @@ fn check_block(b: &Block, messages: &FxHashSet<VarId>) -> Result<(), Unsupported
             {
                 continue
             }
-            _ if !scalar(&s.var.ty) => return unsupported(format!("a value of type {}", s.var.ty)),
-            Expr::Atom(_) | Expr::Math(..) | Expr::Call(..) | Expr::Never => {}
+            _ if !native(&s.var.ty) => return unsupported(format!("a value of type {}", s.var.ty)),
+            Expr::Atom(_) | Expr::Math(..) | Expr::Call(..) | Expr::Never | Expr::Project(..) => {}
             Expr::Prim(Builtin::Error, args) => {
                 if !matches!(&args[0], Atom::Var(v) if messages.contains(&v.id)) {
                     return unsupported("`error` of a message that is not a string literal".into());
