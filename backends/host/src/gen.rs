@@ -348,7 +348,7 @@ impl Gen<'_, '_> {
                 None
             }
             Expr::Call(f, args) => {
-                let callee_name = self.program.functions[f.0 as usize].source.clone();
+                let callee_name = self.program.functions[f.0 as usize].shown.clone();
                 let id = self.tables.site(callee_name, s.span) as i64;
                 // Tail-entered from the interpreter's frame: keep the mark.
                 let root = self.b.ins().band_imm_u(self.site, ROOT as i64);
@@ -426,6 +426,11 @@ impl Gen<'_, '_> {
                 self.fail(Message::Fixed(text), s.span, None);
                 return None;
             }
+            Expr::Foldl { f, init, seq } => {
+                let (s_, acc0) = (self.atom(seq), self.atom(init));
+                let elem = seq.ty().elem().cloned().expect("foldl over a sequence");
+                self.foldl(f, acc0, s_, &elem, &s.var.ty, s.span)?
+            }
             Expr::Prim(b @ (Builtin::Length | Builtin::Null | Builtin::Get | Builtin::Head), args) => {
                 let vals: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.seq_prim(*b, &vals, &s.var.ty, s.span)
@@ -451,20 +456,8 @@ impl Gen<'_, '_> {
                 self.b.inst_results(call)[0]
             }
             Expr::Call(f, args) => {
-                let callee_name = self.program.functions[f.0 as usize].source.clone();
-                let id = self.tables.site(callee_name, s.span) as i64;
-                let site = self.b.ins().iconst(types::I64, id);
-                let mut vals = vec![self.ctx, site];
-                vals.extend(args.iter().map(|a| self.atom(a)));
-                let r = self.func_ref(self.ids[f]);
-                let call = self.b.ins().call(r, &vals);
-                let result = self.b.inst_results(call)[0];
-                let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
-                let go = self.b.create_block();
-                self.b.ins().brif(failed, self.unwind, &[], go, &[]);
-                self.b.switch_to_block(go);
-                self.b.seal_block(go);
-                result
+                let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
+                self.call(*f, &args, s.span)
             }
             Expr::If { cond, then, otherwise } => {
                 let c = self.atom(cond);
@@ -493,6 +486,94 @@ impl Gen<'_, '_> {
             e => unreachable!("support.rs lets through only what is generated: {e:?}"),
         };
         Some(Some(v))
+    }
+
+    /// `foldl f acc0 s` as a loop; `None` when nothing after it runs.
+    fn foldl(
+        &mut self,
+        f: &pmx_lower::FunRef,
+        acc0: Value,
+        s: Value,
+        elem: &Type,
+        ty: &Type,
+        span: pmx_ast::Span,
+    ) -> Option<Value> {
+        let len_f = self.func_ref(self.helpers.seq_len);
+        let call = self.b.ins().call(len_f, &[s]);
+        let len = self.b.inst_results(call)[0];
+        let (head, body, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        let t = cl_type(ty);
+        self.b.append_block_param(head, types::I64);
+        self.b.append_block_param(head, t);
+        self.b.append_block_param(exit, t);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().jump(head, &[zero.into(), acc0.into()]);
+        self.b.switch_to_block(head);
+        let (i, acc) = (self.b.block_params(head)[0], self.b.block_params(head)[1]);
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, i, len);
+        self.b.ins().brif(more, body, &[], exit, &[acc.into()]);
+        self.b.switch_to_block(body);
+        self.b.seal_block(body);
+        let x = self.element(s, i, elem);
+        let mut args: Vec<Value> = f.bound.iter().map(|a| self.atom(a)).collect();
+        args.extend([acc, x]);
+        let next = self.call_ref(f, &args, span)?;
+        let i1 = self.b.ins().iadd_imm_s(i, 1);
+        self.b.ins().jump(head, &[i1.into(), next.into()]);
+        self.b.seal_block(head);
+        self.b.switch_to_block(exit);
+        self.b.seal_block(exit);
+        Some(self.b.block_params(exit)[0])
+    }
+
+    /// A function reference applied to all its arguments (bound ones
+    /// first); `None` when nothing after it runs.
+    fn call_ref(&mut self, f: &pmx_lower::FunRef, args: &[Value], span: pmx_ast::Span) -> Option<Value> {
+        match f.callee {
+            pmx_lower::Callee::Function(id) => Some(self.call(id, args, span)),
+            pmx_lower::Callee::Builtin(b) => Some(self.prim(b, args, span)),
+            pmx_lower::Callee::Math(m) => {
+                let h = self.func_ref(self.helpers.math[m.name()]);
+                let call = self.b.ins().call(h, args);
+                Some(self.b.inst_results(call)[0])
+            }
+        }
+    }
+
+    /// A call of function `f` that is not a tail call: its failure leaves
+    /// this function too.
+    fn call(&mut self, f: FnId, args: &[Value], span: pmx_ast::Span) -> Value {
+        let callee_name = self.program.functions[f.0 as usize].shown.clone();
+        let id = self.tables.site(callee_name, span) as i64;
+        let site = self.b.ins().iconst(types::I64, id);
+        let mut vals = vec![self.ctx, site];
+        vals.extend_from_slice(args);
+        let r = self.func_ref(self.ids[&f]);
+        let call = self.b.ins().call(r, &vals);
+        let result = self.b.inst_results(call)[0];
+        let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
+        let go = self.b.create_block();
+        self.b.ins().brif(failed, self.unwind, &[], go, &[]);
+        self.b.switch_to_block(go);
+        self.b.seal_block(go);
+        result
+    }
+
+    /// Element `i` (in bounds) of a borrowed sequence of `elem`s.
+    fn element(&mut self, s: Value, i: Value, elem: &Type) -> Value {
+        if *elem == Type::Unit {
+            return self.b.ins().iconst(types::I8, 0);
+        }
+        let reader = match elem {
+            Type::Int => "int",
+            Type::Float => "float",
+            Type::Bool => "bool",
+            Type::Char => "char",
+            _ => "ref",
+        };
+        let f = self.func_ref(self.helpers.seq_get[reader]);
+        let call = self.b.ins().call(f, &[s, i]);
+        self.b.inst_results(call)[0]
     }
 
     /// A value of type `t` at a `Value`'s place: a scalar is read (its
@@ -536,19 +617,7 @@ impl Gen<'_, '_> {
                 a[1]
             }
         };
-        if *elem == Type::Unit {
-            return self.b.ins().iconst(types::I8, 0);
-        }
-        let reader = match elem {
-            Type::Int => "int",
-            Type::Float => "float",
-            Type::Bool => "bool",
-            Type::Char => "char",
-            _ => "ref",
-        };
-        let f = self.func_ref(self.helpers.seq_get[reader]);
-        let call = self.b.ins().call(f, &[a[0], index]);
-        self.b.inst_results(call)[0]
+        self.element(a[0], index, elem)
     }
 
     fn prim(&mut self, b: Builtin, a: &[Value], span: pmx_ast::Span) -> Value {

@@ -7,7 +7,7 @@
 //! interpreter, with the reason.
 
 use pmx_ast::{Builtin, Span};
-use pmx_lower::{Atom, Block, Expr, FnId, Function, Program, Type, VarId};
+use pmx_lower::{Atom, Block, Callee, Expr, FnId, Function, Program, Type, VarId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Why a function is left to the interpreter.
@@ -74,6 +74,11 @@ pub fn primitive(b: Builtin) -> bool {
             | Get
             | Head
     )
+}
+
+/// The primitives on sequences (`seq_prim` in `gen.rs`).
+pub fn seq_primitive(b: Builtin) -> bool {
+    matches!(b, Builtin::Length | Builtin::Null | Builtin::Get | Builtin::Head)
 }
 
 /// The functions of `program` that can be compiled, given the functions
@@ -171,6 +176,12 @@ fn check_block(b: &Block, messages: &FxHashSet<VarId>) -> Result<(), Unsupported
                 }
             }
             Expr::Prim(b, _) if primitive(*b) => {}
+            Expr::Foldl { f, .. } => match f.callee {
+                Callee::Builtin(b) if !primitive(b) || seq_primitive(b) || b == Builtin::Error => {
+                    return unsupported(format!("`foldl` of the built-in `{}`", b.name()))
+                }
+                _ => {}
+            },
             Expr::Prim(b, _) => return unsupported(format!("the built-in `{}`", b.name())),
             Expr::If { then, otherwise, .. } => {
                 check_block(then, messages)?;

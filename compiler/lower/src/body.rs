@@ -179,7 +179,16 @@ impl Lowerer<'_> {
     /// is computed, its last statement taking the name `x`.
     pub fn let_binding(&mut self, cx: &mut Cx, b: &pmx_ast::Binding, out: &mut Vec<Stmt>) -> Lowered<()> {
         if is_function(cx, &b.value.ty) {
+            let lifted = self.functions.len();
             let f = self.fun(cx, &b.value, out)?;
+            // A lambda lifted here is the closure named after the binding.
+            if let (ExprKind::Lam { .. }, Callee::Function(id)) = (&b.value.kind, f.callee) {
+                if id.0 as usize >= lifted {
+                    if let Some(g) = self.functions.get_mut(id.0 as usize).and_then(|g| g.as_mut()) {
+                        g.shown = b.name.text.clone();
+                    }
+                }
+            }
             cx.bind(b.name.id, Bound::Fun(f));
             return Ok(());
         }

@@ -381,6 +381,7 @@ fn lifted(
         id,
         name,
         source: cx.source.clone(),
+        shown: pmx_ast::SmolStr::new_static("<lambda>"),
         span,
         instance: Vec::new(),
         lifted: true,

@@ -385,6 +385,9 @@ pub struct Function {
     /// The binding it comes from (for a lifted lambda, the function it was
     /// lifted out of).
     pub source: SmolStr,
+    /// The name call traces show for it, as the interpreter names its
+    /// closure: the binding's, `<lambda>` for an anonymous lambda.
+    pub shown: SmolStr,
     /// Where it is defined in the MExpr program.
     pub span: Span,
     /// For a copy made for one use of a polymorphic function: its type

@@ -308,6 +308,7 @@ impl<'a> Lowerer<'a> {
             id: p.id,
             name,
             source: b.name.text.clone(),
+            shown: b.name.text.clone(),
             span: b.span,
             instance,
             lifted: false,

@@ -562,6 +562,7 @@ mod tests {
             id: FnId(0),
             name: "doubles".into(),
             source: "doubles".into(),
+            shown: "doubles".into(),
             span: Span::BUILTIN,
             instance: vec![],
             lifted: false,
