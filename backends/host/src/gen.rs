@@ -34,7 +34,7 @@ pub type EntryFn = unsafe extern "C" fn(*mut runtime::Ctx, *const u64, *mut u64)
 pub fn cl_type(t: &Type) -> types::Type {
     match t {
         // A borrowed sequence or record: where its `Value` is.
-        Type::Int | Type::Seq(_) | Type::Record(_) => types::I64,
+        Type::Int | Type::Seq(_) | Type::Record(_) | Type::Variant(_) => types::I64,
         Type::Float => types::F64,
         Type::Char => types::I32,
         _ => types::I8,
@@ -56,6 +56,13 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_seq_char", runtime::seq_char as *const u8),
     ("pmx_seq_ref", runtime::seq_ref as *const u8),
     ("pmx_field_ref", runtime::field_ref as *const u8),
+    ("pmx_drop_value", runtime::drop_value as *const u8),
+    ("pmx_dup", runtime::dup as *const u8),
+    ("pmx_make_record", runtime::make_record as *const u8),
+    ("pmx_make_seq", runtime::make_seq as *const u8),
+    ("pmx_make_con", runtime::make_con as *const u8),
+    ("pmx_is_con", runtime::is_con as *const u8),
+    ("pmx_payload", runtime::payload as *const u8),
     ("pmx_exp", runtime::exp as *const u8),
     ("pmx_log", runtime::log as *const u8),
     ("pmx_sin", runtime::sin as *const u8),
@@ -80,6 +87,8 @@ struct Helpers {
     seq_get: FxHashMap<&'static str, FuncId>,
     field_ref: FuncId,
     math: FxHashMap<&'static str, FuncId>,
+    /// The helpers for owned values, by name (`runtime.rs`).
+    named: FxHashMap<&'static str, FuncId>,
 }
 
 pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId]) -> Result<Compiled, String> {
@@ -139,6 +148,8 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
                 unwind: ClBlock::from_u32(0),
                 messages: support::error_messages(&func.body),
                 refs: FxHashMap::default(),
+                scopes: Vec::new(),
+                cons: FxHashMap::default(),
             };
             g.function(func);
             g.b.finalize(target);
@@ -220,6 +231,18 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             .collect::<Result<_, String>>()?,
         field_ref: declare("pmx_field_ref", &[ptr, types::I64], &[ptr])?,
         math,
+        named: [
+            ("drop_value", vec![ptr], vec![]),
+            ("dup", vec![ptr], vec![ptr]),
+            ("make_record", vec![ptr, types::I64, ptr], vec![ptr]),
+            ("make_seq", vec![types::I64, ptr, types::I64], vec![ptr]),
+            ("make_con", vec![ptr, types::I64, types::I64], vec![ptr]),
+            ("is_con", vec![ptr, ptr, types::I64], vec![types::I8]),
+            ("payload", vec![ptr], vec![ptr]),
+        ]
+        .into_iter()
+        .map(|(n, p, r)| Ok((n, declare(&format!("pmx_{n}"), &p, &r)?)))
+        .collect::<Result<_, String>>()?,
     })
 }
 
@@ -241,6 +264,42 @@ struct Gen<'a, 'b> {
     unwind: ClBlock,
     messages: FxHashSet<VarId>,
     refs: FxHashMap<FuncId, FuncRef>,
+    /// The sequences, records and variant values this frame owns, by the
+    /// blocks that made them (innermost last): dropped when their block
+    /// ends, or the function leaves.
+    scopes: Vec<Vec<VarId>>,
+    /// Constructor shapes already in the tables.
+    cons: FxHashMap<(pmx_lower::VariantId, usize), u64>,
+}
+
+/// A type native code holds as a pointer to a `Value`.
+pub fn boxed(t: &Type) -> bool {
+    matches!(t, Type::Seq(_) | Type::Record(_) | Type::Variant(_))
+}
+
+/// Whether a node of a boxed type makes a value of its own (else it is a
+/// part of another, or another's name: borrowed).
+fn makes_owned(e: &Expr) -> bool {
+    !matches!(e, Expr::Atom(_) | Expr::Project(..) | Expr::Payload { .. } | Expr::Prim(..))
+}
+
+/// How a value of type `t` travels as a word.
+fn kind(t: &Type) -> runtime::Kind {
+    match t {
+        Type::Int => runtime::Kind::Int,
+        Type::Float => runtime::Kind::Float,
+        Type::Bool => runtime::Kind::Bool,
+        Type::Char => runtime::Kind::Char,
+        Type::Unit => runtime::Kind::Unit,
+        _ => runtime::Kind::Boxed,
+    }
+}
+
+/// Whether a function's body calls the function itself.
+fn calls_itself(body: &Block, me: FnId) -> bool {
+    let mut called = Vec::new();
+    pmx_lower::callees(body, &mut called);
+    called.contains(&me)
 }
 
 impl Gen<'_, '_> {
@@ -268,7 +327,7 @@ impl Gen<'_, '_> {
         self.b.seal_block(entry);
         self.ctx = self.b.block_params(entry)[0];
         self.site = self.b.block_params(entry)[1];
-        let params: Vec<Value> = self.b.block_params(entry)[2..].to_vec();
+        let mut params: Vec<Value> = self.b.block_params(entry)[2..].to_vec();
         let rt = cl_type(&f.result);
 
         // The stack check: below the limit, a located error at the call.
@@ -276,17 +335,37 @@ impl Gen<'_, '_> {
         let limit = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, STACK_LIMIT_OFFSET);
         let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
         let deep = self.b.create_block();
+        let start = self.b.create_block();
         let head = self.b.create_block();
         for p in &f.params {
             self.b.append_block_param(head, cl_type(&p.ty));
         }
-        self.b.ins().brif(low, deep, &[], head, &params.iter().map(|v| (*v).into()).collect::<Vec<_>>());
+        self.b.ins().brif(low, deep, &[], start, &[]);
         self.b.switch_to_block(deep);
         self.b.seal_block(deep);
         let overflow = self.func_ref(self.helpers.overflow);
         self.b.ins().call(overflow, &[self.ctx, self.site]);
         let z = self.zero(rt);
         self.b.ins().return_(&[z]);
+
+        // Parameters are borrowed from the caller; where the function
+        // calls itself in tail position (a loop), the values it carries
+        // around may be its own, so it owns them all: copied on entry,
+        // dropped when it leaves.
+        self.b.switch_to_block(start);
+        self.b.seal_block(start);
+        let owns_params = f.params.iter().any(|p| boxed(&p.ty)) && calls_itself(&f.body, self.me);
+        let mut scope = Vec::new();
+        if owns_params {
+            for (p, v) in f.params.iter().zip(params.iter_mut()) {
+                if boxed(&p.ty) {
+                    *v = self.dup(*v);
+                    scope.push(p.id);
+                }
+            }
+        }
+        self.scopes = vec![scope];
+        self.b.ins().jump(head, &params.iter().map(|v| (*v).into()).collect::<Vec<_>>());
 
         self.unwind = self.b.create_block();
         self.head = head;
@@ -295,9 +374,7 @@ impl Gen<'_, '_> {
         for (p, v) in f.params.iter().zip(head_params) {
             self.vars.insert(p.id, v);
         }
-        if let Some(r) = self.block(&f.body, true) {
-            self.b.ins().return_(&[r]);
-        }
+        self.block(&f.body, true);
         self.b.seal_block(head);
 
         self.b.switch_to_block(self.unwind);
@@ -321,33 +398,105 @@ impl Gen<'_, '_> {
         }
     }
 
-    /// The block's value; `None` when it left the function (`tail`: its
-    /// value is the function's result, so calls in tail position are tail
-    /// calls and the block returns).
+    /// Whether scopes `from..` of this frame own the value of `v` (it made
+    /// it, or owns its parameters).
+    fn owns(&self, v: VarId, from: usize) -> bool {
+        self.scopes[from..].iter().any(|s| s.contains(&v))
+    }
+
+    fn dup(&mut self, v: Value) -> Value {
+        let f = self.func_ref(self.helpers.named["dup"]);
+        let call = self.b.ins().call(f, &[v]);
+        self.b.inst_results(call)[0]
+    }
+
+    /// Drops what this frame owns in scopes `from..`, except `keep`.
+    fn drop_owned(&mut self, from: usize, keep: &[VarId]) {
+        let owned: Vec<VarId> = self.scopes[from..].iter().flatten().copied().filter(|v| !keep.contains(v)).collect();
+        for v in owned {
+            let value = self.vars[&v];
+            let f = self.func_ref(self.helpers.named["drop_value"]);
+            self.b.ins().call(f, &[value]);
+        }
+    }
+
+    /// The atom's value as this frame's to give away: a scalar, a value
+    /// scopes `from..` own (moved: returned in `moved`, and not dropped),
+    /// or a copy of another.
+    fn give(&mut self, a: &Atom, from: usize, moved: &mut Vec<VarId>) -> Value {
+        let v = self.atom(a);
+        match a {
+            Atom::Var(x) if boxed(&x.ty) => {
+                if self.owns(x.id, from) && !moved.contains(&x.id) {
+                    moved.push(x.id);
+                    v
+                } else {
+                    self.dup(v)
+                }
+            }
+            _ => v,
+        }
+    }
+
+    /// Returns `result`, dropping everything the frame owns.
+    fn ret(&mut self, result: &Atom) {
+        let mut moved = Vec::new();
+        let v = self.give(result, 0, &mut moved);
+        self.drop_owned(0, &moved);
+        self.b.ins().return_(&[v]);
+    }
+
+    /// The block's value, owned by the caller's scope; `None` when it
+    /// left the function. With `tail`, its value is the function's
+    /// result: it returns (calls in tail position are tail calls).
     fn block(&mut self, block: &Block, tail: bool) -> Option<Value> {
+        self.scopes.push(Vec::new());
+        let depth = self.scopes.len() - 1;
         let last = block.stmts.len().wrapping_sub(1);
         for (i, s) in block.stmts.iter().enumerate() {
             let in_tail = tail && i == last && matches!(&block.result, Atom::Var(v) if v.id == s.var.id);
             if in_tail {
-                return self.tail_stmt(s);
+                self.tail_stmt(s);
+                self.scopes.pop();
+                return None;
             }
-            let v = self.stmt(s)?;
+            let Some(v) = self.stmt(s) else {
+                self.scopes.pop();
+                return None;
+            };
             if let Some(v) = v {
                 self.vars.insert(s.var.id, v);
+                if boxed(&s.var.ty) && makes_owned(&s.expr) {
+                    self.scopes[depth].push(s.var.id);
+                }
             }
         }
-        Some(self.atom(&block.result))
+        if tail {
+            self.ret(&block.result);
+            self.scopes.pop();
+            return None;
+        }
+        let mut moved = Vec::new();
+        let v = self.give(&block.result, depth, &mut moved);
+        self.drop_owned(depth, &moved);
+        self.scopes.pop();
+        Some(v)
     }
 
     /// A statement whose value the function returns.
-    fn tail_stmt(&mut self, s: &pmx_lower::Stmt) -> Option<Value> {
+    fn tail_stmt(&mut self, s: &pmx_lower::Stmt) {
         match &s.expr {
             Expr::Call(f, args) if *f == self.me => {
-                let args: Vec<_> = args.iter().map(|a| self.atom(a).into()).collect();
+                // The loop's next values: this frame's own (moved, or
+                // copied), then everything else it owns dropped.
+                let mut moved = Vec::new();
+                let args: Vec<_> = args.iter().map(|a| self.give(a, 0, &mut moved).into()).collect();
+                self.drop_owned(0, &moved);
                 self.b.ins().jump(self.head, &args);
-                None
             }
-            Expr::Call(f, args) => {
+            // A tail call proper when the frame owns nothing the callee
+            // could be reading.
+            Expr::Call(f, args) if self.scopes.iter().all(|s| s.is_empty()) => {
                 let callee_name = self.program.functions[f.0 as usize].shown.clone();
                 let id = self.tables.site(callee_name, s.span) as i64;
                 // Tail-entered from the interpreter's frame: keep the mark.
@@ -357,7 +506,6 @@ impl Gen<'_, '_> {
                 vals.extend(args.iter().map(|a| self.atom(a)));
                 let r = self.func_ref(self.ids[f]);
                 self.b.ins().return_call(r, &vals);
-                None
             }
             Expr::If { cond, then, otherwise } => {
                 let c = self.atom(cond);
@@ -366,17 +514,18 @@ impl Gen<'_, '_> {
                 for (blk, body) in [(t, then), (e, otherwise)] {
                     self.b.switch_to_block(blk);
                     self.b.seal_block(blk);
-                    if let Some(r) = self.block(body, true) {
-                        self.b.ins().return_(&[r]);
-                    }
+                    self.block(body, true);
                 }
-                None
             }
             _ => {
-                let v = self.stmt(s)?;
+                let Some(v) = self.stmt(s) else { return };
                 let v = v.unwrap_or_else(|| self.b.ins().iconst(types::I8, 0));
-                self.b.ins().return_(&[v]);
-                None
+                self.vars.insert(s.var.id, v);
+                let depth = self.scopes.len() - 1;
+                if boxed(&s.var.ty) && makes_owned(&s.expr) {
+                    self.scopes[depth].push(s.var.id);
+                }
+                self.ret(&Atom::Var(s.var.clone()));
             }
         }
     }
@@ -439,6 +588,52 @@ impl Gen<'_, '_> {
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.prim(*b, &args, s.span)
             }
+            Expr::Record(fields) => {
+                let values: Vec<Value> = fields.iter().map(|(_, a)| self.atom(a)).collect();
+                let kinds: Vec<runtime::Kind> = fields.iter().map(|(_, a)| kind(&a.ty())).collect();
+                let labels: std::sync::Arc<[pmx_ast::SmolStr]> = fields.iter().map(|(l, _)| l.clone()).collect();
+                self.tables.records.push(runtime::RecordShape { labels, kinds });
+                let shape = self.b.ins().iconst(types::I64, self.tables.records.len() as i64 - 1);
+                let words = self.words(&values);
+                let f = self.func_ref(self.helpers.named["make_record"]);
+                let call = self.b.ins().call(f, &[self.ctx, shape, words]);
+                self.b.inst_results(call)[0]
+            }
+            Expr::Seq(items) => {
+                let elem = s.var.ty.elem().cloned().expect("a sequence literal's type");
+                let values: Vec<Value> = items.iter().map(|a| self.atom(a)).collect();
+                let k = runtime::KINDS.iter().position(|k| *k == kind(&elem)).expect("a kind") as i64;
+                let k = self.b.ins().iconst(types::I64, k);
+                let words = self.words(&values);
+                let n = self.b.ins().iconst(types::I64, values.len() as i64);
+                let f = self.func_ref(self.helpers.named["make_seq"]);
+                let call = self.b.ins().call(f, &[k, words, n]);
+                self.b.inst_results(call)[0]
+            }
+            Expr::Con { variant, tag, payload } => {
+                let con = self.con(*variant, *tag);
+                let v = self.atom(payload);
+                let w = self.word(v);
+                let con = self.b.ins().iconst(types::I64, con as i64);
+                let f = self.func_ref(self.helpers.named["make_con"]);
+                let call = self.b.ins().call(f, &[self.ctx, con, w]);
+                self.b.inst_results(call)[0]
+            }
+            Expr::IsCon { value, variant, tag } => {
+                let con = self.con(*variant, *tag);
+                let v = self.atom(value);
+                let con = self.b.ins().iconst(types::I64, con as i64);
+                let f = self.func_ref(self.helpers.named["is_con"]);
+                let call = self.b.ins().call(f, &[self.ctx, v, con]);
+                self.b.inst_results(call)[0]
+            }
+            Expr::Payload { value, .. } => {
+                let v = self.atom(value);
+                let f = self.func_ref(self.helpers.named["payload"]);
+                let call = self.b.ins().call(f, &[v]);
+                let place = self.b.inst_results(call)[0];
+                self.read(place, &s.var.ty)
+            }
             Expr::Project(record, label) => {
                 let Type::Record(fields) = record.ty() else { unreachable!("a projection of a record") };
                 let index = fields.iter().position(|(l, _)| l == label).expect("the record type has the label");
@@ -486,6 +681,45 @@ impl Gen<'_, '_> {
             e => unreachable!("support.rs lets through only what is generated: {e:?}"),
         };
         Some(Some(v))
+    }
+
+    /// A value as a machine word (how `runtime::Kind` reads it back).
+    fn word(&mut self, v: Value) -> Value {
+        let t = self.b.func.dfg.value_type(v);
+        if t == types::F64 {
+            self.b.ins().bitcast(types::I64, MemFlagsData::new(), v)
+        } else if t == types::I64 {
+            v
+        } else {
+            self.b.ins().uextend(types::I64, v)
+        }
+    }
+
+    /// The values as words in a frame slot, and where it is.
+    fn words(&mut self, values: &[Value]) -> Value {
+        let size = (8 * values.len()).max(8) as u32;
+        let slot = self.b.create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+            cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+            size,
+            3,
+        ));
+        for (i, v) in values.iter().enumerate() {
+            let w = self.word(*v);
+            self.b.ins().stack_store(types::I64, w, slot, (8 * i) as i32);
+        }
+        self.b.ins().stack_addr(types::I64, slot, 0)
+    }
+
+    /// Constructor `tag` of `variant` in the tables.
+    fn con(&mut self, variant: pmx_lower::VariantId, tag: usize) -> u64 {
+        if let Some(c) = self.cons.get(&(variant, tag)) {
+            return *c;
+        }
+        let c = &self.program.variants[variant.0 as usize].constructors[tag];
+        self.tables.cons.push(runtime::ConShape { id: c.id, name: c.name.clone(), kind: kind(&c.payload) });
+        let id = self.tables.cons.len() as u64 - 1;
+        self.cons.insert((variant, tag), id);
+        id
     }
 
     /// `foldl f acc0 s` as a loop; `None` when nothing after it runs.
@@ -581,7 +815,7 @@ impl Gen<'_, '_> {
     fn read(&mut self, place: Value, t: &Type) -> Value {
         match t {
             Type::Unit => self.b.ins().iconst(types::I8, 0),
-            Type::Seq(_) | Type::Record(_) => place,
+            Type::Seq(_) | Type::Record(_) | Type::Variant(_) => place,
             t => self.b.ins().load(cl_type(t), MemFlagsData::trusted(), place, 8),
         }
     }

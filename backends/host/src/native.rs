@@ -70,7 +70,7 @@ fn word(v: &Value, t: &Type) -> u64 {
         (Value::Float(f), _) => f.to_bits(),
         (Value::Bool(b), _) => *b as u64,
         (Value::Char(c), _) => *c as u64,
-        (_, Type::Seq(_) | Type::Record(_)) => v as *const Value as u64,
+        (_, Type::Seq(_) | Type::Record(_) | Type::Variant(_)) => v as *const Value as u64,
         _ => 0,
     }
 }
@@ -83,9 +83,9 @@ fn value(w: u64, t: &Type) -> Value {
         Type::Bool => Value::Bool(w as u8 != 0),
         // Safety: the code checked every `Char` it made (`int2char`).
         Type::Char => Value::Char(char::from_u32(w as u32).unwrap_or('\u{FFFD}')),
-        // Safety: a borrowed value returned is a part of an argument,
-        // alive until the call's arguments are dropped, after this.
-        Type::Seq(_) | Type::Record(_) => unsafe { &*(w as *const Value) }.clone(),
+        // Safety: native code returns sequences, records and variant
+        // values in boxes of their own, which the caller takes.
+        Type::Seq(_) | Type::Record(_) | Type::Variant(_) => *unsafe { Box::from_raw(w as *mut Value) },
         _ => Value::unit(),
     }
 }

@@ -54,6 +54,8 @@ fn scalar(t: &Ty) -> bool {
         TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char => true,
         TyKind::Record(fields) => fields.iter().all(|(_, f)| scalar(f)),
         TyKind::Seq(e) => scalar(e),
+        // A variant type (the lowering decides whether its payloads are).
+        TyKind::Con(id, _, args) => id.as_builtin_type().is_none() && args.iter().all(scalar),
         _ => false,
     }
 }

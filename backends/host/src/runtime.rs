@@ -29,17 +29,23 @@ pub enum Message {
     OutOfBounds,
 }
 
-#[derive(Default)]
 pub struct Tables {
     pub failures: Vec<(Message, Span)>,
     /// Call sites by number (0 is no site): the callee's name as the
     /// interpreter shows it, and the call's span.
     pub sites: Vec<(SmolStr, Span)>,
+    pub records: Vec<RecordShape>,
+    pub cons: Vec<ConShape>,
 }
 
 impl Tables {
     pub fn new() -> Tables {
-        Tables { failures: Vec::new(), sites: vec![(SmolStr::new(""), Span::BUILTIN)] }
+        Tables {
+            failures: Vec::new(),
+            sites: vec![(SmolStr::new(""), Span::BUILTIN)],
+            records: Vec::new(),
+            cons: Vec::new(),
+        }
     }
 
     pub fn failure(&mut self, message: Message, span: Span) -> u64 {
@@ -239,4 +245,110 @@ pub extern "C" fn atan2(y: f64, x: f64) -> f64 {
 }
 pub extern "C" fn pow(x: f64, y: f64) -> f64 {
     x.powf(y)
+}
+
+// Values that native code makes are owned: a `Box<Value>` it holds by
+// pointer, dropped (`drop_value`) at the end of the block that made it
+// unless it is the block's result. A borrowed value that must outlive
+// its owner (returned, or carried around a loop) is copied into a box of
+// its own (`dup`: the `Value`'s clone, a count, not the data).
+
+/// How a word stands for a `Value` of one type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Int,
+    Float,
+    Bool,
+    Char,
+    Unit,
+    /// A pointer to a `Value` (a sequence, record or variant).
+    Boxed,
+}
+
+impl Kind {
+    /// The value a word of this kind stands for (a boxed one is cloned).
+    fn value(self, w: u64) -> Value {
+        match self {
+            Kind::Int => Value::Int(w as i64),
+            Kind::Float => Value::Float(f64::from_bits(w)),
+            Kind::Bool => Value::Bool(w as u8 != 0),
+            Kind::Char => Value::Char(char::from_u32(w as u32).unwrap_or('\u{FFFD}')),
+            Kind::Unit => Value::unit(),
+            Kind::Boxed => unsafe { &*(w as *const Value) }.clone(),
+        }
+    }
+}
+
+/// A record's labels (sorted) and its fields' kinds.
+pub struct RecordShape {
+    pub labels: std::sync::Arc<[SmolStr]>,
+    pub kinds: Vec<Kind>,
+}
+
+/// A constructor: its identity (what values carry as their tag), name,
+/// and its payload's kind.
+pub struct ConShape {
+    pub id: pmx_ast::NameId,
+    pub name: SmolStr,
+    pub kind: Kind,
+}
+
+fn boxed(v: Value) -> *mut Value {
+    Box::into_raw(Box::new(v))
+}
+
+pub extern "C" fn drop_value(v: *mut Value) {
+    // Safety: `v` is a box this code made and owns, dropped once.
+    drop(unsafe { Box::from_raw(v) });
+}
+
+pub extern "C" fn dup(v: *const Value) -> *mut Value {
+    boxed(unsafe { &*v }.clone())
+}
+
+/// Record `shape` of the words at `words`.
+pub extern "C" fn make_record(ctx: *mut Ctx, shape: u64, words: *const u64) -> *mut Value {
+    let ctx = unsafe { &*ctx };
+    let s = &ctx.tables().records[shape as usize];
+    let values: Vec<Value> = s.kinds.iter().enumerate().map(|(i, k)| k.value(unsafe { *words.add(i) })).collect();
+    boxed(Value::Record(std::sync::Arc::new(pmx_cpu::value::Record {
+        labels: s.labels.clone(),
+        values: values.into_boxed_slice(),
+    })))
+}
+
+/// A sequence of the `n` words at `words`, of kind `kind` (`Kind` as a
+/// number: its index in `KINDS`).
+pub extern "C" fn make_seq(kind: u64, words: *const u64, n: i64) -> *mut Value {
+    let k = KINDS[kind as usize];
+    let items: Vec<Value> = (0..n as usize).map(|i| k.value(unsafe { *words.add(i) })).collect();
+    boxed(Value::seq(Seq::from_values(items)))
+}
+
+pub const KINDS: [Kind; 6] = [Kind::Int, Kind::Float, Kind::Bool, Kind::Char, Kind::Unit, Kind::Boxed];
+
+/// Constructor `con` applied to a payload word.
+pub extern "C" fn make_con(ctx: *mut Ctx, con: u64, word: u64) -> *mut Value {
+    let ctx = unsafe { &*ctx };
+    let c = &ctx.tables().cons[con as usize];
+    boxed(Value::Con(std::sync::Arc::new(pmx_cpu::value::ConValue {
+        tag: c.id,
+        name: c.name.clone(),
+        arg: c.kind.value(word),
+    })))
+}
+
+/// Whether a variant value was built by constructor `con`.
+pub extern "C" fn is_con(ctx: *mut Ctx, v: *const Value, con: u64) -> u8 {
+    let ctx = unsafe { &*ctx };
+    let id = ctx.tables().cons[con as usize].id;
+    matches!(unsafe { &*v }, Value::Con(c) if c.tag == id) as u8
+}
+
+/// Where a variant value's payload is.
+pub extern "C" fn payload(v: *const Value) -> *const Value {
+    match unsafe { &*v } {
+        Value::Con(c) => &c.arg,
+        _ => pmx_cpu::type_confusion("a value of a variant type"),
+    }
 }

@@ -21,14 +21,22 @@ pub fn scalar(t: &Type) -> bool {
     matches!(t, Type::Int | Type::Float | Type::Bool | Type::Char | Type::Unit)
 }
 
-/// A type native code holds: a scalar, or a sequence or record (of such
-/// types) that it borrows.
-pub fn native(t: &Type) -> bool {
-    match t {
-        Type::Seq(e) => native(e),
-        Type::Record(fields) => fields.iter().all(|(_, f)| native(f)),
-        t => scalar(t),
+/// A type native code holds: a scalar, or a sequence, record or variant
+/// type of such types (which it holds by pointer, borrowed or its own).
+pub fn native(program: &Program, t: &Type) -> bool {
+    fn go(program: &Program, t: &Type, seen: &mut Vec<pmx_lower::VariantId>) -> bool {
+        match t {
+            Type::Seq(e) => go(program, e, seen),
+            Type::Record(fields) => fields.iter().all(|(_, f)| go(program, f, seen)),
+            Type::Variant(v) if seen.contains(v) => true,
+            Type::Variant(v) => {
+                seen.push(*v);
+                program.variants[v.0 as usize].constructors.iter().all(|c| go(program, &c.payload, seen))
+            }
+            t => scalar(t),
+        }
     }
+    go(program, t, &mut Vec::new())
 }
 
 /// The scalar primitives the generator emits.
@@ -99,7 +107,7 @@ pub fn supported(program: &Program, wanted: &[FnId]) -> (FxHashSet<FnId>, FxHash
     }
     let mut bad: FxHashMap<FnId, Unsupported> = FxHashMap::default();
     for &f in &reached {
-        if let Err(u) = check_function(&program.functions[f.0 as usize]) {
+        if let Err(u) = check_function(program, &program.functions[f.0 as usize]) {
             bad.insert(f, u);
         }
     }
@@ -126,17 +134,17 @@ pub fn supported(program: &Program, wanted: &[FnId]) -> (FxHashSet<FnId>, FxHash
     (good, bad)
 }
 
-fn check_function(f: &Function) -> Result<(), Unsupported> {
+fn check_function(program: &Program, f: &Function) -> Result<(), Unsupported> {
     for p in &f.params {
-        if !native(&p.ty) {
+        if !native(program, &p.ty) {
             return Err(Unsupported { what: format!("its parameter `{}` is of type {}", p.name, p.ty), span: f.span });
         }
     }
-    if !native(&f.result) {
+    if !native(program, &f.result) {
         return Err(Unsupported { what: format!("its result is of type {}", f.result), span: f.span });
     }
     let messages = error_messages(&f.body);
-    check_block(&f.body, &messages)
+    check_block(program, &f.body, &messages)
 }
 
 /// The variables used only as the message of `error` (string literals
@@ -158,7 +166,7 @@ pub fn error_messages(body: &Block) -> FxHashSet<VarId> {
     messages
 }
 
-fn check_block(b: &Block, messages: &FxHashSet<VarId>) -> Result<(), Unsupported> {
+fn check_block(program: &Program, b: &Block, messages: &FxHashSet<VarId>) -> Result<(), Unsupported> {
     for s in &b.stmts {
         let unsupported = |what: String| Err(Unsupported { what, span: s.span });
         match &s.expr {
@@ -168,14 +176,26 @@ fn check_block(b: &Block, messages: &FxHashSet<VarId>) -> Result<(), Unsupported
             {
                 continue
             }
-            _ if !native(&s.var.ty) => return unsupported(format!("a value of type {}", s.var.ty)),
-            Expr::Atom(_) | Expr::Math(..) | Expr::Call(..) | Expr::Never | Expr::Project(..) => {}
+            _ if !native(program, &s.var.ty) => return unsupported(format!("a value of type {}", s.var.ty)),
+            Expr::Atom(_)
+            | Expr::Math(..)
+            | Expr::Call(..)
+            | Expr::Never
+            | Expr::Project(..)
+            | Expr::Record(_)
+            | Expr::Seq(_)
+            | Expr::Con { .. }
+            | Expr::IsCon { .. }
+            | Expr::Payload { .. } => {}
             Expr::Prim(Builtin::Error, args) => {
                 if !matches!(&args[0], Atom::Var(v) if messages.contains(&v.id)) {
                     return unsupported("`error` of a message that is not a string literal".into());
                 }
             }
             Expr::Prim(b, _) if primitive(*b) => {}
+            Expr::Foldl { .. } if !scalar(&s.var.ty) => {
+                return unsupported(format!("`foldl` with an accumulator of type {}", s.var.ty))
+            }
             Expr::Foldl { f, .. } => match f.callee {
                 Callee::Builtin(b) if !primitive(b) || seq_primitive(b) || b == Builtin::Error => {
                     return unsupported(format!("`foldl` of the built-in `{}`", b.name()))
@@ -184,8 +204,8 @@ fn check_block(b: &Block, messages: &FxHashSet<VarId>) -> Result<(), Unsupported
             },
             Expr::Prim(b, _) => return unsupported(format!("the built-in `{}`", b.name())),
             Expr::If { then, otherwise, .. } => {
-                check_block(then, messages)?;
-                check_block(otherwise, messages)?;
+                check_block(program, then, messages)?;
+                check_block(program, otherwise, messages)?;
             }
             e => return unsupported(format!("a node the generator does not compile yet ({})", node_name(e))),
         }
