@@ -72,8 +72,11 @@ fn native_host_code_runs_as_the_interpreter() {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(file) = programs.get(i) else { break };
                 let base = ["test", "--color=never", "--target", "interp", "--verbose"];
-                let interp = process::pmx(&[&base[..], &["--host", "interp"]].concat(), file);
-                let native = process::pmx(&[&base[..], &["--host", "auto"]].concat(), file);
+                // Parallel keywords in the interpreter on one thread: a
+                // loop that prints prints in order in both runs.
+                let one = [("RAYON_NUM_THREADS", "1")];
+                let interp = process::pmx_with_env(&[&base[..], &["--host", "interp"]].concat(), file, &one);
+                let native = process::pmx_with_env(&[&base[..], &["--host", "auto"]].concat(), file, &one);
                 results.lock().unwrap().push((file.clone(), interp, native));
             });
         }
