@@ -91,6 +91,13 @@ impl UtestFiles {
     }
 }
 
+/// Built-in `b` applied to all its arguments, none a function, as the
+/// interpreter applies it (the one implementation of the built-ins, which
+/// native host code calls too); a panic inside becomes a located error.
+pub fn call_builtin(m: &mut Machine, b: pmx_ast::Builtin, args: Args, span: pmx_ast::Span) -> Res<value::Value> {
+    builtins::call(m, b, args, span)
+}
+
 /// The exit code after an internal error (a bug in pmx): Rust's own for a
 /// panic, so that scripts and tests tell it apart from a program's error.
 pub const INTERNAL_ERROR_EXIT: i32 = 101;

@@ -63,6 +63,7 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_make_con", runtime::make_con as *const u8),
     ("pmx_is_con", runtime::is_con as *const u8),
     ("pmx_payload", runtime::payload as *const u8),
+    ("pmx_call_builtin", runtime::call_builtin as *const u8),
     ("pmx_exp", runtime::exp as *const u8),
     ("pmx_log", runtime::log as *const u8),
     ("pmx_sin", runtime::sin as *const u8),
@@ -239,6 +240,7 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             ("make_con", vec![ptr, types::I64, types::I64], vec![ptr]),
             ("is_con", vec![ptr, ptr, types::I64], vec![types::I8]),
             ("payload", vec![ptr], vec![ptr]),
+            ("call_builtin", vec![ptr, types::I64, ptr], vec![types::I64]),
         ]
         .into_iter()
         .map(|(n, p, r)| Ok((n, declare(&format!("pmx_{n}"), &p, &r)?)))
@@ -280,7 +282,11 @@ pub fn boxed(t: &Type) -> bool {
 /// Whether a node of a boxed type makes a value of its own (else it is a
 /// part of another, or another's name: borrowed).
 fn makes_owned(e: &Expr) -> bool {
-    !matches!(e, Expr::Atom(_) | Expr::Project(..) | Expr::Payload { .. } | Expr::Prim(..))
+    match e {
+        Expr::Atom(_) | Expr::Project(..) | Expr::Payload { .. } => false,
+        Expr::Prim(b, _) => !support::seq_primitive(*b),
+        _ => true,
+    }
 }
 
 /// How a value of type `t` travels as a word.
@@ -584,9 +590,14 @@ impl Gen<'_, '_> {
                 let vals: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.seq_prim(*b, &vals, &s.var.ty, s.span)
             }
-            Expr::Prim(b, args) => {
+            Expr::Prim(b, args) if support::primitive(*b) => {
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.prim(*b, &args, s.span)
+            }
+            Expr::Prim(b, args) => {
+                let kinds: Vec<runtime::Kind> = args.iter().map(|a| kind(&a.ty())).collect();
+                let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
+                self.builtin(*b, &args, kinds, &s.var.ty, s.span)
             }
             Expr::Record(fields) => {
                 let values: Vec<Value> = fields.iter().map(|(_, a)| self.atom(a)).collect();
@@ -683,6 +694,34 @@ impl Gen<'_, '_> {
         Some(Some(v))
     }
 
+    /// Built-in `b` as the interpreter's runtime computes it; a failure
+    /// leaves this function.
+    fn builtin(
+        &mut self,
+        b: Builtin,
+        args: &[Value],
+        kinds: Vec<runtime::Kind>,
+        result: &Type,
+        span: pmx_ast::Span,
+    ) -> Value {
+        self.tables.builtins.push(runtime::BuiltinCall { builtin: b, args: kinds, result: kind(result), span });
+        let id = self.b.ins().iconst(types::I64, self.tables.builtins.len() as i64 - 1);
+        let words = self.words(args);
+        let f = self.func_ref(self.helpers.named["call_builtin"]);
+        let call = self.b.ins().call(f, &[self.ctx, id, words]);
+        let w = self.b.inst_results(call)[0];
+        let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
+        let go = self.b.create_block();
+        self.b.ins().brif(failed, self.unwind, &[], go, &[]);
+        self.b.switch_to_block(go);
+        self.b.seal_block(go);
+        match cl_type(result) {
+            types::F64 => self.b.ins().bitcast(types::F64, MemFlagsData::new(), w),
+            types::I64 => w,
+            t => self.b.ins().ireduce(t, w),
+        }
+    }
+
     /// A value as a machine word (how `runtime::Kind` reads it back).
     fn word(&mut self, v: Value) -> Value {
         let t = self.b.func.dfg.value_type(v);
@@ -740,6 +779,10 @@ impl Gen<'_, '_> {
         self.b.append_block_param(head, types::I64);
         self.b.append_block_param(head, t);
         self.b.append_block_param(exit, t);
+        // A sequence, record or variant accumulator is the loop's own: a
+        // copy of the first, then each call's result, the one before it
+        // dropped once the call has read it.
+        let acc0 = if boxed(ty) { self.dup(acc0) } else { acc0 };
         let zero = self.b.ins().iconst(types::I64, 0);
         self.b.ins().jump(head, &[zero.into(), acc0.into()]);
         self.b.switch_to_block(head);
@@ -752,6 +795,10 @@ impl Gen<'_, '_> {
         let mut args: Vec<Value> = f.bound.iter().map(|a| self.atom(a)).collect();
         args.extend([acc, x]);
         let next = self.call_ref(f, &args, span)?;
+        if boxed(ty) {
+            let d = self.func_ref(self.helpers.named["drop_value"]);
+            self.b.ins().call(d, &[acc]);
+        }
         let i1 = self.b.ins().iadd_imm_s(i, 1);
         self.b.ins().jump(head, &[i1.into(), next.into()]);
         self.b.seal_block(head);
@@ -765,7 +812,12 @@ impl Gen<'_, '_> {
     fn call_ref(&mut self, f: &pmx_lower::FunRef, args: &[Value], span: pmx_ast::Span) -> Option<Value> {
         match f.callee {
             pmx_lower::Callee::Function(id) => Some(self.call(id, args, span)),
-            pmx_lower::Callee::Builtin(b) => Some(self.prim(b, args, span)),
+            pmx_lower::Callee::Builtin(b) if support::primitive(b) => Some(self.prim(b, args, span)),
+            pmx_lower::Callee::Builtin(b) => {
+                let mut kinds: Vec<runtime::Kind> = f.bound.iter().map(|a| kind(&a.ty())).collect();
+                kinds.extend(f.params.iter().map(kind));
+                Some(self.builtin(b, args, kinds, &f.result, span))
+            }
             pmx_lower::Callee::Math(m) => {
                 let h = self.func_ref(self.helpers.math[m.name()]);
                 let call = self.b.ins().call(h, args);

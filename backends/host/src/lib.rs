@@ -60,7 +60,9 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Option<Plan> {
     if candidates.roots.is_empty() {
         return None;
     }
-    let program = pmx_accelerate::program::to_expr(modules);
+    // Local functions lifted to the top level (the accelerate passes'
+    // lambda lifting): the lowering takes first-order programs.
+    let (program, _) = pmx_accelerate::lift(pmx_accelerate::program::to_expr(modules));
     let ids: Vec<pmx_ast::NameId> = candidates.roots.iter().map(|r| r.id).collect();
     let (lowered, asked, diags) = pmx_lower::lower_host(&program, &ids);
     let wanted: Vec<pmx_lower::FnId> = asked.iter().flatten().copied().collect();
@@ -68,6 +70,12 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Option<Plan> {
     let mut entries = Vec::new();
     for (root, f) in candidates.roots.into_iter().zip(&asked) {
         match f {
+            // Lifting gave it the top-level values it uses as leading
+            // parameters, which the interpreter's callers do not pass.
+            Some(f) if lowered.functions[f.0 as usize].params.len() != root.arity => {
+                let why = "it uses top-level values that are not functions (not compiled yet)".to_string();
+                left.push((root.name.clone(), why, root.span));
+            }
             Some(f) if good.contains(f) => entries.push((root, *f)),
             Some(f) => {
                 let u = &bad[f];

@@ -47,7 +47,7 @@ pub fn build(program: &Program, good: &FxHashSet<FnId>, entries: &[(&Root, FnId)
         let arity = params.len();
         let call = move |m: &mut pmx_cpu::Machine, args: &[Value]| {
             let words: smallvec::SmallVec<[u64; 8]> = args.iter().zip(&params).map(|(a, t)| word(a, t)).collect();
-            let mut ctx = Ctx::new(m.stack_limit(), &code.tables);
+            let mut ctx = Ctx::new(m.stack_limit(), &code.tables, m as *mut pmx_cpu::Machine);
             let mut out = 0u64;
             // Safety: `words` has one word per parameter, `out` one for
             // the result; the code lives in `code`.

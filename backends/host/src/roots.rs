@@ -12,6 +12,8 @@ pub struct Root {
     pub id: NameId,
     pub name: SmolStr,
     pub span: Span,
+    /// How many arguments its type takes.
+    pub arity: usize,
 }
 
 pub struct Candidates {
@@ -38,7 +40,15 @@ pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candida
                     continue;
                 }
                 match why_not(&b.scheme) {
-                    None => out.roots.push(Root { id: b.name.id, name: b.name.text.clone(), span: b.span }),
+                    None => {
+                        let mut arity = 0;
+                        let mut t = &b.scheme;
+                        while let Some((_, r)) = t.as_arrow() {
+                            arity += 1;
+                            t = r;
+                        }
+                        out.roots.push(Root { id: b.name.id, name: b.name.text.clone(), span: b.span, arity })
+                    }
                     Some(why) => out.refused.push((b.name.text.clone(), why, b.span)),
                 }
             }

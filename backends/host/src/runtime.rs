@@ -36,6 +36,17 @@ pub struct Tables {
     pub sites: Vec<(SmolStr, Span)>,
     pub records: Vec<RecordShape>,
     pub cons: Vec<ConShape>,
+    pub builtins: Vec<BuiltinCall>,
+}
+
+/// A call of a built-in that the interpreter's runtime makes for native
+/// code (`call_builtin`): which, the kinds of its arguments and result,
+/// and where.
+pub struct BuiltinCall {
+    pub builtin: pmx_ast::Builtin,
+    pub args: Vec<Kind>,
+    pub result: Kind,
+    pub span: Span,
 }
 
 impl Tables {
@@ -45,6 +56,7 @@ impl Tables {
             sites: vec![(SmolStr::new(""), Span::BUILTIN)],
             records: Vec::new(),
             cons: Vec::new(),
+            builtins: Vec::new(),
         }
     }
 
@@ -67,14 +79,17 @@ pub struct Ctx {
     pub stack_limit: u64,
     pub error: Option<Box<RuntimeError>>,
     pub tables: *const Tables,
+    /// The interpreter's machine that called native code: built-ins run
+    /// on it.
+    pub machine: *mut pmx_cpu::Machine,
 }
 
 pub const FAILED_OFFSET: i32 = 0;
 pub const STACK_LIMIT_OFFSET: i32 = 8;
 
 impl Ctx {
-    pub fn new(stack_limit: usize, tables: &Tables) -> Ctx {
-        Ctx { failed: 0, stack_limit: stack_limit as u64, error: None, tables }
+    pub fn new(stack_limit: usize, tables: &Tables, machine: *mut pmx_cpu::Machine) -> Ctx {
+        Ctx { failed: 0, stack_limit: stack_limit as u64, error: None, tables, machine }
     }
 
     fn tables(&self) -> &Tables {
@@ -350,5 +365,40 @@ pub extern "C" fn payload(v: *const Value) -> *const Value {
     match unsafe { &*v } {
         Value::Con(c) => &c.arg,
         _ => pmx_cpu::type_confusion("a value of a variant type"),
+    }
+}
+
+/// Built-in call `id` on the words at `words`: its result as a word (a
+/// value of a boxed kind in a box of its own), or a failure recorded.
+pub extern "C" fn call_builtin(ctx: *mut Ctx, id: u64, words: *const u64) -> u64 {
+    let ctx = unsafe { &mut *ctx };
+    // Safety: the tables outlive the call (see `Ctx::tables`).
+    let tables: &Tables = unsafe { &*ctx.tables };
+    let call = &tables.builtins[id as usize];
+    let args: pmx_cpu::Args = call.args.iter().enumerate().map(|(i, k)| k.value(unsafe { *words.add(i) })).collect();
+    // Safety: the machine that called native code waits for it, and
+    // touches nothing meanwhile.
+    let m = unsafe { &mut *ctx.machine };
+    match pmx_cpu::call_builtin(m, call.builtin, args, call.span) {
+        Ok(v) => match (call.result, v) {
+            (Kind::Int, Value::Int(i)) => i as u64,
+            (Kind::Float, Value::Float(f)) => f.to_bits(),
+            (Kind::Bool, Value::Bool(b)) => b as u64,
+            (Kind::Char, Value::Char(c)) => c as u64,
+            (Kind::Unit, _) => 0,
+            (Kind::Boxed, v) => boxed(v) as u64,
+            _ => {
+                let message =
+                    format!("{}`{}` gave a value of another type", pmx_cpu::INTERNAL_PREFIX, call.builtin.name());
+                ctx.error = Some(RuntimeError::from_engine(message, call.span));
+                ctx.failed = 1;
+                0
+            }
+        },
+        Err(e) => {
+            ctx.error = Some(e);
+            ctx.failed = 1;
+            0
+        }
     }
 }

@@ -39,7 +39,10 @@ pub fn native(program: &Program, t: &Type) -> bool {
     go(program, t, &mut Vec::new())
 }
 
-/// The scalar primitives the generator emits.
+/// The scalar primitives the generator emits itself (`gen::prim`); the
+/// other built-ins of data run in the interpreter's runtime
+/// (`runtime::call_builtin`), apart from the sequence primitives and
+/// `error`.
 pub fn primitive(b: Builtin) -> bool {
     use Builtin::*;
     matches!(
@@ -76,12 +79,13 @@ pub fn primitive(b: Builtin) -> bool {
             | Char2int
             | Int2char
             | Eqc
-            | Error
-            | Length
-            | Null
-            | Get
-            | Head
     )
+}
+
+/// Built-ins native code does not call: `unsafeCoerce`, after which a
+/// value may not have the type native code reads it at.
+fn unsupported_builtin(b: Builtin) -> bool {
+    b == Builtin::UnsafeCoerce
 }
 
 /// The primitives on sequences (`seq_prim` in `gen.rs`).
@@ -192,17 +196,14 @@ fn check_block(program: &Program, b: &Block, messages: &FxHashSet<VarId>) -> Res
                     return unsupported("`error` of a message that is not a string literal".into());
                 }
             }
-            Expr::Prim(b, _) if primitive(*b) => {}
-            Expr::Foldl { .. } if !scalar(&s.var.ty) => {
-                return unsupported(format!("`foldl` with an accumulator of type {}", s.var.ty))
-            }
+            Expr::Prim(b, _) if unsupported_builtin(*b) => return unsupported(format!("the built-in `{}`", b.name())),
+            Expr::Prim(..) => {}
             Expr::Foldl { f, .. } => match f.callee {
-                Callee::Builtin(b) if !primitive(b) || seq_primitive(b) || b == Builtin::Error => {
+                Callee::Builtin(b) if unsupported_builtin(b) || seq_primitive(b) || b == Builtin::Error => {
                     return unsupported(format!("`foldl` of the built-in `{}`", b.name()))
                 }
                 _ => {}
             },
-            Expr::Prim(b, _) => return unsupported(format!("the built-in `{}`", b.name())),
             Expr::If { then, otherwise, .. } => {
                 check_block(program, then, messages)?;
                 check_block(program, otherwise, messages)?;

@@ -308,7 +308,7 @@ impl<'a> Lowerer<'a> {
             id: p.id,
             name,
             source: b.name.text.clone(),
-            shown: b.name.text.clone(),
+            shown: shown_name(&b.name),
             span: b.span,
             instance,
             lifted: false,
@@ -411,5 +411,17 @@ impl<'a> Lowerer<'a> {
             result,
             body: Block { stmts: out, result: atom },
         })
+    }
+}
+
+/// The name the interpreter's closure of a top-level binding has: an
+/// anonymous lambda that lambda lifting made a binding (`lambda`, in the
+/// passes' own file) is `<lambda>`. (A local function the program itself
+/// names `lambda` is shown so too.)
+fn shown_name(n: &pmx_ast::Name) -> SmolStr {
+    if n.id.file == pmx_accelerate::SYNTHETIC && n.text == "lambda" {
+        SmolStr::new_static("<lambda>")
+    } else {
+        n.text.clone()
     }
 }
