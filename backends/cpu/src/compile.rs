@@ -87,9 +87,13 @@ pub fn compile_program(
         // values are the bindings' parameters), so defining it first
         // changes nothing the program observes.
         let extracted = pmx_accelerate::program::to_module(&acc.program);
+        // Accelerated code runs as its engine runs it: natives are host
+        // code's (the extracted program shares their identities).
+        let natives = std::mem::take(&mut c.natives);
         for item in &extracted.items {
             c.placed_item(item, &mut steps, &mut places);
         }
+        c.natives = natives;
         let accelerated_globals = std::mem::take(&mut c.globals);
         sites = crate::accelerate::sites(acc, &accelerated_globals);
         for (i, site) in sites.iter().enumerate() {

@@ -34,7 +34,7 @@ pub type EntryFn = unsafe extern "C" fn(*mut runtime::Ctx, *const u64, *mut u64)
 pub fn cl_type(t: &Type) -> types::Type {
     match t {
         // A borrowed sequence or record: where its `Value` is.
-        Type::Int | Type::Seq(_) | Type::Record(_) | Type::Variant(_) => types::I64,
+        Type::Int | Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_) => types::I64,
         Type::Float => types::F64,
         Type::Char => types::I32,
         _ => types::I8,
@@ -64,6 +64,9 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_is_con", runtime::is_con as *const u8),
     ("pmx_payload", runtime::payload as *const u8),
     ("pmx_call_builtin", runtime::call_builtin as *const u8),
+    ("pmx_builder", runtime::builder as *const u8),
+    ("pmx_builder_push", runtime::builder_push as *const u8),
+    ("pmx_builder_finish", runtime::builder_finish as *const u8),
     ("pmx_exp", runtime::exp as *const u8),
     ("pmx_log", runtime::log as *const u8),
     ("pmx_sin", runtime::sin as *const u8),
@@ -241,6 +244,9 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             ("is_con", vec![ptr, ptr, types::I64], vec![types::I8]),
             ("payload", vec![ptr], vec![ptr]),
             ("call_builtin", vec![ptr, types::I64, ptr], vec![types::I64]),
+            ("builder", vec![types::I64], vec![ptr]),
+            ("builder_push", vec![ptr, types::I64, types::I64], vec![]),
+            ("builder_finish", vec![ptr, ptr], vec![ptr]),
         ]
         .into_iter()
         .map(|(n, p, r)| Ok((n, declare(&format!("pmx_{n}"), &p, &r)?)))
@@ -276,7 +282,7 @@ struct Gen<'a, 'b> {
 
 /// A type native code holds as a pointer to a `Value`.
 pub fn boxed(t: &Type) -> bool {
-    matches!(t, Type::Seq(_) | Type::Record(_) | Type::Variant(_))
+    matches!(t, Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_))
 }
 
 /// Whether a node of a boxed type makes a value of its own (else it is a
@@ -581,6 +587,58 @@ impl Gen<'_, '_> {
                 self.fail(Message::Fixed(text), s.span, None);
                 return None;
             }
+            Expr::Loop { n, f, .. } => {
+                let n = self.atom(n);
+                self.counted(n, |g, i| {
+                    let mut args: Vec<Value> = f.bound.iter().map(|a| g.atom(a)).collect();
+                    args.push(i);
+                    g.call_ref(f, &args, s.span).map(|_| ())
+                })?;
+                self.b.ins().iconst(types::I8, 0)
+            }
+            Expr::Create { len, f } => {
+                let n = self.atom(len);
+                let ok = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, 0);
+                self.guard(ok, Message::NegativeCreate, s.span, Some(n));
+                let elem = s.var.ty.elem().cloned().expect("create makes a sequence");
+                self.build(n, &elem, None, |g, i| {
+                    let mut args: Vec<Value> = f.bound.iter().map(|a| g.atom(a)).collect();
+                    args.push(i);
+                    g.call_ref(f, &args, s.span)
+                })?
+            }
+            Expr::Map { f, seqs } => {
+                let seqs: Vec<(Value, Type)> =
+                    seqs.iter().map(|a| (self.atom(a), a.ty().elem().cloned().expect("map over sequences"))).collect();
+                let len_f = self.func_ref(self.helpers.seq_len);
+                let call = self.b.ins().call(len_f, &[seqs[0].0]);
+                let n = self.b.inst_results(call)[0];
+                if let Some((other, _)) = seqs.get(1) {
+                    let call = self.b.ins().call(len_f, &[*other]);
+                    let m = self.b.inst_results(call)[0];
+                    let same = self.b.ins().icmp(IntCC::Equal, n, m);
+                    let (pass, bad) = (self.b.create_block(), self.b.create_block());
+                    self.b.ins().brif(same, pass, &[], bad, &[]);
+                    self.b.switch_to_block(bad);
+                    self.b.seal_block(bad);
+                    let id = self.tables.failure(Message::Map2Lengths, s.span) as i64;
+                    let id = self.b.ins().iconst(types::I64, id);
+                    let fail = self.func_ref(self.helpers.fail_ints);
+                    self.b.ins().call(fail, &[self.ctx, id, n, m]);
+                    self.b.ins().jump(self.unwind, &[]);
+                    self.b.switch_to_block(pass);
+                    self.b.seal_block(pass);
+                }
+                let elem = s.var.ty.elem().cloned().expect("map makes a sequence");
+                let like = if seqs.len() == 1 { Some(seqs[0].0) } else { None };
+                self.build(n, &elem, like, |g, i| {
+                    let mut args: Vec<Value> = f.bound.iter().map(|a| g.atom(a)).collect();
+                    for (sv, et) in &seqs {
+                        args.push(g.element(*sv, i, et));
+                    }
+                    g.call_ref(f, &args, s.span)
+                })?
+            }
             Expr::Foldl { f, init, seq } => {
                 let (s_, acc0) = (self.atom(seq), self.atom(init));
                 let elem = seq.ty().elem().cloned().expect("foldl over a sequence");
@@ -761,6 +819,59 @@ impl Gen<'_, '_> {
         id
     }
 
+    /// `body(i)` for `i` from 0 below `n` (a loop); `None` when nothing
+    /// after it runs.
+    fn counted(&mut self, n: Value, mut body: impl FnMut(&mut Self, Value) -> Option<()>) -> Option<()> {
+        let (head, step, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.append_block_param(head, types::I64);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().jump(head, &[zero.into()]);
+        self.b.switch_to_block(head);
+        let i = self.b.block_params(head)[0];
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, i, n);
+        self.b.ins().brif(more, step, &[], exit, &[]);
+        self.b.switch_to_block(step);
+        self.b.seal_block(step);
+        body(self, i)?;
+        let i1 = self.b.ins().iadd_imm_s(i, 1);
+        self.b.ins().jump(head, &[i1.into()]);
+        self.b.seal_block(head);
+        self.b.switch_to_block(exit);
+        self.b.seal_block(exit);
+        Some(())
+    }
+
+    /// A sequence of `n` elements of type `elem`, each what `value(i)`
+    /// gives (the builder takes values native code owns); `like`: the
+    /// sequence whose representation it keeps (`map`'s).
+    fn build(
+        &mut self,
+        n: Value,
+        elem: &Type,
+        like: Option<Value>,
+        mut value: impl FnMut(&mut Self, Value) -> Option<Value>,
+    ) -> Option<Value> {
+        let new = self.func_ref(self.helpers.named["builder"]);
+        let call = self.b.ins().call(new, &[n]);
+        let b = self.b.inst_results(call)[0];
+        let k = runtime::KINDS.iter().position(|k| *k == kind(elem)).expect("a kind") as i64;
+        let push = self.func_ref(self.helpers.named["builder_push"]);
+        self.counted(n, |g, i| {
+            let v = value(g, i)?;
+            let w = g.word(v);
+            let k = g.b.ins().iconst(types::I64, k);
+            g.b.ins().call(push, &[b, k, w]);
+            Some(())
+        })?;
+        let like = match like {
+            Some(l) => l,
+            None => self.b.ins().iconst(types::I64, 0),
+        };
+        let finish = self.func_ref(self.helpers.named["builder_finish"]);
+        let call = self.b.ins().call(finish, &[b, like]);
+        Some(self.b.inst_results(call)[0])
+    }
+
     /// `foldl f acc0 s` as a loop; `None` when nothing after it runs.
     fn foldl(
         &mut self,
@@ -812,6 +923,8 @@ impl Gen<'_, '_> {
     fn call_ref(&mut self, f: &pmx_lower::FunRef, args: &[Value], span: pmx_ast::Span) -> Option<Value> {
         match f.callee {
             pmx_lower::Callee::Function(id) => Some(self.call(id, args, span)),
+            // A keyword's function is never a sequence primitive here: those
+            // go through the runtime below.
             pmx_lower::Callee::Builtin(b) if support::primitive(b) => Some(self.prim(b, args, span)),
             pmx_lower::Callee::Builtin(b) => {
                 let mut kinds: Vec<runtime::Kind> = f.bound.iter().map(|a| kind(&a.ty())).collect();
@@ -867,7 +980,7 @@ impl Gen<'_, '_> {
     fn read(&mut self, place: Value, t: &Type) -> Value {
         match t {
             Type::Unit => self.b.ins().iconst(types::I8, 0),
-            Type::Seq(_) | Type::Record(_) | Type::Variant(_) => place,
+            Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_) => place,
             t => self.b.ins().load(cl_type(t), MemFlagsData::trusted(), place, 8),
         }
     }

@@ -70,7 +70,7 @@ fn word(v: &Value, t: &Type) -> u64 {
         (Value::Float(f), _) => f.to_bits(),
         (Value::Bool(b), _) => *b as u64,
         (Value::Char(c), _) => *c as u64,
-        (_, Type::Seq(_) | Type::Record(_) | Type::Variant(_)) => v as *const Value as u64,
+        (_, Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_)) => v as *const Value as u64,
         _ => 0,
     }
 }
@@ -85,7 +85,9 @@ fn value(w: u64, t: &Type) -> Value {
         Type::Char => Value::Char(char::from_u32(w as u32).unwrap_or('\u{FFFD}')),
         // Safety: native code returns sequences, records and variant
         // values in boxes of their own, which the caller takes.
-        Type::Seq(_) | Type::Record(_) | Type::Variant(_) => *unsafe { Box::from_raw(w as *mut Value) },
+        Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_) => {
+            *unsafe { Box::from_raw(w as *mut Value) }
+        }
         _ => Value::unit(),
     }
 }

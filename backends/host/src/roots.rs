@@ -63,7 +63,7 @@ fn scalar(t: &Ty) -> bool {
     match t.kind() {
         TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char => true,
         TyKind::Record(fields) => fields.iter().all(|(_, f)| scalar(f)),
-        TyKind::Seq(e) => scalar(e),
+        TyKind::Seq(e) | TyKind::Tensor(e) => scalar(e),
         // A variant type (the lowering decides whether its payloads are).
         TyKind::Con(id, _, args) => id.as_builtin_type().is_none() && args.iter().all(scalar),
         _ => false,

@@ -27,6 +27,10 @@ pub enum Message {
     Int2char,
     /// An index out of a sequence's bounds (the index and the length).
     OutOfBounds,
+    /// `create` of a negative length.
+    NegativeCreate,
+    /// `map2` of sequences of different lengths.
+    Map2Lengths,
 }
 
 pub struct Tables {
@@ -113,6 +117,8 @@ pub extern "C" fn fail(ctx: *mut Ctx, id: u64) {
         Message::Fixed(t) => t,
         Message::Int2char => "int2char: a value that is not the code of a character".into(),
         Message::OutOfBounds => "Out of bounds access in sequence".into(),
+        Message::NegativeCreate => "Create with a negative length".into(),
+        Message::Map2Lengths => "map2 on sequences of different lengths".into(),
     };
     ctx.set(RuntimeError::new(text, span));
 }
@@ -123,8 +129,9 @@ pub extern "C" fn fail_int(ctx: *mut Ctx, id: u64, i: i64) {
     let (message, span) = ctx.tables().failures[id as usize].clone();
     let text = match message {
         Message::Int2char => format!("int2char: {i} is not the code of a character"),
+        Message::NegativeCreate => format!("Create with a negative length: {i}"),
         Message::Fixed(t) => t,
-        Message::OutOfBounds => "Out of bounds access in sequence".into(),
+        Message::OutOfBounds | Message::Map2Lengths => "Out of bounds access in sequence".into(),
     };
     ctx.set(RuntimeError::new(text, span));
 }
@@ -135,8 +142,10 @@ pub extern "C" fn fail_ints(ctx: *mut Ctx, id: u64, a: i64, b: i64) {
     let (message, span) = ctx.tables().failures[id as usize].clone();
     let text = match message {
         Message::OutOfBounds => format!("Out of bounds access in sequence: index {a} but the length is {b}"),
+        Message::Map2Lengths => format!("map2 on sequences of different lengths: {a} and {b}"),
         Message::Fixed(t) => t,
         Message::Int2char => format!("int2char: {a} is not the code of a character"),
+        Message::NegativeCreate => format!("Create with a negative length: {a}"),
     };
     ctx.set(RuntimeError::new(text, span));
 }
@@ -401,4 +410,30 @@ pub extern "C" fn call_builtin(ctx: *mut Ctx, id: u64, words: *const u64) -> u64
             0
         }
     }
+}
+
+/// A sequence being built by `create` or `map`: room for `n` elements.
+pub extern "C" fn builder(n: i64) -> *mut Vec<Value> {
+    // Reserved up to a bound: a huge length must not abort here, in code
+    // called from machine code (it grows as the elements come).
+    Box::into_raw(Box::new(Vec::with_capacity(n.clamp(0, 1 << 16) as usize)))
+}
+
+/// Appends a word of kind `kind` (its index in `KINDS`); a boxed one is a
+/// value native code owns, moved in.
+pub extern "C" fn builder_push(b: *mut Vec<Value>, kind: u64, word: u64) {
+    let b = unsafe { &mut *b };
+    let v = match KINDS[kind as usize] {
+        Kind::Boxed => *unsafe { Box::from_raw(word as *mut Value) },
+        k => k.value(word),
+    };
+    b.push(v);
+}
+
+/// The sequence built, as a list where `like` (a sequence, or null) is
+/// one, as the interpreter's `map` keeps its argument's representation.
+pub extern "C" fn builder_finish(b: *mut Vec<Value>, like: *const Value) -> *mut Value {
+    let items = *unsafe { Box::from_raw(b) };
+    let list = !like.is_null() && seq(like).is_list();
+    boxed(Value::seq(Seq::from_values(items).with_list(list)))
 }

@@ -21,12 +21,14 @@ pub fn scalar(t: &Type) -> bool {
     matches!(t, Type::Int | Type::Float | Type::Bool | Type::Char | Type::Unit)
 }
 
-/// A type native code holds: a scalar, or a sequence, record or variant
-/// type of such types (which it holds by pointer, borrowed or its own).
+/// A type native code holds: a scalar, or a sequence, record, variant or
+/// tensor type of such types (which it holds by pointer, borrowed or its
+/// own; a tensor's elements are read and written by the runtime's
+/// built-ins).
 pub fn native(program: &Program, t: &Type) -> bool {
     fn go(program: &Program, t: &Type, seen: &mut Vec<pmx_lower::VariantId>) -> bool {
         match t {
-            Type::Seq(e) => go(program, e, seen),
+            Type::Seq(e) | Type::Tensor(e) => go(program, e, seen),
             Type::Record(fields) => fields.iter().all(|(_, f)| go(program, f, seen)),
             Type::Variant(v) if seen.contains(v) => true,
             Type::Variant(v) => {
@@ -198,12 +200,14 @@ fn check_block(program: &Program, b: &Block, messages: &FxHashSet<VarId>) -> Res
             }
             Expr::Prim(b, _) if unsupported_builtin(*b) => return unsupported(format!("the built-in `{}`", b.name())),
             Expr::Prim(..) => {}
-            Expr::Foldl { f, .. } => match f.callee {
-                Callee::Builtin(b) if unsupported_builtin(b) || seq_primitive(b) || b == Builtin::Error => {
-                    return unsupported(format!("`foldl` of the built-in `{}`", b.name()))
+            Expr::Foldl { f, .. } | Expr::Map { f, .. } | Expr::Create { f, .. } | Expr::Loop { f, .. } => {
+                match f.callee {
+                    Callee::Builtin(b) if unsupported_builtin(b) || b == Builtin::Error => {
+                        return unsupported(format!("a sequence keyword given the built-in `{}`", b.name()))
+                    }
+                    _ => {}
                 }
-                _ => {}
-            },
+            }
             Expr::If { then, otherwise, .. } => {
                 check_block(program, then, messages)?;
                 check_block(program, otherwise, messages)?;
