@@ -65,6 +65,8 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_payload", runtime::payload as *const u8),
     ("pmx_call_builtin", runtime::call_builtin as *const u8),
     ("pmx_builder", runtime::builder as *const u8),
+    ("pmx_tensor_get", runtime::tensor_get as *const u8),
+    ("pmx_tensor_set", runtime::tensor_set as *const u8),
     ("pmx_builder_push", runtime::builder_push as *const u8),
     ("pmx_builder_finish", runtime::builder_finish as *const u8),
     ("pmx_exp", runtime::exp as *const u8),
@@ -154,6 +156,7 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
                 refs: FxHashMap::default(),
                 scopes: Vec::new(),
                 cons: FxHashMap::default(),
+                literals: FxHashMap::default(),
             };
             g.function(func);
             g.b.finalize(target);
@@ -245,6 +248,8 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             ("payload", vec![ptr], vec![ptr]),
             ("call_builtin", vec![ptr, types::I64, ptr], vec![types::I64]),
             ("builder", vec![types::I64], vec![ptr]),
+            ("tensor_get", vec![ptr, types::I64, ptr, ptr, types::I64, types::I64], vec![types::I64]),
+            ("tensor_set", vec![ptr, types::I64, ptr, ptr, types::I64, types::I64, types::I64], vec![]),
             ("builder_push", vec![ptr, types::I64, types::I64], vec![]),
             ("builder_finish", vec![ptr, ptr], vec![ptr]),
         ]
@@ -278,6 +283,9 @@ struct Gen<'a, 'b> {
     scopes: Vec<Vec<VarId>>,
     /// Constructor shapes already in the tables.
     cons: FxHashMap<(pmx_lower::VariantId, usize), u64>,
+    /// The sequence literals not built (`support::error_messages`): the
+    /// index of a tensor access, read in place.
+    literals: FxHashMap<VarId, Vec<Atom>>,
 }
 
 /// A type native code holds as a pointer to a `Value`.
@@ -575,14 +583,54 @@ impl Gen<'_, '_> {
     /// `None` when control left (a failure).
     fn stmt(&mut self, s: &pmx_lower::Stmt) -> Option<Option<Value>> {
         let v = match &s.expr {
-            Expr::Seq(_) if self.messages.contains(&s.var.id) => return Some(None),
+            Expr::Seq(items) if self.messages.contains(&s.var.id) => {
+                self.literals.insert(s.var.id, items.clone());
+                return Some(None);
+            }
+            Expr::Prim(b @ (Builtin::TensorGetExn | Builtin::TensorSetExn), args) if matches!(&args[1], Atom::Var(v) if self.literals.contains_key(&v.id)) =>
+            {
+                let Atom::Var(ix) = &args[1] else { unreachable!("matched above") };
+                let items = self.literals[&ix.id].clone();
+                let index: Vec<Value> = items.iter().map(|a| self.atom(a)).collect();
+                let t = self.atom(&args[0]);
+                let words = self.words(&index);
+                let n = self.b.ins().iconst(types::I64, index.len() as i64);
+                let id = self.tables.failure(Message::Fixed(String::new()), s.span) as i64;
+                let id = self.b.ins().iconst(types::I64, id);
+                let elem = match args[0].ty() {
+                    Type::Tensor(e) => *e,
+                    _ => unreachable!("a tensor"),
+                };
+                let k = runtime::KINDS.iter().position(|k| *k == kind(&elem)).expect("a kind") as i64;
+                let k = self.b.ins().iconst(types::I64, k);
+                let got = if *b == Builtin::TensorGetExn {
+                    let f = self.func_ref(self.helpers.named["tensor_get"]);
+                    let call = self.b.ins().call(f, &[self.ctx, id, t, words, n, k]);
+                    Some(self.b.inst_results(call)[0])
+                } else {
+                    let v = self.atom(&args[2]);
+                    let w = self.word(v);
+                    let f = self.func_ref(self.helpers.named["tensor_set"]);
+                    self.b.ins().call(f, &[self.ctx, id, t, words, n, k, w]);
+                    None
+                };
+                let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
+                let go = self.b.create_block();
+                self.b.ins().brif(failed, self.unwind, &[], go, &[]);
+                self.b.switch_to_block(go);
+                self.b.seal_block(go);
+                match got {
+                    Some(w) => self.from_word(w, &s.var.ty),
+                    None => self.b.ins().iconst(types::I8, 0),
+                }
+            }
             Expr::Atom(a) => self.atom(a),
             Expr::Never => {
                 let message = pmx_cpu::never_message(s.span).to_string();
                 self.fail(Message::Fixed(message), s.span, None);
                 return None;
             }
-            Expr::Prim(Builtin::Error, args) => {
+            Expr::Prim(Builtin::Error, args) if matches!(&args[0], Atom::Var(v) if self.messages.contains(&v.id)) => {
                 let text = pmx_lower::error_text(self.strings, &args[0]);
                 self.fail(Message::Fixed(text), s.span, None);
                 return None;
@@ -773,7 +821,12 @@ impl Gen<'_, '_> {
         self.b.ins().brif(failed, self.unwind, &[], go, &[]);
         self.b.switch_to_block(go);
         self.b.seal_block(go);
-        match cl_type(result) {
+        self.from_word(w, result)
+    }
+
+    /// A word as a value of type `t` (see [`Gen::word`]).
+    fn from_word(&mut self, w: Value, t: &Type) -> Value {
+        match cl_type(t) {
             types::F64 => self.b.ins().bitcast(types::F64, MemFlagsData::new(), w),
             types::I64 => w,
             t => self.b.ins().ireduce(t, w),

@@ -437,3 +437,47 @@ pub extern "C" fn builder_finish(b: *mut Vec<Value>, like: *const Value) -> *mut
     let list = !like.is_null() && seq(like).is_list();
     boxed(Value::seq(Seq::from_values(items).with_list(list)))
 }
+
+/// The indices at `words` (`n` of them).
+fn indices<'a>(words: *const u64, n: i64) -> &'a [i64] {
+    unsafe { std::slice::from_raw_parts(words as *const i64, n as usize) }
+}
+
+fn tensor<'a>(t: *const Value) -> &'a pmx_cpu::tensor::Tensor {
+    match unsafe { &*t } {
+        Value::Tensor(t) => t,
+        _ => pmx_cpu::type_confusion("a tensor"),
+    }
+}
+
+/// `tensorGetExn t [i, ..]` with the index read in place: the element as
+/// a word of kind `kind` (its index in `KINDS`; a boxed one in a box of
+/// its own); a bad index is failure `id`'s place with the runtime's
+/// message.
+pub extern "C" fn tensor_get(ctx: *mut Ctx, id: u64, t: *const Value, words: *const u64, n: i64, kind: u64) -> u64 {
+    let ctx = unsafe { &mut *ctx };
+    match tensor(t).get(indices(words, n)) {
+        Ok(v) => match (KINDS[kind as usize], v) {
+            (Kind::Int, Value::Int(i)) => i as u64,
+            (Kind::Float, Value::Float(f)) => f.to_bits(),
+            (Kind::Bool, Value::Bool(b)) => b as u64,
+            (Kind::Char, Value::Char(c)) => c as u64,
+            (Kind::Unit, _) => 0,
+            (_, v) => boxed(v) as u64,
+        },
+        Err(message) => {
+            let span = ctx.tables().failures[id as usize].1;
+            ctx.set(RuntimeError::new(message, span));
+            0
+        }
+    }
+}
+
+/// `tensorSetExn t [i, ..] v`, likewise.
+pub extern "C" fn tensor_set(ctx: *mut Ctx, id: u64, t: *const Value, words: *const u64, n: i64, kind: u64, v: u64) {
+    let ctx = unsafe { &mut *ctx };
+    if let Err(message) = tensor(t).set(indices(words, n), KINDS[kind as usize].value(v)) {
+        let span = ctx.tables().failures[id as usize].1;
+        ctx.set(RuntimeError::new(message, span));
+    }
+}

@@ -153,9 +153,11 @@ fn check_function(program: &Program, f: &Function) -> Result<(), Unsupported> {
     check_block(program, &f.body, &messages)
 }
 
-/// The variables used only as the message of `error` (string literals
-/// the generator does not build, since the failure's text is known).
+/// The sequence literals the generator does not build: those used only
+/// as the message of `error` (the failure's text is known) or as the
+/// index of `tensorGetExn`/`tensorSetExn` (read in place: `gen.rs`).
 pub fn error_messages(body: &Block) -> FxHashSet<VarId> {
+    let mut literals = FxHashSet::default();
     let mut messages = FxHashSet::default();
     let mut other = FxHashSet::default();
     let note = |a: &Atom, set: &mut FxHashSet<VarId>| {
@@ -163,12 +165,28 @@ pub fn error_messages(body: &Block) -> FxHashSet<VarId> {
             set.insert(v.id);
         }
     };
+    let mut texts = FxHashSet::default();
     body.for_each_stmt(&mut |s| match &s.expr {
-        Expr::Prim(Builtin::Error, args) => args.iter().for_each(|a| note(a, &mut messages)),
+        Expr::Seq(items) => {
+            literals.insert(s.var.id);
+            if items.iter().all(|a| matches!(a, Atom::Lit(pmx_lower::Lit::Char(_)))) {
+                texts.insert(s.var.id);
+            }
+        }
+        // A message is read at compile time: only a literal text.
+        Expr::Prim(Builtin::Error, args) => args.iter().for_each(|a| match a {
+            Atom::Var(v) if texts.contains(&v.id) => note(a, &mut messages),
+            _ => note(a, &mut other),
+        }),
+        Expr::Prim(Builtin::TensorGetExn | Builtin::TensorSetExn, args) => {
+            for (i, a) in args.iter().enumerate() {
+                note(a, if i == 1 { &mut messages } else { &mut other });
+            }
+        }
         e => e.operands().into_iter().for_each(|a| note(a, &mut other)),
     });
     body.for_each_result(&mut |a| note(a, &mut other));
-    messages.retain(|v| !other.contains(v));
+    messages.retain(|v| literals.contains(v) && !other.contains(v));
     messages
 }
 
@@ -176,12 +194,7 @@ fn check_block(program: &Program, b: &Block, messages: &FxHashSet<VarId>) -> Res
     for s in &b.stmts {
         let unsupported = |what: String| Err(Unsupported { what, span: s.span });
         match &s.expr {
-            Expr::Seq(items)
-                if messages.contains(&s.var.id)
-                    && items.iter().all(|a| matches!(a, Atom::Lit(pmx_lower::Lit::Char(_)))) =>
-            {
-                continue
-            }
+            Expr::Seq(_) if messages.contains(&s.var.id) => continue,
             _ if !native(program, &s.var.ty) => return unsupported(format!("a value of type {}", s.var.ty)),
             Expr::Atom(_)
             | Expr::Math(..)
@@ -193,11 +206,6 @@ fn check_block(program: &Program, b: &Block, messages: &FxHashSet<VarId>) -> Res
             | Expr::Con { .. }
             | Expr::IsCon { .. }
             | Expr::Payload { .. } => {}
-            Expr::Prim(Builtin::Error, args) => {
-                if !matches!(&args[0], Atom::Var(v) if messages.contains(&v.id)) {
-                    return unsupported("`error` of a message that is not a string literal".into());
-                }
-            }
             Expr::Prim(b, _) if unsupported_builtin(*b) => return unsupported(format!("the built-in `{}`", b.name())),
             Expr::Prim(..) => {}
             Expr::Foldl { f, .. } | Expr::Map { f, .. } | Expr::Create { f, .. } | Expr::Loop { f, .. } => {
