@@ -10,7 +10,9 @@ target with a fresh cache: the first run is cold (compiled now), then
 every variant runs warm (found in the cache).
 
 Usage: python3 benches/split.py [--targets gpu,cpu] [--examples cnn,nn] [--first] [--timeout SECONDS]
-    [--args 'NAME=ARG ARG ...']
+    [--args 'NAME=ARG ARG ...'] [--host auto|interp]
+(--host: where host code runs; the native host tier's compile time, part
+of "build", is its own column)
 (examples in the order given)
 (takes the binary at $PMX, else target/release/pmx)
 """
@@ -30,11 +32,16 @@ PHASES = re.compile(r"whole run ([\d.]+) ms: front end ([\d.]+) ms, building acc
                     r"host code ([\d.]+) ms, inside bindings ([\d.]+) ms(?: \(kernels ([\d.]+) ms\))?")
 
 
+HOST = re.compile(r"host code: \d+ top-level functions compiled to native code in ([\d.]+) ms")
+HOST_MODE = "auto"
+
+
 def run(main, argv, target, cache, timeout):
     env = dict(os.environ, PMX_CACHE_DIR=cache)
     started = time.perf_counter()
     try:
-        r = subprocess.run([PMX, "run", "--target", target, "--profile", main, *argv], capture_output=True,
+        r = subprocess.run([PMX, "run", "--target", target, "--host", HOST_MODE, "--profile", main, *argv],
+                           capture_output=True,
                            text=True, cwd=os.path.dirname(main), env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None, f"over {timeout} s"
@@ -43,7 +50,9 @@ def run(main, argv, target, cache, timeout):
     if r.returncode != 0 or not m:
         tail = r.stderr.strip().splitlines()[-3:]
         return None, f"exit {r.returncode}: {' / '.join(tail)}"
-    return (wall, *[float(x) if x else 0.0 for x in m.groups()[1:]]), None
+    h = HOST.search(r.stderr)
+    host_compile = float(h.group(1)) if h else 0.0
+    return (wall, *[float(x) if x else 0.0 for x in m.groups()[1:]], host_compile), None
 
 
 def variants(main):
@@ -63,14 +72,18 @@ def main():
                     help="run example NAME with these arguments instead of its bench.json's")
     ap.add_argument("--first", action="store_true", help="only each example's first size")
     ap.add_argument("--timeout", type=float, default=120, help="seconds for one run")
+    ap.add_argument("--host", default="auto", help="where host code runs: auto (native where it compiles) or interp")
     args = ap.parse_args()
+    global HOST_MODE
+    HOST_MODE = args.host
     mains = sorted(glob.glob(os.path.join(ROOT, "examples", "*", "main.mc")))
     if args.examples:
         by_name = {os.path.basename(os.path.dirname(m)): m for m in mains}
         mains = [by_name[n] for n in args.examples.split(",") if n in by_name]
-    print("| example | arguments | target | cache | wall ms | front end | build | host code | inside bindings "
-          "| kernels | host share of running |")
-    print("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(f"host code: --host {args.host}")
+    print("| example | arguments | target | cache | wall ms | front end | build | of which host compile | host code "
+          "| inside bindings | kernels | host share of running |")
+    print("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for main in mains:
         for target in args.targets.split(","):
             name = os.path.basename(os.path.dirname(main))
@@ -81,13 +94,13 @@ def main():
             for when, (_, argv) in [("cold", vs[0])] + [("warm", v) for v in vs]:
                 row, err = run(main, argv, target, cache, args.timeout)
                 if err:
-                    print(f"| {name} | {' '.join(argv)} | {target} | {when} | failed: {err} |||||||", flush=True)
+                    print(f"| {name} | {' '.join(argv)} | {target} | {when} | failed: {err} ||||||||", flush=True)
                     break
-                wall, front, build, host, inside, kernels = row
+                wall, front, build, host, inside, kernels, host_compile = row
                 share = host / (host + inside) if host + inside > 0 else 0.0
                 k = f"{kernels:.1f}" if kernels else "-"
                 print(f"| {name} | {' '.join(argv)} | {target} | {when} | {wall:.0f} | {front:.0f} | {build:.0f} | "
-                      f"{host:.1f} | {inside:.1f} | {k} | {share:.0%} |", flush=True)
+                      f"{host_compile:.1f} | {host:.1f} | {inside:.1f} | {k} | {share:.0%} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -165,6 +165,9 @@ pub struct Program {
     pub globals: usize,
     /// The names of globals, for messages.
     pub global_names: Vec<SmolStr>,
+    /// The program's own top-level bindings' globals (not the extracted
+    /// accelerated program's), by binding.
+    pub global_ids: rustc_hash::FxHashMap<NameId, u32>,
 }
 
 /// The two-argument scalar built-ins, evaluated without a call.

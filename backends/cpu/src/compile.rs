@@ -120,7 +120,8 @@ pub fn compile_program(
         places.push(start(main.span));
     }
     let steps = steps.into_iter().map(crate::thunk::step).collect();
-    (Program { steps, places, globals: c.global_names.len(), global_names: c.global_names }, sites)
+    let global_ids = std::mem::take(&mut c.globals);
+    (Program { steps, places, globals: c.global_names.len(), global_names: c.global_names, global_ids }, sites)
 }
 
 /// The start of a span (a place to point at).

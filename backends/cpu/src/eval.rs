@@ -260,6 +260,16 @@ impl Machine {
         }
     }
 
+    /// The value of the program's top-level binding `id`, where it is
+    /// (globals never change once defined), or the error of a use before
+    /// its definition.
+    pub fn global_by_name(&self, id: pmx_ast::NameId) -> Res<&Value> {
+        let g = *self.shared.program.global_ids.get(&id).ok_or_else(|| {
+            self.fail("internal error: a top-level value native code reads is not a global", Span::BUILTIN)
+        })?;
+        self.shared.globals[g as usize].get().ok_or_else(|| self.undefined_global(g as usize))
+    }
+
     pub(crate) fn global(&self, g: u32) -> Res<Value> {
         match self.shared.globals[g as usize].get() {
             Some(v) => Ok(v.clone()),

@@ -65,6 +65,7 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_payload", runtime::payload as *const u8),
     ("pmx_call_builtin", runtime::call_builtin as *const u8),
     ("pmx_builder", runtime::builder as *const u8),
+    ("pmx_global", runtime::global as *const u8),
     ("pmx_tensor_get", runtime::tensor_get as *const u8),
     ("pmx_tensor_set", runtime::tensor_set as *const u8),
     ("pmx_builder_push", runtime::builder_push as *const u8),
@@ -117,7 +118,9 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
     let helpers = declare_helpers(&mut module, ptr)?;
 
     // Declarations first: functions call each other in any order.
-    let mut order: Vec<FnId> = functions.iter().copied().collect();
+    // A top-level value is read, not compiled.
+    let mut order: Vec<FnId> =
+        functions.iter().copied().filter(|f| program.functions[f.0 as usize].global.is_none()).collect();
     order.sort();
     let mut ids = FxHashMap::default();
     for &f in &order {
@@ -248,6 +251,7 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             ("payload", vec![ptr], vec![ptr]),
             ("call_builtin", vec![ptr, types::I64, ptr], vec![types::I64]),
             ("builder", vec![types::I64], vec![ptr]),
+            ("global", vec![ptr, types::I64], vec![types::I64]),
             ("tensor_get", vec![ptr, types::I64, ptr, ptr, types::I64, types::I64], vec![types::I64]),
             ("tensor_set", vec![ptr, types::I64, ptr, ptr, types::I64, types::I64, types::I64], vec![]),
             ("builder_push", vec![ptr, types::I64, types::I64], vec![]),
@@ -323,6 +327,14 @@ fn calls_itself(body: &Block, me: FnId) -> bool {
 }
 
 impl Gen<'_, '_> {
+    /// [`makes_owned`], and a top-level value read is borrowed.
+    fn makes_owned(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Call(f, _) if self.program.functions[f.0 as usize].global.is_some() => false,
+            e => makes_owned(e),
+        }
+    }
+
     fn func_ref(&mut self, id: FuncId) -> FuncRef {
         if let Some(r) = self.refs.get(&id) {
             return *r;
@@ -486,7 +498,7 @@ impl Gen<'_, '_> {
             };
             if let Some(v) = v {
                 self.vars.insert(s.var.id, v);
-                if boxed(&s.var.ty) && makes_owned(&s.expr) {
+                if boxed(&s.var.ty) && self.makes_owned(&s.expr) {
                     self.scopes[depth].push(s.var.id);
                 }
             }
@@ -516,7 +528,10 @@ impl Gen<'_, '_> {
             }
             // A tail call proper when the frame owns nothing the callee
             // could be reading.
-            Expr::Call(f, args) if self.scopes.iter().all(|s| s.is_empty()) => {
+            Expr::Call(f, args)
+                if self.scopes.iter().all(|s| s.is_empty())
+                    && self.program.functions[f.0 as usize].global.is_none() =>
+            {
                 let callee_name = self.program.functions[f.0 as usize].shown.clone();
                 let id = self.tables.site(callee_name, s.span) as i64;
                 // Tail-entered from the interpreter's frame: keep the mark.
@@ -542,7 +557,7 @@ impl Gen<'_, '_> {
                 let v = v.unwrap_or_else(|| self.b.ins().iconst(types::I8, 0));
                 self.vars.insert(s.var.id, v);
                 let depth = self.scopes.len() - 1;
-                if boxed(&s.var.ty) && makes_owned(&s.expr) {
+                if boxed(&s.var.ty) && self.makes_owned(&s.expr) {
                     self.scopes[depth].push(s.var.id);
                 }
                 self.ret(&Atom::Var(s.var.clone()));
@@ -686,6 +701,10 @@ impl Gen<'_, '_> {
                     }
                     g.call_ref(f, &args, s.span)
                 })?
+            }
+            Expr::SeqLoopAcc { init, n, f } => {
+                let (acc0, n) = (self.atom(init), self.atom(n));
+                self.accumulate(f, acc0, n, &s.var.ty, s.span, |_, i| i)?
             }
             Expr::Foldl { f, init, seq } => {
                 let (s_, acc0) = (self.atom(seq), self.atom(init));
@@ -938,6 +957,21 @@ impl Gen<'_, '_> {
         let len_f = self.func_ref(self.helpers.seq_len);
         let call = self.b.ins().call(len_f, &[s]);
         let len = self.b.inst_results(call)[0];
+        self.accumulate(f, acc0, len, ty, span, |g, i| g.element(s, i, elem))
+    }
+
+    /// `acc = f acc (x i)` for `i` from 0 below `n` (`foldl`: the
+    /// elements; `seqLoopAcc`: the indices); `None` when nothing after it
+    /// runs.
+    fn accumulate(
+        &mut self,
+        f: &pmx_lower::FunRef,
+        acc0: Value,
+        len: Value,
+        ty: &Type,
+        span: pmx_ast::Span,
+        x: impl Fn(&mut Self, Value) -> Value,
+    ) -> Option<Value> {
         let (head, body, exit) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         let t = cl_type(ty);
         self.b.append_block_param(head, types::I64);
@@ -955,7 +989,7 @@ impl Gen<'_, '_> {
         self.b.ins().brif(more, body, &[], exit, &[acc.into()]);
         self.b.switch_to_block(body);
         self.b.seal_block(body);
-        let x = self.element(s, i, elem);
+        let x = x(self, i);
         let mut args: Vec<Value> = f.bound.iter().map(|a| self.atom(a)).collect();
         args.extend([acc, x]);
         let next = self.call_ref(f, &args, span)?;
@@ -993,8 +1027,23 @@ impl Gen<'_, '_> {
     }
 
     /// A call of function `f` that is not a tail call: its failure leaves
-    /// this function too.
+    /// this function too. A top-level value's function is a read.
     fn call(&mut self, f: FnId, args: &[Value], span: pmx_ast::Span) -> Value {
+        let func = &self.program.functions[f.0 as usize];
+        if let Some(id) = func.global {
+            let result = func.result.clone();
+            self.tables.globals.push((id, kind(&result)));
+            let g = self.b.ins().iconst(types::I64, self.tables.globals.len() as i64 - 1);
+            let h = self.func_ref(self.helpers.named["global"]);
+            let call = self.b.ins().call(h, &[self.ctx, g]);
+            let w = self.b.inst_results(call)[0];
+            let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
+            let go = self.b.create_block();
+            self.b.ins().brif(failed, self.unwind, &[], go, &[]);
+            self.b.switch_to_block(go);
+            self.b.seal_block(go);
+            return self.from_word(w, &result);
+        }
         let callee_name = self.program.functions[f.0 as usize].shown.clone();
         let id = self.tables.site(callee_name, span) as i64;
         let site = self.b.ins().iconst(types::I64, id);

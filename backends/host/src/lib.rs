@@ -61,8 +61,9 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Option<Plan> {
         return None;
     }
     // Local functions lifted to the top level (the accelerate passes'
-    // lambda lifting): the lowering takes first-order programs.
-    let (program, _) = pmx_accelerate::lift(pmx_accelerate::program::to_expr(modules));
+    // lambda lifting): the lowering takes first-order programs. Top-level
+    // values stay where they are: native code reads the interpreter's.
+    let (program, _) = pmx_accelerate::lift_with(pmx_accelerate::program::to_expr(modules), true);
     let ids: Vec<pmx_ast::NameId> = candidates.roots.iter().map(|r| r.id).collect();
     let (lowered, asked, diags) = pmx_lower::lower_host(&program, &ids);
     let wanted: Vec<pmx_lower::FnId> = asked.iter().flatten().copied().collect();

@@ -41,6 +41,8 @@ pub struct Tables {
     pub records: Vec<RecordShape>,
     pub cons: Vec<ConShape>,
     pub builtins: Vec<BuiltinCall>,
+    /// The top-level values native code reads, and their kinds.
+    pub globals: Vec<(pmx_ast::NameId, Kind)>,
 }
 
 /// A call of a built-in that the interpreter's runtime makes for native
@@ -61,6 +63,7 @@ impl Tables {
             records: Vec::new(),
             cons: Vec::new(),
             builtins: Vec::new(),
+            globals: Vec::new(),
         }
     }
 
@@ -479,5 +482,29 @@ pub extern "C" fn tensor_set(ctx: *mut Ctx, id: u64, t: *const Value, words: *co
     if let Err(message) = tensor(t).set(indices(words, n), KINDS[kind as usize].value(v)) {
         let span = ctx.tables().failures[id as usize].1;
         ctx.set(RuntimeError::new(message, span));
+    }
+}
+
+/// Top-level value `id` of the tables: a scalar's word, or where the
+/// interpreter keeps a boxed one (borrowed: globals live for the run).
+pub extern "C" fn global(ctx: *mut Ctx, id: u64) -> u64 {
+    let ctx = unsafe { &mut *ctx };
+    let tables: &Tables = unsafe { &*ctx.tables };
+    let (name, kind) = tables.globals[id as usize];
+    let m = unsafe { &*ctx.machine };
+    match m.global_by_name(name) {
+        Ok(v) => match (kind, v) {
+            (Kind::Int, Value::Int(i)) => *i as u64,
+            (Kind::Float, Value::Float(f)) => f.to_bits(),
+            (Kind::Bool, Value::Bool(b)) => *b as u64,
+            (Kind::Char, Value::Char(c)) => *c as u64,
+            (Kind::Unit, _) => 0,
+            (_, v) => v as *const Value as u64,
+        },
+        Err(e) => {
+            ctx.error = Some(e);
+            ctx.failed = 1;
+            0
+        }
     }
 }

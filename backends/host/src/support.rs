@@ -141,6 +141,15 @@ pub fn supported(program: &Program, wanted: &[FnId]) -> (FxHashSet<FnId>, FxHash
 }
 
 fn check_function(program: &Program, f: &Function) -> Result<(), Unsupported> {
+    if f.global.is_some() {
+        return match native(program, &f.result) {
+            true => Ok(()),
+            false => Err(Unsupported {
+                what: format!("the top-level value `{}` is of type {}", f.source, f.result),
+                span: f.span,
+            }),
+        };
+    }
     for p in &f.params {
         if !native(program, &p.ty) {
             return Err(Unsupported { what: format!("its parameter `{}` is of type {}", p.name, p.ty), span: f.span });
@@ -208,14 +217,16 @@ fn check_block(program: &Program, b: &Block, messages: &FxHashSet<VarId>) -> Res
             | Expr::Payload { .. } => {}
             Expr::Prim(b, _) if unsupported_builtin(*b) => return unsupported(format!("the built-in `{}`", b.name())),
             Expr::Prim(..) => {}
-            Expr::Foldl { f, .. } | Expr::Map { f, .. } | Expr::Create { f, .. } | Expr::Loop { f, .. } => {
-                match f.callee {
-                    Callee::Builtin(b) if unsupported_builtin(b) || b == Builtin::Error => {
-                        return unsupported(format!("a sequence keyword given the built-in `{}`", b.name()))
-                    }
-                    _ => {}
+            Expr::Foldl { f, .. }
+            | Expr::Map { f, .. }
+            | Expr::Create { f, .. }
+            | Expr::Loop { f, .. }
+            | Expr::SeqLoopAcc { f, .. } => match f.callee {
+                Callee::Builtin(b) if unsupported_builtin(b) || b == Builtin::Error => {
+                    return unsupported(format!("a sequence keyword given the built-in `{}`", b.name()))
                 }
-            }
+                _ => {}
+            },
             Expr::If { then, otherwise, .. } => {
                 check_block(program, then, messages)?;
                 check_block(program, otherwise, messages)?;

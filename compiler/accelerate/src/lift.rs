@@ -60,10 +60,20 @@ pub struct Lifter {
     arity: FxHashMap<NameId, usize>,
     pending: Vec<Pending>,
     pub accelerates: Vec<AccBinding>,
+    /// Top-level values are globals, not captured (`lift_with`).
+    keep_values: bool,
 }
 
 pub fn lift(program: Expr) -> (Expr, Vec<AccBinding>) {
+    lift_with(program, false)
+}
+
+/// [`lift`], where with `keep_values` a function's top-level values stay
+/// free variables instead of becoming parameters (the native host tier
+/// reads them where they are, in the interpreter's globals).
+pub fn lift_with(program: Expr, keep_values: bool) -> (Expr, Vec<AccBinding>) {
     let mut l = Lifter {
+        keep_values,
         next: 0,
         globals: FxHashSet::default(),
         subst: FxHashMap::default(),
@@ -197,10 +207,18 @@ impl Lifter {
                         self.top_functions(std::slice::from_mut(&mut **b));
                     } else {
                         self.expr(&mut b.value);
+                        if self.keep_values {
+                            self.globals.insert(b.name.id);
+                        }
                     }
                 }
                 ExprKind::RecLets(bs, _) if bs.iter().all(|b| is_lambda(&b.value)) => self.top_functions(bs),
-                ExprKind::RecLets(bs, _) => bs.iter_mut().for_each(|b| self.expr(&mut b.value)),
+                ExprKind::RecLets(bs, _) => {
+                    bs.iter_mut().for_each(|b| self.expr(&mut b.value));
+                    if self.keep_values {
+                        self.globals.extend(bs.iter().map(|b| b.name.id));
+                    }
+                }
                 ExprKind::External(d, _) => {
                     self.globals.insert(d.name.id);
                 }

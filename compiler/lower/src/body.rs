@@ -152,6 +152,9 @@ impl Lowerer<'_> {
             let ty = self.ty(cx, &e.ty, e.span)?;
             return self.saturate(cx, Callee::Builtin(b), Vec::new(), ty, e.span, out);
         }
+        if self.target == Target::Host && self.is_top_level(n.id) {
+            return self.global_value(cx, n, e, out);
+        }
         let why = if self.is_external(n.id) {
             format!("the external `{}` cannot be used in lowered code", n.text)
         } else if self.is_top_level(n.id) {

@@ -391,5 +391,6 @@ fn lifted(
         group: 0,
         recursive: false,
         tail_recursive: false,
+        global: None,
     }
 }

@@ -406,6 +406,10 @@ pub struct Function {
     /// Its only recursive calls are calls of itself in tail position (the
     /// Futhark generator can make it a loop).
     pub tail_recursive: bool,
+    /// Host code only: a top-level value of the program (not a function),
+    /// read where the interpreter keeps it; a call of it (no arguments)
+    /// is that read, and its body (`never`) is not code.
+    pub global: Option<NameId>,
 }
 
 /// An accelerate binding: what the host calls.

@@ -43,6 +43,8 @@ pub(crate) struct Lowerer<'a> {
     /// Functions whose lowering reported a diagnostic (their body is
     /// `never`).
     given_up: FxHashSet<FnId>,
+    /// Host code: the function standing for each top-level value read.
+    globals: FxHashMap<NameId, FnId>,
     fn_names: FxHashSet<SmolStr>,
     next_var: u32,
     pub diags: Vec<Diagnostic>,
@@ -102,6 +104,7 @@ impl<'a> Lowerer<'a> {
             pending: std::collections::VecDeque::new(),
             functions: Vec::new(),
             given_up: FxHashSet::default(),
+            globals: FxHashMap::default(),
             fn_names: FxHashSet::default(),
             next_var: 0,
             diags: Vec::new(),
@@ -223,6 +226,54 @@ impl<'a> Lowerer<'a> {
         name
     }
 
+    /// Host code: a read of top-level value `n` (a call of the function
+    /// that stands for it, made once per value).
+    pub fn global_value(
+        &mut self,
+        cx: &mut Cx,
+        n: &pmx_ast::Name,
+        e: &pmx_ast::Expr,
+        out: &mut Vec<Stmt>,
+    ) -> Lowered<Atom> {
+        let Some(b) = self.decls.get(&n.id).copied() else {
+            return Err(self.error(Code::LowerUnsupported, e.span, "unknown top-level value".into(), "here"));
+        };
+        if !type_vars(&b.scheme).is_empty() {
+            let message = format!("the top-level value `{}` is polymorphic", n.text);
+            return Err(self.error(Code::LowerTypeNotConcrete, e.span, message, "here"));
+        }
+        let ty = self.ty(cx, &e.ty, e.span)?;
+        let f = match self.globals.get(&n.id) {
+            Some(f) => *f,
+            None => {
+                let f = self.reserve();
+                self.globals.insert(n.id, f);
+                let mut inner = Cx::new(Subst::default(), n.text.clone());
+                let mut stmts = Vec::new();
+                let r = self.emit(&mut inner, &mut stmts, ty.clone(), Expr::Never, b.span);
+                let name = self.fn_name(&n.text);
+                self.functions[f.0 as usize] = Some(Function {
+                    id: f,
+                    name,
+                    source: n.text.clone(),
+                    shown: n.text.clone(),
+                    span: b.span,
+                    instance: Vec::new(),
+                    lifted: false,
+                    params: Vec::new(),
+                    result: ty.clone(),
+                    body: Block { stmts, result: r },
+                    group: 0,
+                    recursive: false,
+                    tail_recursive: false,
+                    global: Some(n.id),
+                });
+                f
+            }
+        };
+        Ok(self.emit(cx, out, ty, Expr::Call(f, Vec::new()), e.span))
+    }
+
     /// A slot for a function about to be lowered.
     pub fn reserve(&mut self) -> FnId {
         self.functions.push(None);
@@ -318,6 +369,7 @@ impl<'a> Lowerer<'a> {
             group: 0,
             recursive: false,
             tail_recursive: false,
+            global: None,
         });
     }
 

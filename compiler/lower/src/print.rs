@@ -116,6 +116,13 @@ impl Printer<'_> {
             } else if f.recursive {
                 notes.push(format!("recursive (group {})", f.group));
             }
+            if f.global.is_some() {
+                notes.push("a top-level value, read where the interpreter keeps it".into());
+                writeln!(self.out, "-- {}", notes.join(", "))?;
+                self.header("value", &f.name, &f.params, &f.result)?;
+                writeln!(self.out)?;
+                continue;
+            }
             writeln!(self.out, "-- {}", notes.join(", "))?;
             self.header("fun", &f.name, &f.params, &f.result)?;
             self.block(&f.body, 1)?;

@@ -572,6 +572,7 @@ mod tests {
             group: 0,
             recursive: true,
             tail_recursive: true,
+            global: None,
         };
         let entry = |k: u32, fresh: bool| {
             let xs = var(100 * k, "xs", ints.clone());
