@@ -565,6 +565,16 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// Leaves the function (through `unwind`) where the call just made
+    /// failed; code after it runs where it did not.
+    fn leave_if_failed(&mut self) {
+        let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
+        let go = self.b.create_block();
+        self.b.ins().brif(failed, self.unwind, &[], go, &[]);
+        self.b.switch_to_block(go);
+        self.b.seal_block(go);
+    }
+
     /// Jumps to `unwind` after failure `id` (recorded first).
     fn fail(&mut self, message: Message, span: pmx_ast::Span, value: Option<Value>) {
         let id = self.tables.failure(message, span) as i64;
@@ -629,13 +639,9 @@ impl Gen<'_, '_> {
                     self.b.ins().call(f, &[self.ctx, id, t, words, n, k, w]);
                     None
                 };
-                let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
-                let go = self.b.create_block();
-                self.b.ins().brif(failed, self.unwind, &[], go, &[]);
-                self.b.switch_to_block(go);
-                self.b.seal_block(go);
+                self.leave_if_failed();
                 match got {
-                    Some(w) => self.from_word(w, &s.var.ty),
+                    Some(w) => self.unword(w, &s.var.ty),
                     None => self.b.ins().iconst(types::I8, 0),
                 }
             }
@@ -835,16 +841,12 @@ impl Gen<'_, '_> {
         let f = self.func_ref(self.helpers.named["call_builtin"]);
         let call = self.b.ins().call(f, &[self.ctx, id, words]);
         let w = self.b.inst_results(call)[0];
-        let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
-        let go = self.b.create_block();
-        self.b.ins().brif(failed, self.unwind, &[], go, &[]);
-        self.b.switch_to_block(go);
-        self.b.seal_block(go);
-        self.from_word(w, result)
+        self.leave_if_failed();
+        self.unword(w, result)
     }
 
     /// A word as a value of type `t` (see [`Gen::word`]).
-    fn from_word(&mut self, w: Value, t: &Type) -> Value {
+    fn unword(&mut self, w: Value, t: &Type) -> Value {
         match cl_type(t) {
             types::F64 => self.b.ins().bitcast(types::F64, MemFlagsData::new(), w),
             types::I64 => w,
@@ -1037,12 +1039,8 @@ impl Gen<'_, '_> {
             let h = self.func_ref(self.helpers.named["global"]);
             let call = self.b.ins().call(h, &[self.ctx, g]);
             let w = self.b.inst_results(call)[0];
-            let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
-            let go = self.b.create_block();
-            self.b.ins().brif(failed, self.unwind, &[], go, &[]);
-            self.b.switch_to_block(go);
-            self.b.seal_block(go);
-            return self.from_word(w, &result);
+            self.leave_if_failed();
+            return self.unword(w, &result);
         }
         let callee_name = self.program.functions[f.0 as usize].shown.clone();
         let id = self.tables.site(callee_name, span) as i64;
@@ -1052,11 +1050,7 @@ impl Gen<'_, '_> {
         let r = self.func_ref(self.ids[&f]);
         let call = self.b.ins().call(r, &vals);
         let result = self.b.inst_results(call)[0];
-        let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
-        let go = self.b.create_block();
-        self.b.ins().brif(failed, self.unwind, &[], go, &[]);
-        self.b.switch_to_block(go);
-        self.b.seal_block(go);
+        self.leave_if_failed();
         result
     }
 

@@ -503,7 +503,6 @@ mod tests {
     //! (the well-formedness check rejects recursion the rewrites leave),
     //! so the tail-recursive loop is tested on IR written here.
     use crate::gen::{generate, Options};
-    use pmx_accelerate::Backend;
     use pmx_ast::{NameId, Span};
     use pmx_lower::{Entry, Function, Lit};
 
