@@ -40,7 +40,7 @@ pub mod value;
 pub use accelerate::{Accelerated, Engine, Interpreter, Site};
 pub use compile::{builtin_arity, compile_program};
 pub use error::{
-    evaluating, payload_text, record_panic, type_confusion, ErrorKind, Res, RuntimeError, INTERNAL_PREFIX,
+    alloc_vec, evaluating, payload_text, record_panic, type_confusion, ErrorKind, Res, RuntimeError, INTERNAL_PREFIX,
 };
 pub use eval::{Args, Machine};
 pub use native::{Native, Natives};
@@ -96,6 +96,13 @@ impl UtestFiles {
 /// native host code calls too); a panic inside becomes a located error.
 pub fn call_builtin(m: &mut Machine, b: pmx_ast::Builtin, args: Args, span: pmx_ast::Span) -> Res<value::Value> {
     builtins::call(m, b, args, span)
+}
+
+/// The located error that an unwinding payload stands for (memory the
+/// system refused, a bug), as the evaluator reports it: for code that
+/// catches unwinding itself (native host code's runtime calls).
+pub fn error_of_panic(payload: Box<dyn std::any::Any + Send>, span: pmx_ast::Span) -> RuntimeError {
+    *error::from_panic(payload, span, false)
 }
 
 /// The exit code after an internal error (a bug in pmx): Rust's own for a

@@ -155,6 +155,7 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
                 site: Value::from_u32(0),
                 head: ClBlock::from_u32(0),
                 unwind: ClBlock::from_u32(0),
+                quiet: ClBlock::from_u32(0),
                 messages: support::error_messages(&func.body),
                 refs: FxHashMap::default(),
                 scopes: Vec::new(),
@@ -186,8 +187,18 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
             let (c, args, out) = (b.block_params(block)[0], b.block_params(block)[1], b.block_params(block)[2]);
             let site = b.ins().iconst(types::I64, ROOT as i64);
             let mut call_args = vec![c, site];
+            let dup = module.declare_func_in_func(helpers.named["dup"], b.func);
             for (i, p) in func.params.iter().enumerate() {
-                call_args.push(b.ins().load(cl_type(&p.ty), MemFlagsData::trusted(), args, (8 * i) as i32));
+                let v = b.ins().load(cl_type(&p.ty), MemFlagsData::trusted(), args, (8 * i) as i32);
+                // The interpreter's arguments are borrowed: a function that
+                // owns its parameters gets copies.
+                let v = if owns_params(func) && boxed(&p.ty) {
+                    let call = b.ins().call(dup, &[v]);
+                    b.inst_results(call)[0]
+                } else {
+                    v
+                };
+                call_args.push(v);
             }
             let callee = module.declare_func_in_func(ids[&f], b.func);
             let call = b.ins().call(callee, &call_args);
@@ -250,12 +261,12 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             ("is_con", vec![ptr, ptr, types::I64], vec![types::I8]),
             ("payload", vec![ptr], vec![ptr]),
             ("call_builtin", vec![ptr, types::I64, ptr], vec![types::I64]),
-            ("builder", vec![types::I64], vec![ptr]),
+            ("builder", vec![ptr, types::I64, types::I64], vec![ptr]),
             ("global", vec![ptr, types::I64], vec![types::I64]),
             ("tensor_get", vec![ptr, types::I64, ptr, ptr, types::I64, types::I64], vec![types::I64]),
             ("tensor_set", vec![ptr, types::I64, ptr, ptr, types::I64, types::I64, types::I64], vec![]),
-            ("builder_push", vec![ptr, types::I64, types::I64], vec![]),
-            ("builder_finish", vec![ptr, ptr], vec![ptr]),
+            ("builder_push", vec![ptr, types::I64, ptr, types::I64, types::I64], vec![]),
+            ("builder_finish", vec![ptr, types::I64, ptr, ptr], vec![ptr]),
         ]
         .into_iter()
         .map(|(n, p, r)| Ok((n, declare(&format!("pmx_{n}"), &p, &r)?)))
@@ -279,6 +290,8 @@ struct Gen<'a, 'b> {
     head: ClBlock,
     /// Where a failure leaves the function: its frame recorded.
     unwind: ClBlock,
+    /// Where a failure of a call in tail position leaves it: not recorded.
+    quiet: ClBlock,
     messages: FxHashSet<VarId>,
     refs: FxHashMap<FuncId, FuncRef>,
     /// The sequences, records and variant values this frame owns, by the
@@ -319,11 +332,11 @@ fn kind(t: &Type) -> runtime::Kind {
     }
 }
 
-/// Whether a function's body calls the function itself.
-fn calls_itself(body: &Block, me: FnId) -> bool {
-    let mut called = Vec::new();
-    pmx_lower::callees(body, &mut called);
-    called.contains(&me)
+/// Whether a function owns its sequence, record, variant and tensor
+/// parameters (its callers give them): a recursive one, whose loops and
+/// tail calls carry values of their own.
+fn owns_params(f: &Function) -> bool {
+    f.recursive && f.params.iter().any(|p| boxed(&p.ty))
 }
 
 impl Gen<'_, '_> {
@@ -359,7 +372,7 @@ impl Gen<'_, '_> {
         self.b.seal_block(entry);
         self.ctx = self.b.block_params(entry)[0];
         self.site = self.b.block_params(entry)[1];
-        let mut params: Vec<Value> = self.b.block_params(entry)[2..].to_vec();
+        let params: Vec<Value> = self.b.block_params(entry)[2..].to_vec();
         let rt = cl_type(&f.result);
 
         // The stack check: below the limit, a located error at the call.
@@ -380,26 +393,22 @@ impl Gen<'_, '_> {
         let z = self.zero(rt);
         self.b.ins().return_(&[z]);
 
-        // Parameters are borrowed from the caller; where the function
-        // calls itself in tail position (a loop), the values it carries
-        // around may be its own, so it owns them all: copied on entry,
-        // dropped when it leaves.
+        // Parameters are borrowed from the caller, except in a recursive
+        // function (`owns_params`): the values it carries around a loop or
+        // through its group's tail calls may be its own, so its callers
+        // give it its parameters (moved or copied) and it drops them when
+        // it leaves; tail calls in its group then need no frame.
         self.b.switch_to_block(start);
         self.b.seal_block(start);
-        let owns_params = f.params.iter().any(|p| boxed(&p.ty)) && calls_itself(&f.body, self.me);
         let mut scope = Vec::new();
-        if owns_params {
-            for (p, v) in f.params.iter().zip(params.iter_mut()) {
-                if boxed(&p.ty) {
-                    *v = self.dup(*v);
-                    scope.push(p.id);
-                }
-            }
+        if owns_params(f) {
+            scope.extend(f.params.iter().filter(|p| boxed(&p.ty)).map(|p| p.id));
         }
         self.scopes = vec![scope];
         self.b.ins().jump(head, &params.iter().map(|v| (*v).into()).collect::<Vec<_>>());
 
         self.unwind = self.b.create_block();
+        self.quiet = self.b.create_block();
         self.head = head;
         self.b.switch_to_block(head);
         let head_params: Vec<Value> = self.b.block_params(head).to_vec();
@@ -408,6 +417,14 @@ impl Gen<'_, '_> {
         }
         self.block(&f.body, true);
         self.b.seal_block(head);
+
+        // A failure in a call made in tail position (as a call, since the
+        // frame owned what the callee reads): the callee's frame stands for
+        // this one in the trace, as after a tail call.
+        self.b.switch_to_block(self.quiet);
+        self.b.seal_block(self.quiet);
+        let z = self.zero(rt);
+        self.b.ins().return_(&[z]);
 
         self.b.switch_to_block(self.unwind);
         self.b.seal_block(self.unwind);
@@ -526,21 +543,38 @@ impl Gen<'_, '_> {
                 self.drop_owned(0, &moved);
                 self.b.ins().jump(self.head, &args);
             }
-            // A tail call proper when the frame owns nothing the callee
-            // could be reading.
+            // A tail call proper where the callee owns its parameters (they
+            // are given it) or the frame owns nothing the callee reads.
             Expr::Call(f, args)
-                if self.scopes.iter().all(|s| s.is_empty())
-                    && self.program.functions[f.0 as usize].global.is_none() =>
+                if self.program.functions[f.0 as usize].global.is_none()
+                    && (owns_params(&self.program.functions[f.0 as usize])
+                        || self.scopes.iter().all(|s| s.is_empty())) =>
             {
-                let callee_name = self.program.functions[f.0 as usize].shown.clone();
-                let id = self.tables.site(callee_name, s.span) as i64;
-                // Tail-entered from the interpreter's frame: keep the mark.
-                let root = self.b.ins().band_imm_u(self.site, ROOT as i64);
-                let site = self.b.ins().bor_imm_u(root, id);
+                let callee = &self.program.functions[f.0 as usize];
+                let given = owns_params(callee);
+                let site = self.tail_site(*f, s.span);
                 let mut vals = vec![self.ctx, site];
-                vals.extend(args.iter().map(|a| self.atom(a)));
+                let mut moved = Vec::new();
+                for (a, p) in args.iter().zip(&callee.params) {
+                    let v = if given && boxed(&p.ty) { self.give(a, 0, &mut moved) } else { self.atom(a) };
+                    vals.push(v);
+                }
+                self.drop_owned(0, &moved);
                 let r = self.func_ref(self.ids[f]);
                 self.b.ins().return_call(r, &vals);
+            }
+            // Else a call (the frame's values outlive it), then a return;
+            // its failure is shown as a tail call's.
+            Expr::Call(f, args) if self.program.functions[f.0 as usize].global.is_none() => {
+                let site = self.tail_site(*f, s.span);
+                let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
+                let v = self.call_at(*f, &args, site, self.quiet);
+                self.vars.insert(s.var.id, v);
+                let depth = self.scopes.len() - 1;
+                if boxed(&s.var.ty) {
+                    self.scopes[depth].push(s.var.id);
+                }
+                self.ret(&Atom::Var(s.var.clone()));
             }
             Expr::If { cond, then, otherwise } => {
                 let c = self.atom(cond);
@@ -670,7 +704,7 @@ impl Gen<'_, '_> {
                 let ok = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, 0);
                 self.guard(ok, Message::NegativeCreate, s.span, Some(n));
                 let elem = s.var.ty.elem().cloned().expect("create makes a sequence");
-                self.build(n, &elem, None, |g, i| {
+                self.build(n, &elem, None, s.span, |g, i| {
                     let mut args: Vec<Value> = f.bound.iter().map(|a| g.atom(a)).collect();
                     args.push(i);
                     g.call_ref(f, &args, s.span)
@@ -700,7 +734,7 @@ impl Gen<'_, '_> {
                 }
                 let elem = s.var.ty.elem().cloned().expect("map makes a sequence");
                 let like = if seqs.len() == 1 { Some(seqs[0].0) } else { None };
-                self.build(n, &elem, like, |g, i| {
+                self.build(n, &elem, like, s.span, |g, i| {
                     let mut args: Vec<Value> = f.bound.iter().map(|a| g.atom(a)).collect();
                     for (sv, et) in &seqs {
                         args.push(g.element(*sv, i, et));
@@ -923,18 +957,24 @@ impl Gen<'_, '_> {
         n: Value,
         elem: &Type,
         like: Option<Value>,
+        span: pmx_ast::Span,
         mut value: impl FnMut(&mut Self, Value) -> Option<Value>,
     ) -> Option<Value> {
+        // Where memory the system refuses is reported.
+        let id = self.tables.failure(Message::Fixed(String::new()), span) as i64;
+        let id = self.b.ins().iconst(types::I64, id);
         let new = self.func_ref(self.helpers.named["builder"]);
-        let call = self.b.ins().call(new, &[n]);
+        let call = self.b.ins().call(new, &[self.ctx, id, n]);
         let b = self.b.inst_results(call)[0];
+        self.leave_if_failed();
         let k = runtime::KINDS.iter().position(|k| *k == kind(elem)).expect("a kind") as i64;
         let push = self.func_ref(self.helpers.named["builder_push"]);
         self.counted(n, |g, i| {
             let v = value(g, i)?;
             let w = g.word(v);
             let k = g.b.ins().iconst(types::I64, k);
-            g.b.ins().call(push, &[b, k, w]);
+            g.b.ins().call(push, &[g.ctx, id, b, k, w]);
+            g.leave_if_failed();
             Some(())
         })?;
         let like = match like {
@@ -942,8 +982,10 @@ impl Gen<'_, '_> {
             None => self.b.ins().iconst(types::I64, 0),
         };
         let finish = self.func_ref(self.helpers.named["builder_finish"]);
-        let call = self.b.ins().call(finish, &[b, like]);
-        Some(self.b.inst_results(call)[0])
+        let call = self.b.ins().call(finish, &[self.ctx, id, b, like]);
+        let v = self.b.inst_results(call)[0];
+        self.leave_if_failed();
+        Some(v)
     }
 
     /// `foldl f acc0 s` as a loop; `None` when nothing after it runs.
@@ -1045,12 +1087,36 @@ impl Gen<'_, '_> {
         let callee_name = self.program.functions[f.0 as usize].shown.clone();
         let id = self.tables.site(callee_name, span) as i64;
         let site = self.b.ins().iconst(types::I64, id);
+        self.call_at(f, args, site, self.unwind)
+    }
+
+    /// The site of a tail call of `f` at `span`: one that replaces the
+    /// frame the interpreter called keeps that mark.
+    fn tail_site(&mut self, f: FnId, span: pmx_ast::Span) -> Value {
+        let callee_name = self.program.functions[f.0 as usize].shown.clone();
+        let id = self.tables.site(callee_name, span) as i64;
+        let root = self.b.ins().band_imm_u(self.site, ROOT as i64);
+        self.b.ins().bor_imm_u(root, id)
+    }
+
+    /// A call of `f` entered at `site`, leaving through `on_failure`; a
+    /// callee that owns its parameters is given copies of boxed ones.
+    fn call_at(&mut self, f: FnId, args: &[Value], site: Value, on_failure: ClBlock) -> Value {
+        let callee = &self.program.functions[f.0 as usize];
+        let given = owns_params(callee);
+        let boxed_params: Vec<bool> = callee.params.iter().map(|p| boxed(&p.ty)).collect();
         let mut vals = vec![self.ctx, site];
-        vals.extend_from_slice(args);
+        for (v, b) in args.iter().zip(boxed_params) {
+            vals.push(if given && b { self.dup(*v) } else { *v });
+        }
         let r = self.func_ref(self.ids[&f]);
         let call = self.b.ins().call(r, &vals);
         let result = self.b.inst_results(call)[0];
-        self.leave_if_failed();
+        let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
+        let go = self.b.create_block();
+        self.b.ins().brif(failed, on_failure, &[], go, &[]);
+        self.b.switch_to_block(go);
+        self.b.seal_block(go);
         result
     }
 

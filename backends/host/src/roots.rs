@@ -25,6 +25,16 @@ pub struct Candidates {
 pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candidates {
     let live = pmx_ast::reach::Liveness::of_run(modules, utests);
     let mut out = Candidates { roots: Vec::new(), refused: Vec::new() };
+    // After `unsafeCoerce`, a value may not have the type native code
+    // reads it at (the interpreter reports that; machine code could not).
+    if let Some(span) = coerces(modules) {
+        out.refused.push((
+            "unsafeCoerce".into(),
+            "the program uses `unsafeCoerce`: no host code is compiled".into(),
+            span,
+        ));
+        return out;
+    }
     for (mi, module) in modules.iter().enumerate() {
         for (ii, item) in module.items.iter().enumerate() {
             if live.is_dead(mi, ii) {
@@ -39,16 +49,29 @@ pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candida
                 if !matches!(b.value.kind, ExprKind::Lam { .. }) {
                     continue;
                 }
+                let mut arity = 0;
+                let mut t = &b.scheme;
+                while let Some((_, r)) = t.as_arrow() {
+                    arity += 1;
+                    t = r;
+                }
+                let mut lambdas = 0;
+                let mut v = &b.value;
+                while let ExprKind::Lam { body, .. } = &v.kind {
+                    lambdas += 1;
+                    v = body;
+                }
+                // `lam x. e; lam y. ..` computes `e` once per partial
+                // application in the interpreter: one machine-code
+                // function of both parameters would compute it at every
+                // call.
+                if lambdas != arity {
+                    let why = "it computes something before it returns a function (not compiled yet)".to_string();
+                    out.refused.push((b.name.text.clone(), why, b.span));
+                    continue;
+                }
                 match why_not(&b.scheme) {
-                    None => {
-                        let mut arity = 0;
-                        let mut t = &b.scheme;
-                        while let Some((_, r)) = t.as_arrow() {
-                            arity += 1;
-                            t = r;
-                        }
-                        out.roots.push(Root { id: b.name.id, name: b.name.text.clone(), span: b.span, arity })
-                    }
+                    None => out.roots.push(Root { id: b.name.id, name: b.name.text.clone(), span: b.span, arity }),
                     Some(why) => out.refused.push((b.name.text.clone(), why, b.span)),
                 }
             }
@@ -83,4 +106,43 @@ fn why_not(scheme: &Ty) -> Option<String> {
         t = result;
     }
     (!scalar(t)).then(|| "it returns a value that is not a scalar, sequence or record".into())
+}
+
+/// Where the program first uses `unsafeCoerce`, if it does.
+fn coerces(modules: &[&Module]) -> Option<Span> {
+    fn find(e: &pmx_ast::Expr) -> Option<Span> {
+        if let ExprKind::Var(n) = &e.kind {
+            if n.id.as_builtin() == Some(pmx_ast::Builtin::UnsafeCoerce) {
+                return Some(e.span);
+            }
+        }
+        let mut found = None;
+        pmx_ast::visit::children(e, &mut |c| {
+            if found.is_none() {
+                found = find(c);
+            }
+        });
+        found
+    }
+    let exprs = modules.iter().flat_map(|m| {
+        m.items
+            .iter()
+            .flat_map(|item| -> Vec<&pmx_ast::Expr> {
+                match item {
+                    Item::Let(b) => vec![&b.value],
+                    Item::RecLets(bs, _) => bs.iter().map(|b| &b.value).collect(),
+                    Item::Utest(u) => {
+                        [&u.test, &u.expected].into_iter().chain(u.using.iter()).chain(u.on_fail.iter()).collect()
+                    }
+                    _ => Vec::new(),
+                }
+            })
+            .chain(m.main.iter())
+    });
+    for e in exprs {
+        if let Some(s) = find(e) {
+            return Some(s);
+        }
+    }
+    None
 }

@@ -415,30 +415,55 @@ pub extern "C" fn call_builtin(ctx: *mut Ctx, id: u64, words: *const u64) -> u64
     }
 }
 
-/// A sequence being built by `create` or `map`: room for `n` elements.
-pub extern "C" fn builder(n: i64) -> *mut Vec<Value> {
-    // Reserved up to a bound: a huge length must not abort here, in code
-    // called from machine code (it grows as the elements come).
-    Box::into_raw(Box::new(Vec::with_capacity(n.clamp(0, 1 << 16) as usize)))
+/// Runs `f`, turning unwinding (memory the system refuses) into failure
+/// `id`'s place with the interpreter's message: nothing unwinds into
+/// machine code.
+fn guarded<T>(ctx: &mut Ctx, id: u64, none: T, f: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(payload) => {
+            let span = ctx.tables().failures[id as usize].1;
+            ctx.set(pmx_cpu::error_of_panic(payload, span));
+            none
+        }
+    }
+}
+
+/// A sequence being built by `create` or `map`: room for `n` elements,
+/// asked for at once as the interpreter asks (null after a failure).
+pub extern "C" fn builder(ctx: *mut Ctx, id: u64, n: i64) -> *mut pmx_cpu::value::SeqBuilder {
+    let ctx = unsafe { &mut *ctx };
+    // The interpreter's builder: unboxed as the first element decides,
+    // its memory asked for as the interpreter asks.
+    guarded(ctx, id, std::ptr::null_mut(), || Box::into_raw(Box::new(Seq::builder(n.max(0) as usize))))
 }
 
 /// Appends a word of kind `kind` (its index in `KINDS`); a boxed one is a
 /// value native code owns, moved in.
-pub extern "C" fn builder_push(b: *mut Vec<Value>, kind: u64, word: u64) {
+/// (The first element makes the builder ask for all its memory: a
+/// refusal is failure `id`'s.)
+pub extern "C" fn builder_push(ctx: *mut Ctx, id: u64, b: *mut pmx_cpu::value::SeqBuilder, kind: u64, word: u64) {
+    let ctx = unsafe { &mut *ctx };
     let b = unsafe { &mut *b };
     let v = match KINDS[kind as usize] {
         Kind::Boxed => *unsafe { Box::from_raw(word as *mut Value) },
         k => k.value(word),
     };
-    b.push(v);
+    guarded(ctx, id, (), || b.push(v));
 }
 
 /// The sequence built, as a list where `like` (a sequence, or null) is
 /// one, as the interpreter's `map` keeps its argument's representation.
-pub extern "C" fn builder_finish(b: *mut Vec<Value>, like: *const Value) -> *mut Value {
+pub extern "C" fn builder_finish(
+    ctx: *mut Ctx,
+    id: u64,
+    b: *mut pmx_cpu::value::SeqBuilder,
+    like: *const Value,
+) -> *mut Value {
+    let ctx = unsafe { &mut *ctx };
     let items = *unsafe { Box::from_raw(b) };
     let list = !like.is_null() && seq(like).is_list();
-    boxed(Value::seq(Seq::from_values(items).with_list(list)))
+    guarded(ctx, id, std::ptr::null_mut(), || boxed(Value::seq(items.finish().with_list(list))))
 }
 
 /// The indices at `words` (`n` of them).

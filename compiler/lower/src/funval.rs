@@ -191,6 +191,12 @@ impl Lowerer<'_> {
             }
             // `createList` and `createRope` differ from `create` only in
             // the CPU representation they pick.
+            // Host code: a native `create` makes a rope, so `createList`
+            // stays in the interpreter (`isList` tells them apart).
+            CreateList if self.target == Target::Host => {
+                let message = "`createList` in host code is not compiled yet".to_string();
+                return Err(self.error(Code::LowerUnsupported, span, message, "here"));
+            }
             Create | CreateList | CreateRope => {
                 let len = self.atom_arg(next(), span)?;
                 Expr::Create { len, f: self.fun_arg(cx, next(), span)? }
