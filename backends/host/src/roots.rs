@@ -55,17 +55,11 @@ pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candida
                     arity += 1;
                     t = r;
                 }
-                let mut lambdas = 0;
-                let mut v = &b.value;
-                while let ExprKind::Lam { body, .. } = &v.kind {
-                    lambdas += 1;
-                    v = body;
-                }
                 // `lam x. e; lam y. ..` computes `e` once per partial
                 // application in the interpreter: one machine-code
                 // function of both parameters would compute it at every
                 // call.
-                if lambdas != arity {
+                if pmx_ast::visit::leading_lambdas(&b.value) != arity {
                     let why = "it computes something before it returns a function (not compiled yet)".to_string();
                     out.refused.push((b.name.text.clone(), why, b.span));
                     continue;

@@ -51,6 +51,20 @@ pub fn children<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
     }
 }
 
+/// How many lambdas `e` opens with (`lam x. lam y. ..`: 2). A definition
+/// whose type takes more arguments than that computes something before it
+/// returns a function, which code generators that make one function of
+/// all the parameters must refuse (they would compute it at every call).
+pub fn leading_lambdas(e: &Expr) -> usize {
+    let mut n = 0;
+    let mut v = e;
+    while let ExprKind::Lam { body, .. } = &v.kind {
+        n += 1;
+        v = body;
+    }
+    n
+}
+
 /// Calls `f` on each direct sub-expression of `e`, mutably.
 pub fn children_mut(e: &mut Expr, f: &mut impl FnMut(&mut Expr)) {
     match &mut e.kind {

@@ -224,12 +224,7 @@ impl Cuda {
             arity += 1;
             t = r;
         }
-        let mut lambdas = 0;
-        let mut v = &b.value;
-        while let ExprKind::Lam { body, .. } = &v.kind {
-            lambdas += 1;
-            v = body;
-        }
+        let lambdas = pmx_ast::visit::leading_lambdas(&b.value);
         if lambdas != arity {
             self.r.push(
                 Code::CudaFunctionDef,
