@@ -44,11 +44,9 @@ pub fn cl_type(t: &Type) -> types::Type {
 /// The runtime helpers generated code calls, by symbol.
 const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_fail", runtime::fail as *const u8),
-    ("pmx_fail_int", runtime::fail_int as *const u8),
     ("pmx_overflow", runtime::overflow as *const u8),
     ("pmx_record", runtime::record as *const u8),
     ("pmx_round", runtime::round as *const u8),
-    ("pmx_fail_ints", runtime::fail_ints as *const u8),
     ("pmx_seq_len", runtime::seq_len as *const u8),
     ("pmx_seq_int", runtime::seq_int as *const u8),
     ("pmx_seq_float", runtime::seq_float as *const u8),
@@ -83,11 +81,9 @@ const HELPERS: &[(&str, *const u8)] = &[
 
 struct Helpers {
     fail: FuncId,
-    fail_int: FuncId,
     overflow: FuncId,
     record: FuncId,
     round: FuncId,
-    fail_ints: FuncId,
     seq_len: FuncId,
     /// Element readers by the element's Cranelift type (`I64` also reads
     /// a sequence's or record's place: `seq_ref`).
@@ -239,12 +235,10 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
         math.insert(m.name(), declare(&format!("pmx_{}", m.name()), &f64s(m.arity()), &[types::F64])?);
     }
     Ok(Helpers {
-        fail: declare("pmx_fail", &[ptr, types::I64], &[])?,
-        fail_int: declare("pmx_fail_int", &[ptr, types::I64, types::I64], &[])?,
+        fail: declare("pmx_fail", &[ptr, types::I64, types::I64, types::I64], &[])?,
         overflow: declare("pmx_overflow", &[ptr, types::I64], &[])?,
         record: declare("pmx_record", &[ptr, types::I64], &[])?,
         round: declare("pmx_round", &[types::F64], &[types::F64])?,
-        fail_ints: declare("pmx_fail_ints", &[ptr, types::I64, types::I64, types::I64], &[])?,
         seq_len: declare("pmx_seq_len", &[ptr], &[types::I64])?,
         seq_get: [("int", types::I64), ("float", types::F64), ("bool", types::I8), ("char", types::I32), ("ref", ptr)]
             .into_iter()
@@ -340,6 +334,16 @@ fn owns_params(f: &Function) -> bool {
 }
 
 impl Gen<'_, '_> {
+    /// Binds a statement's variable; a value it makes is the innermost
+    /// block's own.
+    fn bind(&mut self, s: &pmx_lower::Stmt, v: Value) {
+        self.vars.insert(s.var.id, v);
+        if boxed(&s.var.ty) && self.makes_owned(&s.expr) {
+            let depth = self.scopes.len() - 1;
+            self.scopes[depth].push(s.var.id);
+        }
+    }
+
     /// [`makes_owned`], and a top-level value read is borrowed.
     fn makes_owned(&self, e: &Expr) -> bool {
         match e {
@@ -514,10 +518,7 @@ impl Gen<'_, '_> {
                 return None;
             };
             if let Some(v) = v {
-                self.vars.insert(s.var.id, v);
-                if boxed(&s.var.ty) && self.makes_owned(&s.expr) {
-                    self.scopes[depth].push(s.var.id);
-                }
+                self.bind(s, v);
             }
         }
         if tail {
@@ -569,11 +570,7 @@ impl Gen<'_, '_> {
                 let site = self.tail_site(*f, s.span);
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 let v = self.call_at(*f, &args, site, self.quiet);
-                self.vars.insert(s.var.id, v);
-                let depth = self.scopes.len() - 1;
-                if boxed(&s.var.ty) {
-                    self.scopes[depth].push(s.var.id);
-                }
+                self.bind(s, v);
                 self.ret(&Atom::Var(s.var.clone()));
             }
             Expr::If { cond, then, otherwise } => {
@@ -589,11 +586,7 @@ impl Gen<'_, '_> {
             _ => {
                 let Some(v) = self.stmt(s) else { return };
                 let v = v.unwrap_or_else(|| self.b.ins().iconst(types::I8, 0));
-                self.vars.insert(s.var.id, v);
-                let depth = self.scopes.len() - 1;
-                if boxed(&s.var.ty) && self.makes_owned(&s.expr) {
-                    self.scopes[depth].push(s.var.id);
-                }
+                self.bind(s, v);
                 self.ret(&Atom::Var(s.var.clone()));
             }
         }
@@ -609,30 +602,28 @@ impl Gen<'_, '_> {
         self.b.seal_block(go);
     }
 
-    /// Jumps to `unwind` after failure `id` (recorded first).
-    fn fail(&mut self, message: Message, span: pmx_ast::Span, value: Option<Value>) {
+    /// Jumps to `unwind` after the failure (recorded first); `shown`: the
+    /// `Int`s its message shows (at most two).
+    fn fail(&mut self, message: Message, span: pmx_ast::Span, shown: &[Value]) {
         let id = self.tables.failure(message, span) as i64;
         let id = self.b.ins().iconst(types::I64, id);
-        match value {
-            Some(v) => {
-                let f = self.func_ref(self.helpers.fail_int);
-                self.b.ins().call(f, &[self.ctx, id, v]);
-            }
-            None => {
-                let f = self.func_ref(self.helpers.fail);
-                self.b.ins().call(f, &[self.ctx, id]);
-            }
+        let mut args = vec![self.ctx, id];
+        args.extend_from_slice(shown);
+        while args.len() < 4 {
+            args.push(self.b.ins().iconst(types::I64, 0));
         }
+        let f = self.func_ref(self.helpers.fail);
+        self.b.ins().call(f, &args);
         self.b.ins().jump(self.unwind, &[]);
     }
 
     /// Fails unless `ok`; code after it runs where `ok` holds.
-    fn guard(&mut self, ok: Value, message: Message, span: pmx_ast::Span, value: Option<Value>) {
+    fn guard(&mut self, ok: Value, message: Message, span: pmx_ast::Span, shown: &[Value]) {
         let (pass, bad) = (self.b.create_block(), self.b.create_block());
         self.b.ins().brif(ok, pass, &[], bad, &[]);
         self.b.switch_to_block(bad);
         self.b.seal_block(bad);
-        self.fail(message, span, value);
+        self.fail(message, span, shown);
         self.b.switch_to_block(pass);
         self.b.seal_block(pass);
     }
@@ -682,12 +673,12 @@ impl Gen<'_, '_> {
             Expr::Atom(a) => self.atom(a),
             Expr::Never => {
                 let message = pmx_cpu::never_message(s.span).to_string();
-                self.fail(Message::Fixed(message), s.span, None);
+                self.fail(Message::Fixed(message), s.span, &[]);
                 return None;
             }
             Expr::Prim(Builtin::Error, args) if matches!(&args[0], Atom::Var(v) if self.messages.contains(&v.id)) => {
                 let text = pmx_lower::error_text(self.strings, &args[0]);
-                self.fail(Message::Fixed(text), s.span, None);
+                self.fail(Message::Fixed(text), s.span, &[]);
                 return None;
             }
             Expr::Loop { n, f, .. } => {
@@ -702,7 +693,7 @@ impl Gen<'_, '_> {
             Expr::Create { len, f } => {
                 let n = self.atom(len);
                 let ok = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, 0);
-                self.guard(ok, Message::NegativeCreate, s.span, Some(n));
+                self.guard(ok, Message::NegativeCreate, s.span, &[n]);
                 let elem = s.var.ty.elem().cloned().expect("create makes a sequence");
                 self.build(n, &elem, None, s.span, |g, i| {
                     let mut args: Vec<Value> = f.bound.iter().map(|a| g.atom(a)).collect();
@@ -720,17 +711,7 @@ impl Gen<'_, '_> {
                     let call = self.b.ins().call(len_f, &[*other]);
                     let m = self.b.inst_results(call)[0];
                     let same = self.b.ins().icmp(IntCC::Equal, n, m);
-                    let (pass, bad) = (self.b.create_block(), self.b.create_block());
-                    self.b.ins().brif(same, pass, &[], bad, &[]);
-                    self.b.switch_to_block(bad);
-                    self.b.seal_block(bad);
-                    let id = self.tables.failure(Message::Map2Lengths, s.span) as i64;
-                    let id = self.b.ins().iconst(types::I64, id);
-                    let fail = self.func_ref(self.helpers.fail_ints);
-                    self.b.ins().call(fail, &[self.ctx, id, n, m]);
-                    self.b.ins().jump(self.unwind, &[]);
-                    self.b.switch_to_block(pass);
-                    self.b.seal_block(pass);
+                    self.guard(same, Message::Map2Lengths, s.span, &[n, m]);
                 }
                 let elem = s.var.ty.elem().cloned().expect("map makes a sequence");
                 let like = if seqs.len() == 1 { Some(seqs[0].0) } else { None };
@@ -1158,23 +1139,13 @@ impl Gen<'_, '_> {
             Builtin::Null => return self.b.ins().icmp_imm_s(IntCC::Equal, len, 0),
             Builtin::Head => {
                 let ok = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, len, 0);
-                self.guard(ok, Message::Fixed("Head on empty sequence".into()), span, None);
+                self.guard(ok, Message::Fixed("Head on empty sequence".into()), span, &[]);
                 self.b.ins().iconst(types::I64, 0)
             }
             _ => {
                 // One unsigned comparison tests both ends.
                 let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, a[1], len);
-                let (pass, bad) = (self.b.create_block(), self.b.create_block());
-                self.b.ins().brif(ok, pass, &[], bad, &[]);
-                self.b.switch_to_block(bad);
-                self.b.seal_block(bad);
-                let id = self.tables.failure(Message::OutOfBounds, span) as i64;
-                let id = self.b.ins().iconst(types::I64, id);
-                let f = self.func_ref(self.helpers.fail_ints);
-                self.b.ins().call(f, &[self.ctx, id, a[1], len]);
-                self.b.ins().jump(self.unwind, &[]);
-                self.b.switch_to_block(pass);
-                self.b.seal_block(pass);
+                self.guard(ok, Message::OutOfBounds, span, &[a[1], len]);
                 a[1]
             }
         };
@@ -1189,7 +1160,7 @@ impl Gen<'_, '_> {
             Muli => self.b.ins().imul(a[0], a[1]),
             Divi | Modi => {
                 let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, a[1], 0);
-                self.guard(nonzero, Message::Fixed("Division by zero".into()), span, None);
+                self.guard(nonzero, Message::Fixed("Division by zero".into()), span, &[]);
                 // `x / -1` is `-x`, wrapping, and `x % -1` is 0 (the
                 // machine's division traps on the smallest Int).
                 let minus_one = self.b.ins().icmp_imm_s(IntCC::Equal, a[1], -1);
@@ -1268,7 +1239,7 @@ impl Gen<'_, '_> {
                 let surrogate = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, from, 0x800);
                 let not_surrogate = self.b.ins().bxor_imm_u(surrogate, 1);
                 let ok = self.b.ins().band(below, not_surrogate);
-                self.guard(ok, Message::Int2char, span, Some(a[0]));
+                self.guard(ok, Message::Int2char, span, &[a[0]]);
                 self.b.ins().ireduce(types::I32, a[0])
             }
             _ => unreachable!("support::primitive lists what is generated: {}", b.name()),

@@ -54,11 +54,13 @@ struct Plan {
     left: Vec<(SmolStr, String, Span)>,
 }
 
-fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Option<Plan> {
+/// The plan, or, where no top-level function is a candidate, those
+/// refused and why.
+fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<(SmolStr, String, Span)>> {
     let candidates = roots::candidates(modules, utests);
     let mut left = candidates.refused;
     if candidates.roots.is_empty() {
-        return None;
+        return Err(left);
     }
     // Local functions lifted to the top level (the accelerate passes'
     // lambda lifting): the lowering takes first-order programs. Top-level
@@ -71,10 +73,11 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Option<Plan> {
     let mut entries = Vec::new();
     for (root, f) in candidates.roots.into_iter().zip(&asked) {
         match f {
-            // Lifting gave it the top-level values it uses as leading
-            // parameters, which the interpreter's callers do not pass.
+            // The entry takes what the interpreter's callers pass: the
+            // lowered function must have the root's arity (`roots.rs`
+            // makes sure; this keeps a mismatch from reaching the seam).
             Some(f) if lowered.functions[f.0 as usize].params.len() != root.arity => {
-                let why = "it uses top-level values that are not functions (not compiled yet)".to_string();
+                let why = "its lowered parameters are not its type's (not compiled)".to_string();
                 left.push((root.name.clone(), why, root.span));
             }
             Some(f) if good.contains(f) => entries.push((root, *f)),
@@ -94,7 +97,7 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Option<Plan> {
             }
         }
     }
-    Some(Plan { lowered, good, entries, left })
+    Ok(Plan { lowered, good, entries, left })
 }
 
 /// Compiles what it can of the program's host code; `modules` in load
@@ -104,22 +107,23 @@ pub fn compile(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Host {
     let started = std::time::Instant::now();
     let mut report = Report::default();
     let mut natives = pmx_cpu::Natives::default();
-    if let Some(plan) = plan(modules, utests) {
-        report.left = plan.left;
-        let entries: Vec<(&roots::Root, pmx_lower::FnId)> = plan.entries.iter().map(|(r, f)| (r, *f)).collect();
-        match native::build(&plan.lowered, &plan.good, &entries) {
-            Ok(n) => {
-                report.compiled = entries.iter().map(|(r, _)| r.name.clone()).collect();
-                natives = n;
-            }
-            Err(e) => {
-                for (r, _) in &entries {
-                    report.left.push((r.name.clone(), format!("the code generator failed: {e}"), r.span));
+    match plan(modules, utests) {
+        Ok(plan) => {
+            report.left = plan.left;
+            let entries: Vec<(&roots::Root, pmx_lower::FnId)> = plan.entries.iter().map(|(r, f)| (r, *f)).collect();
+            match native::build(&plan.lowered, &plan.good, &entries) {
+                Ok(n) => {
+                    report.compiled = entries.iter().map(|(r, _)| r.name.clone()).collect();
+                    natives = n;
+                }
+                Err(e) => {
+                    for (r, _) in &entries {
+                        report.left.push((r.name.clone(), format!("the code generator failed: {e}"), r.span));
+                    }
                 }
             }
         }
-    } else {
-        report.left = roots::candidates(modules, utests).refused;
+        Err(refused) => report.left = refused,
     }
     report.time = started.elapsed();
     Host { natives, report }
@@ -130,13 +134,21 @@ pub fn compile(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Host {
 /// `pmx_lower::print` shows it, after a line per function left to the
 /// interpreter with the reason; `locate` names a span's place.
 pub fn host_ir(modules: &[&Module], locate: &dyn Fn(Span) -> String) -> String {
-    let Some(plan) = plan(modules, &|_| true) else {
-        return "-- no top-level function to compile\n".into();
+    let (plan, left) = match plan(modules, &|_| true) {
+        Ok(plan) => {
+            let left = plan.left.clone();
+            (Some(plan), left)
+        }
+        Err(refused) => (None, refused),
     };
     let mut out = String::new();
-    for (name, why, span) in &plan.left {
+    for (name, why, span) in &left {
         out.push_str(&format!("-- left to the interpreter: `{name}` ({}): {why}\n", locate(*span)));
     }
+    let Some(plan) = plan else {
+        out.push_str("-- no top-level function to compile\n");
+        return out;
+    };
     // Only what is compiled: the functions the compiled roots reach.
     out.push_str(&pmx_lower::print_only(&plan.lowered, &|f| plan.good.contains(&f), locate));
     out

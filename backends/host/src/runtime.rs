@@ -111,46 +111,27 @@ impl Ctx {
     }
 }
 
-/// Failure `id` of the program happened.
-pub extern "C" fn fail(ctx: *mut Ctx, id: u64) {
+impl Message {
+    /// The interpreter's text, with the `Int`s the failure shows (`a`,
+    /// and `b` for an index's length or the second sequence's).
+    fn text(self, a: i64, b: i64) -> String {
+        match self {
+            Message::Fixed(t) => t,
+            Message::Int2char => format!("int2char: {a} is not the code of a character"),
+            Message::OutOfBounds => format!("Out of bounds access in sequence: index {a} but the length is {b}"),
+            Message::NegativeCreate => format!("Create with a negative length: {a}"),
+            Message::Map2Lengths => format!("map2 on sequences of different lengths: {a} and {b}"),
+        }
+    }
+}
+
+/// Failure `id` of the program happened; `a` and `b` are what its
+/// message shows (unused ones are 0).
+pub extern "C" fn fail(ctx: *mut Ctx, id: u64, a: i64, b: i64) {
     // Safety: generated code passes the context it was given.
     let ctx = unsafe { &mut *ctx };
     let (message, span) = ctx.tables().failures[id as usize].clone();
-    let text = match message {
-        Message::Fixed(t) => t,
-        Message::Int2char => "int2char: a value that is not the code of a character".into(),
-        Message::OutOfBounds => "Out of bounds access in sequence".into(),
-        Message::NegativeCreate => "Create with a negative length".into(),
-        Message::Map2Lengths => "map2 on sequences of different lengths".into(),
-    };
-    ctx.set(RuntimeError::new(text, span));
-}
-
-/// Failure `id`, whose message shows the `Int` value `i`.
-pub extern "C" fn fail_int(ctx: *mut Ctx, id: u64, i: i64) {
-    let ctx = unsafe { &mut *ctx };
-    let (message, span) = ctx.tables().failures[id as usize].clone();
-    let text = match message {
-        Message::Int2char => format!("int2char: {i} is not the code of a character"),
-        Message::NegativeCreate => format!("Create with a negative length: {i}"),
-        Message::Fixed(t) => t,
-        Message::OutOfBounds | Message::Map2Lengths => "Out of bounds access in sequence".into(),
-    };
-    ctx.set(RuntimeError::new(text, span));
-}
-
-/// Failure `id`, whose message shows two `Int`s (an index and a length).
-pub extern "C" fn fail_ints(ctx: *mut Ctx, id: u64, a: i64, b: i64) {
-    let ctx = unsafe { &mut *ctx };
-    let (message, span) = ctx.tables().failures[id as usize].clone();
-    let text = match message {
-        Message::OutOfBounds => format!("Out of bounds access in sequence: index {a} but the length is {b}"),
-        Message::Map2Lengths => format!("map2 on sequences of different lengths: {a} and {b}"),
-        Message::Fixed(t) => t,
-        Message::Int2char => format!("int2char: {a} is not the code of a character"),
-        Message::NegativeCreate => format!("Create with a negative length: {a}"),
-    };
-    ctx.set(RuntimeError::new(text, span));
+    ctx.set(RuntimeError::new(message.text(a, b), span));
 }
 
 // Values that native code borrows from its caller (a sequence or record
