@@ -315,7 +315,7 @@ fn makes_owned(e: &Expr) -> bool {
 }
 
 /// How a value of type `t` travels as a word.
-fn kind(t: &Type) -> runtime::Kind {
+pub fn kind(t: &Type) -> runtime::Kind {
     match t {
         Type::Int => runtime::Kind::Int,
         Type::Float => runtime::Kind::Float,

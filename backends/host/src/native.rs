@@ -2,8 +2,9 @@
 //! become machine words, the result a value, a failure the located error
 //! the machine code recorded.
 
-use crate::gen::{self, cl_type, EntryFn};
+use crate::gen::{self, kind, EntryFn};
 use crate::roots::Root;
+use crate::runtime::Kind;
 use crate::runtime::{Ctx, Tables};
 use cranelift_jit::JITModule;
 use pmx_cpu::value::Value;
@@ -65,29 +66,14 @@ pub fn build(program: &Program, good: &FxHashSet<FnId>, entries: &[(&Root, FnId)
 /// An argument as a word: a scalar, or where a sequence or record is
 /// (native code borrows it for the call; `args` outlives it).
 fn word(v: &Value, t: &Type) -> u64 {
-    match (v, t) {
-        (Value::Int(i), _) => *i as u64,
-        (Value::Float(f), _) => f.to_bits(),
-        (Value::Bool(b), _) => *b as u64,
-        (Value::Char(c), _) => *c as u64,
-        (_, Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_)) => v as *const Value as u64,
-        _ => 0,
-    }
+    kind(t).scalar_word(v).unwrap_or(v as *const Value as u64)
 }
 
 fn value(w: u64, t: &Type) -> Value {
-    debug_assert!(cl_type(t).bits() <= 64);
-    match t {
-        Type::Int => Value::Int(w as i64),
-        Type::Float => Value::Float(f64::from_bits(w)),
-        Type::Bool => Value::Bool(w as u8 != 0),
-        // Safety: the code checked every `Char` it made (`int2char`).
-        Type::Char => Value::Char(char::from_u32(w as u32).unwrap_or('\u{FFFD}')),
-        // Safety: native code returns sequences, records and variant
-        // values in boxes of their own, which the caller takes.
-        Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_) => {
-            *unsafe { Box::from_raw(w as *mut Value) }
-        }
-        _ => Value::unit(),
+    match kind(t) {
+        // Safety: native code returns sequences, records, variant values
+        // and tensors in boxes of their own, which the caller takes.
+        Kind::Boxed => *unsafe { Box::from_raw(w as *mut Value) },
+        k => k.value(w),
     }
 }

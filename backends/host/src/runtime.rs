@@ -274,8 +274,21 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// A scalar as a word of this kind (`()` is 0); `None` for a boxed
+    /// kind, whose word each caller makes as its ownership says.
+    pub fn scalar_word(self, v: &Value) -> Option<u64> {
+        Some(match (self, v) {
+            (Kind::Int, Value::Int(i)) => *i as u64,
+            (Kind::Float, Value::Float(f)) => f.to_bits(),
+            (Kind::Bool, Value::Bool(b)) => *b as u64,
+            (Kind::Char, Value::Char(c)) => *c as u64,
+            (Kind::Unit, _) => 0,
+            _ => return None,
+        })
+    }
+
     /// The value a word of this kind stands for (a boxed one is cloned).
-    fn value(self, w: u64) -> Value {
+    pub fn value(self, w: u64) -> Value {
         match self {
             Kind::Int => Value::Int(w as i64),
             Kind::Float => Value::Float(f64::from_bits(w)),
@@ -373,14 +386,10 @@ pub extern "C" fn call_builtin(ctx: *mut Ctx, id: u64, words: *const u64) -> u64
     // touches nothing meanwhile.
     let m = unsafe { &mut *ctx.machine };
     match pmx_cpu::call_builtin(m, call.builtin, args, call.span) {
-        Ok(v) => match (call.result, v) {
-            (Kind::Int, Value::Int(i)) => i as u64,
-            (Kind::Float, Value::Float(f)) => f.to_bits(),
-            (Kind::Bool, Value::Bool(b)) => b as u64,
-            (Kind::Char, Value::Char(c)) => c as u64,
-            (Kind::Unit, _) => 0,
-            (Kind::Boxed, v) => boxed(v) as u64,
-            _ => {
+        Ok(v) => match call.result.scalar_word(&v) {
+            Some(w) => w,
+            None if call.result == Kind::Boxed => boxed(v) as u64,
+            None => {
                 let message =
                     format!("{}`{}` gave a value of another type", pmx_cpu::INTERNAL_PREFIX, call.builtin.name());
                 ctx.error = Some(RuntimeError::from_engine(message, call.span));
@@ -466,14 +475,7 @@ fn tensor<'a>(t: *const Value) -> &'a pmx_cpu::tensor::Tensor {
 pub extern "C" fn tensor_get(ctx: *mut Ctx, id: u64, t: *const Value, words: *const u64, n: i64, kind: u64) -> u64 {
     let ctx = unsafe { &mut *ctx };
     match tensor(t).get(indices(words, n)) {
-        Ok(v) => match (KINDS[kind as usize], v) {
-            (Kind::Int, Value::Int(i)) => i as u64,
-            (Kind::Float, Value::Float(f)) => f.to_bits(),
-            (Kind::Bool, Value::Bool(b)) => b as u64,
-            (Kind::Char, Value::Char(c)) => c as u64,
-            (Kind::Unit, _) => 0,
-            (_, v) => boxed(v) as u64,
-        },
+        Ok(v) => KINDS[kind as usize].scalar_word(&v).unwrap_or_else(|| boxed(v) as u64),
         Err(message) => {
             let span = ctx.tables().failures[id as usize].1;
             ctx.set(RuntimeError::new(message, span));
@@ -499,14 +501,7 @@ pub extern "C" fn global(ctx: *mut Ctx, id: u64) -> u64 {
     let (name, kind) = tables.globals[id as usize];
     let m = unsafe { &*ctx.machine };
     match m.global_by_name(name) {
-        Ok(v) => match (kind, v) {
-            (Kind::Int, Value::Int(i)) => *i as u64,
-            (Kind::Float, Value::Float(f)) => f.to_bits(),
-            (Kind::Bool, Value::Bool(b)) => *b as u64,
-            (Kind::Char, Value::Char(c)) => *c as u64,
-            (Kind::Unit, _) => 0,
-            (_, v) => v as *const Value as u64,
-        },
+        Ok(v) => kind.scalar_word(v).unwrap_or(v as *const Value as u64),
         Err(e) => {
             ctx.error = Some(e);
             ctx.failed = 1;
