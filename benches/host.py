@@ -58,7 +58,10 @@ def main():
             exe = os.path.join(tmp, name)
             flags = ["-O3"] if "flambda" in subprocess.run([ocamlopt, "-config"], capture_output=True,
                                                             text=True).stdout.replace("flambda: false", "") else []
-            subprocess.run([ocamlopt, *flags, ml, "-o", exe], check=True, capture_output=True, cwd=tmp)
+            # Compiled in the temporary folder: ocamlopt writes its .cmi,
+            # .cmx and .o next to the source.
+            src = shutil.copy(ml, tmp)
+            subprocess.run([ocamlopt, *flags, src, "-o", exe], check=True, capture_output=True, cwd=tmp)
             to, oo = best([exe], runs)
             # pmx prints a whole float with a point (`3.`), OCaml without.
             if oo.strip().rstrip(".") != on.strip().rstrip("."):

@@ -47,12 +47,6 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_overflow", runtime::overflow as *const u8),
     ("pmx_record", runtime::record as *const u8),
     ("pmx_round", runtime::round as *const u8),
-    ("pmx_seq_len", runtime::seq_len as *const u8),
-    ("pmx_seq_int", runtime::seq_int as *const u8),
-    ("pmx_seq_float", runtime::seq_float as *const u8),
-    ("pmx_seq_bool", runtime::seq_bool as *const u8),
-    ("pmx_seq_char", runtime::seq_char as *const u8),
-    ("pmx_seq_ref", runtime::seq_ref as *const u8),
     ("pmx_field_ref", runtime::field_ref as *const u8),
     ("pmx_drop_value", runtime::drop_value as *const u8),
     ("pmx_dup", runtime::dup as *const u8),
@@ -68,6 +62,10 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_tensor_set", runtime::tensor_set as *const u8),
     ("pmx_builder_push", runtime::builder_push as *const u8),
     ("pmx_builder_finish", runtime::builder_finish as *const u8),
+    ("pmx_seq_view", runtime::seq_view as *const u8),
+    ("pmx_scalars", runtime::scalars as *const u8),
+    ("pmx_scalars_finish", runtime::scalars_finish as *const u8),
+    ("pmx_tensor_view", runtime::tensor_view as *const u8),
     ("pmx_exp", runtime::exp as *const u8),
     ("pmx_log", runtime::log as *const u8),
     ("pmx_sin", runtime::sin as *const u8),
@@ -84,10 +82,6 @@ struct Helpers {
     overflow: FuncId,
     record: FuncId,
     round: FuncId,
-    seq_len: FuncId,
-    /// Element readers by the element's Cranelift type (`I64` also reads
-    /// a sequence's or record's place: `seq_ref`).
-    seq_get: FxHashMap<&'static str, FuncId>,
     field_ref: FuncId,
     math: FxHashMap<&'static str, FuncId>,
     /// The helpers for owned values, by name (`runtime.rs`).
@@ -157,6 +151,8 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
                 scopes: Vec::new(),
                 cons: FxHashMap::default(),
                 literals: FxHashMap::default(),
+                seq_views: FxHashMap::default(),
+                tensor_views: FxHashMap::default(),
             };
             g.function(func);
             g.b.finalize(target);
@@ -239,11 +235,6 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
         overflow: declare("pmx_overflow", &[ptr, types::I64], &[])?,
         record: declare("pmx_record", &[ptr, types::I64], &[])?,
         round: declare("pmx_round", &[types::F64], &[types::F64])?,
-        seq_len: declare("pmx_seq_len", &[ptr], &[types::I64])?,
-        seq_get: [("int", types::I64), ("float", types::F64), ("bool", types::I8), ("char", types::I32), ("ref", ptr)]
-            .into_iter()
-            .map(|(n, t)| Ok((n, declare(&format!("pmx_seq_{n}"), &[ptr, types::I64], &[t])?)))
-            .collect::<Result<_, String>>()?,
         field_ref: declare("pmx_field_ref", &[ptr, types::I64], &[ptr])?,
         math,
         named: [
@@ -261,6 +252,10 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             ("tensor_set", vec![ptr, types::I64, ptr, ptr, types::I64, types::I64, types::I64], vec![]),
             ("builder_push", vec![ptr, types::I64, ptr, types::I64, types::I64], vec![]),
             ("builder_finish", vec![ptr, types::I64, ptr, ptr], vec![ptr]),
+            ("seq_view", vec![ptr, ptr], vec![]),
+            ("scalars", vec![ptr, types::I64, types::I64, types::I64], vec![ptr]),
+            ("scalars_finish", vec![types::I64, ptr, types::I64, ptr], vec![ptr]),
+            ("tensor_view", vec![ptr, ptr], vec![]),
         ]
         .into_iter()
         .map(|(n, p, r)| Ok((n, declare(&format!("pmx_{n}"), &p, &r)?)))
@@ -297,6 +292,24 @@ struct Gen<'a, 'b> {
     /// The sequence literals not built (`support::error_messages`): the
     /// index of a tensor access, read in place.
     literals: FxHashMap<VarId, Vec<Atom>>,
+    /// The views of sequences and of tensors taken (`viewed`).
+    seq_views: Views,
+    tensor_views: Views,
+}
+
+/// Views taken, by the value viewed, with the block that took them:
+/// valid there (later in the block, which they dominate).
+type Views = FxHashMap<Value, (ClBlock, [Value; 3])>;
+
+/// A sequence's elements in place (`runtime::seq_view`).
+#[derive(Clone, Copy)]
+struct SeqView {
+    /// Where element 0 is (a `Value` of a sequence of `Value`s).
+    base: Value,
+    len: Value,
+    stride: Value,
+    /// Where element 0's scalar is (a `Value`'s payload is at offset 8).
+    scalars: Value,
 }
 
 /// A type native code holds as a pointer to a `Value`.
@@ -651,21 +664,14 @@ impl Gen<'_, '_> {
                     Type::Tensor(e) => *e,
                     _ => unreachable!("a tensor"),
                 };
-                let k = runtime::KINDS.iter().position(|k| *k == kind(&elem)).expect("a kind") as i64;
-                let k = self.b.ins().iconst(types::I64, k);
-                let got = if *b == Builtin::TensorGetExn {
-                    let f = self.func_ref(self.helpers.named["tensor_get"]);
-                    let call = self.b.ins().call(f, &[self.ctx, id, t, words, n, k]);
-                    Some(self.b.inst_results(call)[0])
-                } else {
-                    let v = self.atom(&args[2]);
-                    let w = self.word(v);
-                    let f = self.func_ref(self.helpers.named["tensor_set"]);
-                    self.b.ins().call(f, &[self.ctx, id, t, words, n, k, w]);
-                    None
+                let set = match *b {
+                    Builtin::TensorSetExn => Some(self.atom(&args[2])),
+                    _ => None,
                 };
+                let got = self.tensor_access(t, &index, &elem, set, id, words, n);
                 self.leave_if_failed();
                 match got {
+                    Some(w) if matches!(elem, Type::Int | Type::Float) => w,
                     Some(w) => self.unword(w, &s.var.ty),
                     None => self.b.ins().iconst(types::I8, 0),
                 }
@@ -704,17 +710,15 @@ impl Gen<'_, '_> {
             Expr::Map { f, seqs } => {
                 let seqs: Vec<(Value, Type)> =
                     seqs.iter().map(|a| (self.atom(a), a.ty().elem().cloned().expect("map over sequences"))).collect();
-                let len_f = self.func_ref(self.helpers.seq_len);
-                let call = self.b.ins().call(len_f, &[seqs[0].0]);
-                let n = self.b.inst_results(call)[0];
+                let like = if seqs.len() == 1 { Some(seqs[0].0) } else { None };
+                let seqs: Vec<(SeqView, Type)> = seqs.into_iter().map(|(sv, t)| (self.view(sv), t)).collect();
+                let n = seqs[0].0.len;
                 if let Some((other, _)) = seqs.get(1) {
-                    let call = self.b.ins().call(len_f, &[*other]);
-                    let m = self.b.inst_results(call)[0];
+                    let m = other.len;
                     let same = self.b.ins().icmp(IntCC::Equal, n, m);
                     self.guard(same, Message::Map2Lengths, s.span, &[n, m]);
                 }
                 let elem = s.var.ty.elem().cloned().expect("map makes a sequence");
-                let like = if seqs.len() == 1 { Some(seqs[0].0) } else { None };
                 self.build(n, &elem, like, s.span, |g, i| {
                     let mut args: Vec<Value> = f.bound.iter().map(|a| g.atom(a)).collect();
                     for (sv, et) in &seqs {
@@ -944,11 +948,14 @@ impl Gen<'_, '_> {
         // Where memory the system refuses is reported.
         let id = self.tables.failure(Message::Fixed(String::new()), span) as i64;
         let id = self.b.ins().iconst(types::I64, id);
+        let k = runtime::KINDS.iter().position(|k| *k == kind(elem)).expect("a kind") as i64;
+        if !boxed(elem) && *elem != Type::Unit {
+            return self.build_scalars(n, elem, k, id, like, value);
+        }
         let new = self.func_ref(self.helpers.named["builder"]);
         let call = self.b.ins().call(new, &[self.ctx, id, n]);
         let b = self.b.inst_results(call)[0];
         self.leave_if_failed();
-        let k = runtime::KINDS.iter().position(|k| *k == kind(elem)).expect("a kind") as i64;
         let push = self.func_ref(self.helpers.named["builder_push"]);
         self.counted(n, |g, i| {
             let v = value(g, i)?;
@@ -969,6 +976,155 @@ impl Gen<'_, '_> {
         Some(v)
     }
 
+    /// `build` of scalars (kind `k`), written in place: the memory is
+    /// asked for once the first element is computed, as the interpreter's
+    /// builder asks (a failure of `value(0)` comes first).
+    fn build_scalars(
+        &mut self,
+        n: Value,
+        elem: &Type,
+        k: i64,
+        id: Value,
+        like: Option<Value>,
+        mut value: impl FnMut(&mut Self, Value) -> Option<Value>,
+    ) -> Option<Value> {
+        let size: i64 = match elem {
+            Type::Int | Type::Float => 8,
+            Type::Char => 4,
+            _ => 1,
+        };
+        let slot = self.b.create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+            cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+            8,
+            3,
+        ));
+        let null = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().stack_store(types::I64, null, slot, 0);
+        let room = self.func_ref(self.helpers.named["scalars"]);
+        self.counted(n, |g, i| {
+            let v = value(g, i)?;
+            let (ask, store) = (g.b.create_block(), g.b.create_block());
+            g.b.append_block_param(store, types::I64);
+            let p = g.b.ins().stack_load(types::I64, types::I64, slot, 0);
+            let first = g.b.ins().icmp_imm_s(IntCC::Equal, i, 0);
+            g.b.ins().brif(first, ask, &[], store, &[p.into()]);
+            g.b.switch_to_block(ask);
+            g.b.seal_block(ask);
+            let kv = g.b.ins().iconst(types::I64, k);
+            let call = g.b.ins().call(room, &[g.ctx, id, kv, n]);
+            let q = g.b.inst_results(call)[0];
+            g.b.ins().stack_store(types::I64, q, slot, 0);
+            g.leave_if_failed();
+            g.b.ins().jump(store, &[q.into()]);
+            g.b.switch_to_block(store);
+            g.b.seal_block(store);
+            let p = g.b.block_params(store)[0];
+            let at = g.b.ins().imul_imm_s(i, size);
+            let place = g.b.ins().iadd(p, at);
+            g.b.ins().store(MemFlagsData::trusted(), v, place, 0);
+            Some(())
+        })?;
+        let like = match like {
+            Some(l) => l,
+            None => self.b.ins().iconst(types::I64, 0),
+        };
+        let p = self.b.ins().stack_load(types::I64, types::I64, slot, 0);
+        let kv = self.b.ins().iconst(types::I64, k);
+        let finish = self.func_ref(self.helpers.named["scalars_finish"]);
+        let call = self.b.ins().call(finish, &[kv, p, n, like]);
+        Some(self.b.inst_results(call)[0])
+    }
+
+    /// `tensorGetExn t index` (`set` is `None`) or `tensorSetExn t index
+    /// v`: an element of `Int`s or `Float`s read or written in place
+    /// when the index fits the tensor, the runtime's access otherwise
+    /// (another element type, or a bad index, which it reports as failure
+    /// `id`). `words`: the index as `n` words. The element read is a
+    /// value of its type for `Int`s and `Float`s, a word otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn tensor_access(
+        &mut self,
+        t: Value,
+        index: &[Value],
+        elem: &Type,
+        set: Option<Value>,
+        id: Value,
+        words: Value,
+        n: Value,
+    ) -> Option<Value> {
+        let join = self.b.create_block();
+        let direct = matches!(elem, Type::Int | Type::Float);
+        let result = if direct { cl_type(elem) } else { types::I64 };
+        if set.is_none() {
+            self.b.append_block_param(join, result);
+        }
+        let slow = self.b.create_block();
+        if direct {
+            // In place: a tensor of `Int`s or `Float`s, of the index's rank,
+            // every index within its dimension.
+            let [base, rank, shape] = self.viewed("tensor_view", t, |g| &mut g.tensor_views);
+            let (shaped, fast) = (self.b.create_block(), self.b.create_block());
+            let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, base, 0);
+            let ranked = self.b.ins().icmp_imm_s(IntCC::Equal, rank, index.len() as i64);
+            let both = self.b.ins().band(has, ranked);
+            self.b.ins().brif(both, shaped, &[], slow, &[]);
+            self.b.switch_to_block(shaped);
+            self.b.seal_block(shaped);
+            let mut pos = self.b.ins().iconst(types::I64, 0);
+            let mut ok = self.b.ins().iconst(types::I8, 1);
+            for (k, i) in index.iter().enumerate() {
+                let dim = self.b.ins().load(types::I64, MemFlagsData::trusted(), shape, 8 * k as i32);
+                // A negative index is a huge unsigned one.
+                let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, *i, dim);
+                ok = self.b.ins().band(ok, inside);
+                let scaled = self.b.ins().imul(pos, dim);
+                pos = self.b.ins().iadd(scaled, *i);
+            }
+            self.b.ins().brif(ok, fast, &[], slow, &[]);
+            self.b.switch_to_block(fast);
+            self.b.seal_block(fast);
+            let at = self.b.ins().imul_imm_s(pos, 8);
+            let place = self.b.ins().iadd(base, at);
+            match set {
+                Some(v) => {
+                    self.b.ins().store(MemFlagsData::trusted(), v, place, 0);
+                    self.b.ins().jump(join, &[]);
+                }
+                None => {
+                    let v = self.b.ins().load(result, MemFlagsData::trusted(), place, 0);
+                    self.b.ins().jump(join, &[v.into()]);
+                }
+            }
+        } else {
+            self.b.ins().jump(slow, &[]);
+        }
+        self.b.switch_to_block(slow);
+        self.b.seal_block(slow);
+        let k = runtime::KINDS.iter().position(|k| *k == kind(elem)).expect("a kind") as i64;
+        let k = self.b.ins().iconst(types::I64, k);
+        match set {
+            None => {
+                let f = self.func_ref(self.helpers.named["tensor_get"]);
+                let call = self.b.ins().call(f, &[self.ctx, id, t, words, n, k]);
+                let w = self.b.inst_results(call)[0];
+                let v = if direct { self.unword(w, elem) } else { w };
+                self.b.ins().jump(join, &[v.into()]);
+            }
+            Some(v) => {
+                let w = self.word(v);
+                let f = self.func_ref(self.helpers.named["tensor_set"]);
+                self.b.ins().call(f, &[self.ctx, id, t, words, n, k, w]);
+                self.b.ins().jump(join, &[]);
+            }
+        }
+        self.b.switch_to_block(join);
+        self.b.seal_block(join);
+        match set {
+            None => Some(self.b.block_params(join)[0]),
+            Some(_) => None,
+        }
+    }
+
     /// `foldl f acc0 s` as a loop; `None` when nothing after it runs.
     fn foldl(
         &mut self,
@@ -979,10 +1135,8 @@ impl Gen<'_, '_> {
         ty: &Type,
         span: pmx_ast::Span,
     ) -> Option<Value> {
-        let len_f = self.func_ref(self.helpers.seq_len);
-        let call = self.b.ins().call(len_f, &[s]);
-        let len = self.b.inst_results(call)[0];
-        self.accumulate(f, acc0, len, ty, span, |g, i| g.element(s, i, elem))
+        let v = self.view(s);
+        self.accumulate(f, acc0, v.len, ty, span, |g, i| g.element(v, i, elem))
     }
 
     /// `acc = f acc (x i)` for `i` from 0 below `n` (`foldl`: the
@@ -1101,21 +1255,50 @@ impl Gen<'_, '_> {
         result
     }
 
-    /// Element `i` (in bounds) of a borrowed sequence of `elem`s.
-    fn element(&mut self, s: Value, i: Value, elem: &Type) -> Value {
+    /// The three words a helper writes about `v` (`seq_view`,
+    /// `tensor_view`), taken once per block and value (`cache`).
+    fn viewed(&mut self, helper: &str, v: Value, cache: fn(&mut Self) -> &mut Views) -> [Value; 3] {
+        let here = self.b.current_block().expect("generating into a block");
+        if let Some((blk, w)) = cache(self).get(&v) {
+            if *blk == here {
+                return *w;
+            }
+        }
+        let slot = self.b.create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+            cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+            24,
+            3,
+        ));
+        let out = self.b.ins().stack_addr(types::I64, slot, 0);
+        let f = self.func_ref(self.helpers.named[helper]);
+        self.b.ins().call(f, &[v, out]);
+        let w = [0, 8, 16].map(|off| self.b.ins().load(types::I64, MemFlagsData::trusted(), out, off));
+        cache(self).insert(v, (here, w));
+        w
+    }
+
+    /// Where a borrowed sequence's elements are.
+    fn view(&mut self, s: Value) -> SeqView {
+        let [base, len, stride] = self.viewed("seq_view", s, |g| &mut g.seq_views);
+        let values = self.b.ins().icmp_imm_s(IntCC::Equal, stride, runtime::VALUE_STRIDE);
+        let (eight, zero) = (self.b.ins().iconst(types::I64, 8), self.b.ins().iconst(types::I64, 0));
+        let skip = self.b.ins().select(values, eight, zero);
+        let scalars = self.b.ins().iadd(base, skip);
+        SeqView { base, len, stride, scalars }
+    }
+
+    /// Element `i` (in bounds) of a viewed sequence of `elem`s: a scalar,
+    /// or where a sequence's or record's `Value` is.
+    fn element(&mut self, v: SeqView, i: Value, elem: &Type) -> Value {
         if *elem == Type::Unit {
             return self.b.ins().iconst(types::I8, 0);
         }
-        let reader = match elem {
-            Type::Int => "int",
-            Type::Float => "float",
-            Type::Bool => "bool",
-            Type::Char => "char",
-            _ => "ref",
-        };
-        let f = self.func_ref(self.helpers.seq_get[reader]);
-        let call = self.b.ins().call(f, &[s, i]);
-        self.b.inst_results(call)[0]
+        let at = self.b.ins().imul(i, v.stride);
+        if boxed(elem) {
+            return self.b.ins().iadd(v.base, at);
+        }
+        let place = self.b.ins().iadd(v.scalars, at);
+        self.b.ins().load(cl_type(elem), MemFlagsData::trusted(), place, 0)
     }
 
     /// A value of type `t` at a `Value`'s place: a scalar is read (its
@@ -1131,9 +1314,8 @@ impl Gen<'_, '_> {
     /// `length`, `null`, `get` and `head` of a borrowed sequence; `elem`:
     /// the result's type.
     fn seq_prim(&mut self, b: Builtin, a: &[Value], elem: &Type, span: pmx_ast::Span) -> Value {
-        let len_f = self.func_ref(self.helpers.seq_len);
-        let call = self.b.ins().call(len_f, &[a[0]]);
-        let len = self.b.inst_results(call)[0];
+        let v = self.view(a[0]);
+        let len = v.len;
         let index = match b {
             Builtin::Length => return len,
             Builtin::Null => return self.b.ins().icmp_imm_s(IntCC::Equal, len, 0),
@@ -1149,7 +1331,7 @@ impl Gen<'_, '_> {
                 a[1]
             }
         };
-        self.element(a[0], index, elem)
+        self.element(v, index, elem)
     }
 
     fn prim(&mut self, b: Builtin, a: &[Value], span: pmx_ast::Span) -> Value {

@@ -148,45 +148,31 @@ fn seq<'a>(v: *const Value) -> &'a Seq {
     unsafe { &*v }.as_seq()
 }
 
-pub extern "C" fn seq_len(v: *const Value) -> i64 {
-    seq(v).len() as i64
+/// Where a sequence's elements are, so that generated code reads them in
+/// place: `out` gets the address of element 0, the length, and the
+/// distance between elements in bytes. A sequence of scalars may hold
+/// them unboxed or as `Value`s (built from values of any kind): the
+/// stride tells which (`VALUE_STRIDE`), and a scalar `Value`'s payload is
+/// at offset 8.
+pub extern "C" fn seq_view(v: *const Value, out: *mut u64) {
+    fn parts<T: Clone>(view: &pmx_cpu::value::View<T>) -> [u64; 3] {
+        let s = view.as_slice();
+        [s.as_ptr() as u64, s.len() as u64, std::mem::size_of::<T>() as u64]
+    }
+    let p = match seq(v) {
+        Seq::Int(view) => parts(view),
+        Seq::Float(view) => parts(view),
+        Seq::Char(view) => parts(view),
+        Seq::Bool(view) => parts(view),
+        Seq::Boxed(view) => parts(view),
+    };
+    // Safety: generated code passes room for three words.
+    unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), out, 3) };
 }
 
-pub extern "C" fn seq_int(v: *const Value, i: i64) -> i64 {
-    match seq(v) {
-        Seq::Int(view) => view.as_slice()[i as usize],
-        s => s.get(i as usize).as_int(),
-    }
-}
-
-pub extern "C" fn seq_float(v: *const Value, i: i64) -> f64 {
-    match seq(v) {
-        Seq::Float(view) => view.as_slice()[i as usize],
-        s => s.get(i as usize).as_float(),
-    }
-}
-
-pub extern "C" fn seq_bool(v: *const Value, i: i64) -> u8 {
-    match seq(v) {
-        Seq::Bool(view) => view.as_slice()[i as usize] as u8,
-        s => matches!(s.get(i as usize), Value::Bool(true)) as u8,
-    }
-}
-
-pub extern "C" fn seq_char(v: *const Value, i: i64) -> u32 {
-    match seq(v) {
-        Seq::Char(view) => view.as_slice()[i as usize] as u32,
-        s => s.get(i as usize).as_char() as u32,
-    }
-}
-
-/// An element that is itself a sequence or record: where it is.
-pub extern "C" fn seq_ref(v: *const Value, i: i64) -> *const Value {
-    match seq(v) {
-        Seq::Boxed(view) => &view.as_slice()[i as usize],
-        _ => pmx_cpu::type_confusion("a sequence of sequences or records"),
-    }
-}
+/// The stride of a sequence of `Value`s: two words, where every unboxed
+/// element takes at most one.
+pub const VALUE_STRIDE: i64 = std::mem::size_of::<Value>() as i64;
 
 /// Field `index` of a record (fields in label order, as the IR's record
 /// type lists them).
@@ -454,6 +440,73 @@ pub extern "C" fn builder_finish(
     let items = *unsafe { Box::from_raw(b) };
     let list = !like.is_null() && seq(like).is_list();
     guarded(ctx, id, std::ptr::null_mut(), || boxed(Value::seq(items.finish().with_list(list))))
+}
+
+// A sequence of scalars that `create` or `map` builds is written by
+// generated code in place: the memory is asked for once the first
+// element is computed (as the interpreter's builder asks), the elements
+// stored unboxed, and the vector made a sequence at the end, as the
+// builder makes its own.
+
+/// Room for `n` scalars of kind `kind` (its index in `KINDS`: `Int`,
+/// `Float`, `Bool` or `Char`): where the first goes, or null after a
+/// failure (memory the system refuses, failure `id`'s place).
+pub extern "C" fn scalars(ctx: *mut Ctx, id: u64, kind: u64, n: i64) -> *mut u8 {
+    fn room<T>(n: usize) -> *mut u8 {
+        let mut v = std::mem::ManuallyDrop::new(pmx_cpu::alloc_vec::<T>(n));
+        v.as_mut_ptr() as *mut u8
+    }
+    let ctx = unsafe { &mut *ctx };
+    let n = n.max(1) as usize;
+    guarded(ctx, id, std::ptr::null_mut(), || match KINDS[kind as usize] {
+        Kind::Int => room::<i64>(n),
+        Kind::Float => room::<f64>(n),
+        Kind::Bool => room::<bool>(n),
+        Kind::Char => room::<char>(n),
+        k => unreachable!("scalars of kind {k:?}"),
+    })
+}
+
+/// The sequence of the `n` scalars written at `p` (from `scalars` with
+/// the same `n`; nothing is asked for when `n` is 0), a list where `like`
+/// (a sequence, or null) is one.
+pub extern "C" fn scalars_finish(kind: u64, p: *mut u8, n: i64, like: *const Value) -> *mut Value {
+    fn view<T: Clone>(p: *mut u8, n: usize) -> pmx_cpu::value::View<T> {
+        // Safety: `scalars` asked for room for exactly `n.max(1)` of
+        // them, and generated code wrote all `n`.
+        pmx_cpu::value::View::from_vec(unsafe { Vec::from_raw_parts(p as *mut T, n, n.max(1)) })
+    }
+    let n = n as usize;
+    let items = if n == 0 {
+        Seq::builder(0).finish()
+    } else {
+        match KINDS[kind as usize] {
+            Kind::Int => Seq::Int(view(p, n)),
+            Kind::Float => Seq::Float(view(p, n)),
+            Kind::Bool => Seq::Bool(view(p, n)),
+            Kind::Char => Seq::Char(view(p, n)),
+            k => unreachable!("scalars of kind {k:?}"),
+        }
+    };
+    let list = !like.is_null() && seq(like).is_list();
+    boxed(Value::seq(items.with_list(list)))
+}
+
+/// Where a tensor's elements are, so that generated code reads and writes
+/// them in place: `out` gets the address of its first `Int` or `Float`
+/// element (0 for a tensor of other elements: the runtime's accesses
+/// serve those), its rank and where its shape is (`usize`s).
+pub extern "C" fn tensor_view(t: *const Value, out: *mut u64) {
+    use pmx_cpu::tensor::TensorData;
+    let t = tensor(t);
+    let base = match &*t.data {
+        TensorData::Int(d) => d[t.offset..].as_ptr() as u64,
+        TensorData::Float(d) => d[t.offset..].as_ptr() as u64,
+        TensorData::Boxed(_) => 0,
+    };
+    let p = [base, t.shape.len() as u64, t.shape.as_ptr() as u64];
+    // Safety: generated code passes room for three words.
+    unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), out, 3) };
 }
 
 /// The indices at `words` (`n` of them).
