@@ -28,12 +28,26 @@ pub type Natives = FxHashMap<NameId, Arc<Native>>;
 
 /// The closure code of a native function bound to `name` at `span`.
 pub(crate) fn code(native: &Arc<Native>, name: &SmolStr, span: Span) -> Code {
+    Code::Lam(Arc::new(lam(native, name, span)), Box::new([]))
+}
+
+fn lam(native: &Arc<Native>, name: &SmolStr, span: Span) -> LamCode {
     let arity = native.arity;
     let n = native.clone();
     let body: crate::code::TailThunk = Box::new(move |m, fr| {
         let args: smallvec::SmallVec<[Value; 4]> = m.stack[fr.bp..fr.bp + arity].iter().cloned().collect();
         (n.call)(m, &args).map(Flow::Ret)
     });
-    let lam = LamCode { name: name.clone(), arity, slots: arity, body, span };
-    Code::Lam(Arc::new(lam), Box::new([]))
+    LamCode { name: name.clone(), arity, slots: arity, body, span }
+}
+
+/// A function value that calls native function `native` (named `name`
+/// in traces, defined at `span`): what native code makes of one of its
+/// functions when it passes, stores or returns it.
+pub fn closure(native: &Arc<Native>, name: &SmolStr, span: Span) -> Value {
+    // Closures refer to their code for the whole run (`Closure::code`):
+    // this one is made once per native function that native code makes
+    // values of, when the program is compiled, and lives for the process.
+    let code: &'static LamCode = Box::leak(Box::new(lam(native, name, span)));
+    Value::Closure(Arc::new(crate::value::Closure { code, env: Box::new([]) }))
 }

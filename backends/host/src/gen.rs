@@ -34,7 +34,7 @@ pub type EntryFn = unsafe extern "C" fn(*mut runtime::Ctx, *const u64, *mut u64)
 pub fn cl_type(t: &Type) -> types::Type {
     match t {
         // A borrowed sequence or record: where its `Value` is.
-        Type::Int | Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_) => types::I64,
+        Type::Int | Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_) | Type::Fun(..) => types::I64,
         Type::Float => types::F64,
         Type::Char => types::I32,
         _ => types::I8,
@@ -66,6 +66,8 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_scalars", runtime::scalars as *const u8),
     ("pmx_scalars_finish", runtime::scalars_finish as *const u8),
     ("pmx_tensor_view", runtime::tensor_view as *const u8),
+    ("pmx_apply", runtime::apply as *const u8),
+    ("pmx_closure", runtime::closure as *const u8),
     ("pmx_exp", runtime::exp as *const u8),
     ("pmx_log", runtime::log as *const u8),
     ("pmx_sin", runtime::sin as *const u8),
@@ -256,6 +258,8 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             ("scalars", vec![ptr, types::I64, types::I64, types::I64], vec![ptr]),
             ("scalars_finish", vec![types::I64, ptr, types::I64, ptr], vec![ptr]),
             ("tensor_view", vec![ptr, ptr], vec![]),
+            ("apply", vec![ptr, types::I64, ptr, ptr, types::I64], vec![types::I64]),
+            ("closure", vec![ptr, types::I64, ptr], vec![ptr]),
         ]
         .into_iter()
         .map(|(n, p, r)| Ok((n, declare(&format!("pmx_{n}"), &p, &r)?)))
@@ -314,7 +318,7 @@ struct SeqView {
 
 /// A type native code holds as a pointer to a `Value`.
 pub fn boxed(t: &Type) -> bool {
-    matches!(t, Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_))
+    matches!(t, Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_) | Type::Fun(..))
 }
 
 /// Whether a node of a boxed type makes a value of its own (else it is a
@@ -586,6 +590,14 @@ impl Gen<'_, '_> {
                 self.bind(s, v);
                 self.ret(&Atom::Var(s.var.clone()));
             }
+            // Its failure shown as the interpreter's tail call's.
+            Expr::Apply(f, args) => {
+                let kinds: Vec<runtime::Kind> = args.iter().map(|a| kind(&a.ty())).collect();
+                let (f, args): (Value, Vec<Value>) = (self.atom(f), args.iter().map(|a| self.atom(a)).collect());
+                let v = self.apply(f, &args, kinds, &s.var.ty, s.span, true);
+                self.bind(s, v);
+                self.ret(&Atom::Var(s.var.clone()));
+            }
             Expr::If { cond, then, otherwise } => {
                 let c = self.atom(cond);
                 let (t, e) = (self.b.create_block(), self.b.create_block());
@@ -814,6 +826,26 @@ impl Gen<'_, '_> {
             Expr::Call(f, args) => {
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.call(*f, &args, s.span)
+            }
+            Expr::Apply(f, args) => {
+                let kinds: Vec<runtime::Kind> = args.iter().map(|a| kind(&a.ty())).collect();
+                let (f, args): (Value, Vec<Value>) = (self.atom(f), args.iter().map(|a| self.atom(a)).collect());
+                self.apply(f, &args, kinds, &s.var.ty, s.span, false)
+            }
+            Expr::Closure(callee, args) => {
+                let of = match callee {
+                    pmx_lower::Callee::Function(f) => runtime::Callable::Function(*f),
+                    pmx_lower::Callee::Builtin(b) => runtime::Callable::Builtin(*b),
+                    c => unreachable!("support.rs lets through closures of functions and built-ins, not {c:?}"),
+                };
+                let bound: Vec<runtime::Kind> = args.iter().map(|a| kind(&a.ty())).collect();
+                self.tables.closures.push(runtime::ClosureShape { of, bound });
+                let id = self.b.ins().iconst(types::I64, self.tables.closures.len() as i64 - 1);
+                let values: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
+                let words = self.words(&values);
+                let f = self.func_ref(self.helpers.named["closure"]);
+                let call = self.b.ins().call(f, &[self.ctx, id, words]);
+                self.b.inst_results(call)[0]
             }
             Expr::If { cond, then, otherwise } => {
                 let c = self.atom(cond);
@@ -1202,7 +1234,50 @@ impl Gen<'_, '_> {
                 let call = self.b.ins().call(h, args);
                 Some(self.b.inst_results(call)[0])
             }
+            // The first bound atom is the function value.
+            pmx_lower::Callee::Value => {
+                let mut kinds: Vec<runtime::Kind> = f.bound[1..].iter().map(|a| kind(&a.ty())).collect();
+                kinds.extend(f.params.iter().map(kind));
+                Some(self.apply(args[0], &args[1..], kinds, &f.result, span, false))
+            }
         }
+    }
+
+    /// A function value `f` applied to `args` (of kinds `kinds`) by the
+    /// interpreter, giving a `result`; a failure leaves this function.
+    /// `tail`: the application is the function's last act (see
+    /// `runtime::apply`).
+    #[allow(clippy::too_many_arguments)]
+    fn apply(
+        &mut self,
+        f: Value,
+        args: &[Value],
+        kinds: Vec<runtime::Kind>,
+        result: &Type,
+        span: pmx_ast::Span,
+        tail: bool,
+    ) -> Value {
+        self.tables.applies.push(runtime::ApplyCall { args: kinds, result: kind(result), span });
+        let id = self.b.ins().iconst(types::I64, self.tables.applies.len() as i64 - 1);
+        let words = self.words(args);
+        let h = self.func_ref(self.helpers.named["apply"]);
+        let site = if tail { self.site } else { self.b.ins().iconst(types::I64, runtime::NOT_TAIL as i64) };
+        let call = self.b.ins().call(h, &[self.ctx, id, f, words, site]);
+        let w = self.b.inst_results(call)[0];
+        if tail {
+            let failed = self.b.ins().load(types::I64, MemFlagsData::trusted(), self.ctx, FAILED_OFFSET);
+            let (check, go) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(failed, check, &[], go, &[]);
+            self.b.switch_to_block(check);
+            self.b.seal_block(check);
+            let quiet = self.b.ins().icmp_imm_s(IntCC::Equal, failed, runtime::QUIET as i64);
+            self.b.ins().brif(quiet, self.quiet, &[], self.unwind, &[]);
+            self.b.switch_to_block(go);
+            self.b.seal_block(go);
+        } else {
+            self.leave_if_failed();
+        }
+        self.unword(w, result)
     }
 
     /// A call of function `f` that is not a tail call: its failure leaves
@@ -1306,7 +1381,7 @@ impl Gen<'_, '_> {
     fn read(&mut self, place: Value, t: &Type) -> Value {
         match t {
             Type::Unit => self.b.ins().iconst(types::I8, 0),
-            Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_) => place,
+            t if boxed(t) => place,
             t => self.b.ins().load(cl_type(t), MemFlagsData::trusted(), place, 8),
         }
     }

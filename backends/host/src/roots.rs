@@ -50,7 +50,7 @@ pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candida
                     continue;
                 }
                 let mut arity = 0;
-                let mut t = &b.scheme;
+                let mut t = b.scheme.strip_foralls();
                 while let Some((_, r)) = t.as_arrow() {
                     arity += 1;
                     t = r;
@@ -81,6 +81,8 @@ fn scalar(t: &Ty) -> bool {
         TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char => true,
         TyKind::Record(fields) => fields.iter().all(|(_, f)| scalar(f)),
         TyKind::Seq(e) | TyKind::Tensor(e) => scalar(e),
+        // A function value: the interpreter's, passed by pointer.
+        TyKind::Arrow(a, r) => scalar(a) && scalar(r),
         // A variant type (the lowering decides whether its payloads are).
         TyKind::Con(id, _, args) => id.as_builtin_type().is_none() && args.iter().all(scalar),
         _ => false,

@@ -43,6 +43,35 @@ pub struct Tables {
     pub builtins: Vec<BuiltinCall>,
     /// The top-level values native code reads, and their kinds.
     pub globals: Vec<(pmx_ast::NameId, Kind)>,
+    /// Applications of function values, by number.
+    pub applies: Vec<ApplyCall>,
+    /// The function values native code makes, by number.
+    pub closures: Vec<ClosureShape>,
+    /// The function values of the native functions that native code makes
+    /// values of (made once the code exists: `native.rs`).
+    pub functions: rustc_hash::FxHashMap<pmx_lower::FnId, Value>,
+}
+
+/// An application of a function value (`Expr::Apply`, or a keyword's
+/// function value): the kinds of the arguments and of the result, and
+/// where.
+pub struct ApplyCall {
+    pub args: Vec<Kind>,
+    pub result: Kind,
+    pub span: Span,
+}
+
+/// A function value made by native code: what it applies, and the kinds
+/// of the arguments it is made with.
+pub struct ClosureShape {
+    pub of: Callable,
+    pub bound: Vec<Kind>,
+}
+
+pub enum Callable {
+    Builtin(pmx_ast::Builtin),
+    /// A native function (`Tables::functions` has its value).
+    Function(pmx_lower::FnId),
 }
 
 /// A call of a built-in that the interpreter's runtime makes for native
@@ -64,6 +93,9 @@ impl Tables {
             cons: Vec::new(),
             builtins: Vec::new(),
             globals: Vec::new(),
+            applies: Vec::new(),
+            closures: Vec::new(),
+            functions: Default::default(),
         }
     }
 
@@ -371,14 +403,21 @@ pub extern "C" fn call_builtin(ctx: *mut Ctx, id: u64, words: *const u64) -> u64
     // Safety: the machine that called native code waits for it, and
     // touches nothing meanwhile.
     let m = unsafe { &mut *ctx.machine };
-    match pmx_cpu::call_builtin(m, call.builtin, args, call.span) {
-        Ok(v) => match call.result.scalar_word(&v) {
+    let r = pmx_cpu::call_builtin(m, call.builtin, args, call.span);
+    result_word(ctx, r, call.result, &format!("`{}`", call.builtin.name()), call.span)
+}
+
+/// The result of a call into the interpreter's runtime as a word of kind
+/// `kind` (a boxed value in a box of its own), or its failure recorded
+/// (`what`: the callee, should a result not be of its kind).
+fn result_word(ctx: &mut Ctx, r: pmx_cpu::Res<Value>, kind: Kind, what: &str, span: Span) -> u64 {
+    match r {
+        Ok(v) => match kind.scalar_word(&v) {
             Some(w) => w,
-            None if call.result == Kind::Boxed => boxed(v) as u64,
+            None if kind == Kind::Boxed => boxed(v) as u64,
             None => {
-                let message =
-                    format!("{}`{}` gave a value of another type", pmx_cpu::INTERNAL_PREFIX, call.builtin.name());
-                ctx.error = Some(RuntimeError::from_engine(message, call.span));
+                let message = format!("{}{what} gave a value of another type", pmx_cpu::INTERNAL_PREFIX);
+                ctx.error = Some(RuntimeError::from_engine(message, span));
                 ctx.failed = 1;
                 0
             }
@@ -389,6 +428,68 @@ pub extern "C" fn call_builtin(ctx: *mut Ctx, id: u64, words: *const u64) -> u64
             0
         }
     }
+}
+
+/// Application `id` of the function value at `f` to the words at
+/// `words`: its result as a word, or a failure recorded. The interpreter
+/// applies it (a closure of the interpreter's, a built-in, or a native
+/// function's value, which calls native code again).
+///
+/// `tail`: the site of the frame making the application when it is the
+/// frame's last act (`NOT_TAIL` otherwise). The frame the interpreter
+/// entered then stands for this one in the trace, as after the
+/// interpreter's tail calls: the frame leaves without recording itself
+/// (`failed` is `QUIET`), and where it replaced the frame the interpreter
+/// called, the callee is shown at that call instead.
+pub extern "C" fn apply(ctx: *mut Ctx, id: u64, f: *const Value, words: *const u64, tail: u64) -> u64 {
+    let ctx = unsafe { &mut *ctx };
+    // Safety: the tables outlive the call (see `Ctx::tables`).
+    let tables: &Tables = unsafe { &*ctx.tables };
+    let call = &tables.applies[id as usize];
+    let args: pmx_cpu::Args = call.args.iter().enumerate().map(|(i, k)| k.value(unsafe { *words.add(i) })).collect();
+    let f = unsafe { &*f }.clone();
+    // Safety: as in `call_builtin`.
+    let m = unsafe { &mut *ctx.machine };
+    let r = m.apply(f, args, call.span);
+    let w = result_word(ctx, r, call.result, "a function value", call.span);
+    if tail != NOT_TAIL {
+        if let Some(e) = ctx.error.as_mut() {
+            // The failure's trace so far is what happened inside the
+            // application: its last frame is the one it entered, if any
+            // (a built-in enters none: the failure is this frame's).
+            if let Some(entered) = e.trace.pop() {
+                if tail & !ROOT == 0 || tail & ROOT != 0 {
+                    e.tail_call = Some(entered);
+                } else {
+                    e.trace.push(entered);
+                }
+                ctx.failed = QUIET;
+            }
+        }
+    }
+    w
+}
+
+/// `apply`'s `tail` when the application is not a frame's last act.
+pub const NOT_TAIL: u64 = u64::MAX;
+
+/// `failed` after a failure whose frame leaves without recording itself.
+pub const QUIET: u64 = 2;
+
+/// Function value `id` of the tables made with the words at `words`: a
+/// value native code owns.
+pub extern "C" fn closure(ctx: *mut Ctx, id: u64, words: *const u64) -> *mut Value {
+    let ctx = unsafe { &*ctx };
+    let shape = &ctx.tables().closures[id as usize];
+    let f = match shape.of {
+        Callable::Builtin(b) => Value::Builtin(b),
+        Callable::Function(f) => ctx.tables().functions[&f].clone(),
+    };
+    if shape.bound.is_empty() {
+        return boxed(f);
+    }
+    let args = shape.bound.iter().enumerate().map(|(i, k)| k.value(unsafe { *words.add(i) })).collect();
+    boxed(Value::Partial(std::sync::Arc::new(pmx_cpu::value::Partial { func: f, args })))
 }
 
 /// Runs `f`, turning unwinding (memory the system refuses) into failure

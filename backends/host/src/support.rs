@@ -30,6 +30,8 @@ pub fn native(program: &Program, t: &Type) -> bool {
         match t {
             Type::Seq(e) | Type::Tensor(e) => go(program, e, seen),
             Type::Record(fields) => fields.iter().all(|(_, f)| go(program, f, seen)),
+            // A function value: the interpreter's, held by pointer.
+            Type::Fun(a, r) => go(program, a, seen) && go(program, r, seen),
             Type::Variant(v) if seen.contains(v) => true,
             Type::Variant(v) => {
                 seen.push(*v);
@@ -215,6 +217,14 @@ fn check_block(program: &Program, b: &Block, messages: &FxHashSet<VarId>) -> Res
             | Expr::Con { .. }
             | Expr::IsCon { .. }
             | Expr::Payload { .. } => {}
+            Expr::Apply(..) => {}
+            Expr::Closure(Callee::Builtin(b), _) if unsupported_builtin(*b) => {
+                return unsupported(format!("the built-in `{}` as a value", b.name()))
+            }
+            Expr::Closure(Callee::Function(_) | Callee::Builtin(_), _) => {}
+            Expr::Closure(Callee::Math(m), _) => {
+                return unsupported(format!("the external `{}` as a value (not compiled yet)", m.external()))
+            }
             Expr::Prim(b, _) if unsupported_builtin(*b) => return unsupported(format!("the built-in `{}`", b.name())),
             Expr::Prim(..) => {}
             Expr::Foldl { f, .. }

@@ -1,7 +1,7 @@
 //! Expressions that compute data, lowered to statements: each
 //! intermediate value gets a typed variable, operands are atoms.
 
-use crate::cx::{Arg, Bound, Cx};
+use crate::cx::{Arg, Bound, Cx, FunVal};
 use crate::ir::*;
 use crate::lower::{Lowered, Lowerer};
 use crate::subst::{apply, unify, Subst};
@@ -43,10 +43,21 @@ impl Lowerer<'_> {
     /// Lowers `e`, whose type is not a function type, appending its
     /// statements to `out`; returns the atom that holds its value.
     pub fn value(&mut self, cx: &mut Cx, e: &pmx_ast::Expr, out: &mut Vec<Stmt>) -> Lowered<Atom> {
+        if is_function(cx, &e.ty) && self.target == Target::Host {
+            // Host code: a function value made a value at run time.
+            let f = self.fun(cx, e, out)?;
+            return self.closure(cx, f, e.span, out);
+        }
         if is_function(cx, &e.ty) {
             let message = format!("a function of type `{}` is used as a value", apply(&e.ty, &cx.subst));
             return Err(self.error(Code::LowerFunctionValue, e.span, message, "stored, returned or compared here"));
         }
+        self.data(cx, e, out)
+    }
+
+    /// [`Lowerer::value`] of an expression of any type (host code: a
+    /// function value chosen or read at run time).
+    pub fn data(&mut self, cx: &mut Cx, e: &pmx_ast::Expr, out: &mut Vec<Stmt>) -> Lowered<Atom> {
         match &e.kind {
             ExprKind::Var(n) => self.var_value(cx, n, e, out),
             ExprKind::Lit(l) => self.literal(cx, l, e.span, out),
@@ -254,7 +265,15 @@ impl Lowerer<'_> {
         let mut out_args = Vec::with_capacity(args.len());
         for a in args {
             if is_function(cx, &a.ty) {
-                out_args.push(Arg::Fun(self.fun(cx, a, out)?));
+                match self.fun(cx, a, out)? {
+                    // Host code: a function value at run time is an atom.
+                    FunVal { callee: Callee::Value, args, .. }
+                        if args.len() == 1 && matches!(args[0], Arg::Atom(_)) =>
+                    {
+                        out_args.extend(args)
+                    }
+                    f => out_args.push(Arg::Fun(f)),
+                }
             } else {
                 out_args.push(Arg::Atom(self.value(cx, a, out)?));
             }

@@ -26,6 +26,10 @@ impl Lowerer<'_> {
             ExprKind::Var(n) => {
                 match cx.get(n.id) {
                     Some(Bound::Fun(f)) => return Ok(f.clone()),
+                    // Host code: a function value at run time.
+                    Some(Bound::Value(a)) if self.target == Target::Host => {
+                        return Ok(FunVal { callee: Callee::Value, args: vec![Arg::Atom(a.clone())], ty });
+                    }
                     Some(Bound::Value(_) | Bound::Poly(_)) => {}
                     None => {
                         if let Some(b) = n.id.as_builtin() {
@@ -78,6 +82,11 @@ impl Lowerer<'_> {
                 self.fun(cx, body, out)
             }
             ExprKind::TypeDecl(_, body) | ExprKind::ConDecl(_, body) => self.fun(cx, body, out),
+            // Host code: a function value chosen or read at run time.
+            ExprKind::Match { .. } | ExprKind::Proj(..) if self.target == Target::Host => {
+                let a = self.data(cx, e, out)?;
+                Ok(FunVal { callee: Callee::Value, args: vec![Arg::Atom(a)], ty })
+            }
             ExprKind::Match { .. } => {
                 let message = format!("a conditional returns a function of type `{ty}`");
                 Err(self.error(Code::LowerFunctionValue, e.span, message, "apply the function in each branch instead"))
@@ -154,17 +163,22 @@ impl Lowerer<'_> {
                 return Err(self.error(Code::LowerUnsupported, span, message, "here"));
             }
             Callee::Function(id) => {
-                let atoms = self.atoms(args, span)?;
+                let atoms = self.atoms(cx, args, span, out)?;
                 return Ok(self.emit(cx, out, result, Expr::Call(id, atoms), span));
             }
             Callee::Math(m) => {
-                let atoms = self.atoms(args, span)?;
+                let atoms = self.atoms(cx, args, span, out)?;
                 return Ok(self.emit(cx, out, result, Expr::Math(m, atoms), span));
+            }
+            Callee::Value => {
+                let mut atoms = self.atoms(cx, args, span, out)?;
+                let f = atoms.remove(0);
+                return Ok(self.emit(cx, out, result, Expr::Apply(f, atoms), span));
             }
             Callee::Builtin(b) => b,
         };
         if signature::is_primitive(b) {
-            let atoms = self.atoms(args, span)?;
+            let atoms = self.atoms(cx, args, span, out)?;
             return Ok(self.emit(cx, out, result, Expr::Prim(b, atoms), span));
         }
         let mut it = args.into_iter();
@@ -172,17 +186,20 @@ impl Lowerer<'_> {
         use Builtin::*;
         let expr = match b {
             Map | ParallelMap => {
-                let f = self.fun_arg(cx, next(), span)?;
-                Expr::Map { f, seqs: vec![self.atom_arg(next(), span)?] }
+                let f = self.fun_arg(cx, next(), 1, span)?;
+                Expr::Map { f, seqs: vec![self.atom_arg(cx, next(), span, out)?] }
             }
             Map2 => {
-                let f = self.fun_arg(cx, next(), span)?;
-                Expr::Map { f, seqs: vec![self.atom_arg(next(), span)?, self.atom_arg(next(), span)?] }
+                let f = self.fun_arg(cx, next(), 2, span)?;
+                Expr::Map {
+                    f,
+                    seqs: vec![self.atom_arg(cx, next(), span, out)?, self.atom_arg(cx, next(), span, out)?],
+                }
             }
             Reduce | Foldl => {
-                let f = self.fun_arg(cx, next(), span)?;
-                let init = self.atom_arg(next(), span)?;
-                let seq = self.atom_arg(next(), span)?;
+                let f = self.fun_arg(cx, next(), 2, span)?;
+                let init = self.atom_arg(cx, next(), span, out)?;
+                let seq = self.atom_arg(cx, next(), span, out)?;
                 if b == Reduce {
                     Expr::Reduce { f, neutral: init, seq }
                 } else {
@@ -198,18 +215,18 @@ impl Lowerer<'_> {
                 return Err(self.error(Code::LowerUnsupported, span, message, "here"));
             }
             Create | CreateList | CreateRope => {
-                let len = self.atom_arg(next(), span)?;
-                Expr::Create { len, f: self.fun_arg(cx, next(), span)? }
+                let len = self.atom_arg(cx, next(), span, out)?;
+                Expr::Create { len, f: self.fun_arg(cx, next(), 1, span)? }
             }
-            Flatten => Expr::Flatten(self.atom_arg(next(), span)?),
+            Flatten => Expr::Flatten(self.atom_arg(cx, next(), span, out)?),
             Loop | SeqLoop => {
-                let n = self.atom_arg(next(), span)?;
-                Expr::Loop { n, f: self.fun_arg(cx, next(), span)?, parallel: b == Loop }
+                let n = self.atom_arg(cx, next(), span, out)?;
+                Expr::Loop { n, f: self.fun_arg(cx, next(), 1, span)?, parallel: b == Loop }
             }
             SeqLoopAcc => {
-                let init = self.atom_arg(next(), span)?;
-                let n = self.atom_arg(next(), span)?;
-                Expr::SeqLoopAcc { init, n, f: self.fun_arg(cx, next(), span)? }
+                let init = self.atom_arg(cx, next(), span, out)?;
+                let n = self.atom_arg(cx, next(), span, out)?;
+                Expr::SeqLoopAcc { init, n, f: self.fun_arg(cx, next(), 2, span)? }
             }
             Accelerate => {
                 let message = "`accelerate` inside accelerated code".to_string();
@@ -223,13 +240,14 @@ impl Lowerer<'_> {
         Ok(self.emit(cx, out, result, expr, span))
     }
 
-    fn atoms(&mut self, args: Vec<Arg>, span: Span) -> Lowered<Vec<Atom>> {
-        args.into_iter().map(|a| self.atom_arg(a, span)).collect()
+    fn atoms(&mut self, cx: &mut Cx, args: Vec<Arg>, span: Span, out: &mut Vec<Stmt>) -> Lowered<Vec<Atom>> {
+        args.into_iter().map(|a| self.atom_arg(cx, a, span, out)).collect()
     }
 
-    fn atom_arg(&mut self, a: Arg, span: Span) -> Lowered<Atom> {
+    fn atom_arg(&mut self, cx: &mut Cx, a: Arg, span: Span, out: &mut Vec<Stmt>) -> Lowered<Atom> {
         match a {
             Arg::Atom(a) => Ok(a),
+            Arg::Fun(f) if self.target == Target::Host => self.closure(cx, f, span, out),
             Arg::Fun(f) => {
                 let message = format!("a function of type `{}` is passed where data is expected", f.ty);
                 Err(self.error(Code::LowerFunctionValue, span, message, "passed as an argument"))
@@ -237,9 +255,37 @@ impl Lowerer<'_> {
         }
     }
 
-    fn fun_arg(&mut self, cx: &mut Cx, a: Arg, span: Span) -> Lowered<FunRef> {
+    /// Host code: a function value known at lowering time made a value
+    /// at run time (a closure, or a function value applied to some
+    /// arguments).
+    pub fn closure(&mut self, cx: &mut Cx, f: FunVal, span: Span, out: &mut Vec<Stmt>) -> Lowered<Atom> {
+        let ty = self.ty(cx, &f.ty, span)?;
+        let mut atoms = self.atoms(cx, f.args, span, out)?;
+        match f.callee {
+            Callee::Value if atoms.len() == 1 => Ok(atoms.remove(0)),
+            Callee::Value => {
+                let g = atoms.remove(0);
+                Ok(self.emit(cx, out, ty, Expr::Apply(g, atoms), span))
+            }
+            callee => Ok(self.emit(cx, out, ty, Expr::Closure(callee, atoms), span)),
+        }
+    }
+
+    /// A keyword's function argument, which the keyword applies to
+    /// `arity` arguments.
+    fn fun_arg(&mut self, cx: &mut Cx, a: Arg, arity: usize, span: Span) -> Lowered<FunRef> {
         match a {
-            Arg::Fun(f) => self.fun_ref(cx, f, span),
+            Arg::Fun(f) => self.fun_ref_of(cx, f, Some(arity), span),
+            // Host code: a function value at run time.
+            Arg::Atom(a) if matches!(a.ty(), Type::Fun(..)) => match a.ty().split_params(arity) {
+                Some((params, result)) => Ok(FunRef { callee: Callee::Value, bound: vec![a], params, result }),
+                None => Err(self.error(
+                    Code::LowerFunctionValue,
+                    span,
+                    format!("a function of type `{}` takes fewer than {arity} arguments", a.ty()),
+                    "here",
+                )),
+            },
             Arg::Atom(_) => {
                 Err(self.error(Code::LowerFunctionValue, span, "a function argument is not a function".into(), "here"))
             }
@@ -250,21 +296,32 @@ impl Lowerer<'_> {
     /// with its atoms, or, when the callee is a keyword or some argument
     /// is itself a function, a new function that applies it.
     pub fn fun_ref(&mut self, cx: &mut Cx, f: FunVal, span: Span) -> Lowered<FunRef> {
-        let (params, result) = arrows(&f.ty);
+        self.fun_ref_of(cx, f, None, span)
+    }
+
+    /// [`Lowerer::fun_ref`] of a function applied to `arity` arguments
+    /// (all that its type takes when `None`); in host code, one that
+    /// returns a function value after them.
+    fn fun_ref_of(&mut self, cx: &mut Cx, f: FunVal, arity: Option<usize>, span: Span) -> Lowered<FunRef> {
+        let (all, last) = arrows(&f.ty);
+        let n = arity.unwrap_or(all.len()).min(all.len());
+        let (params, rest) = all.split_at(n);
+        let result_ty = rest.iter().rev().fold(last, |acc, p| Ty::arrow(p.clone(), acc));
+        let partial = !rest.is_empty();
         let mut ptys = Vec::with_capacity(params.len());
-        for p in &params {
-            if p.strip_foralls().as_arrow().is_some() {
+        for p in params {
+            if self.target != Target::Host && p.strip_foralls().as_arrow().is_some() {
                 let message = format!("a function of type `{}` takes a function; it cannot be passed on", f.ty);
                 return Err(self.error(Code::LowerFunctionValue, span, message, "higher-order argument"));
             }
             ptys.push(self.ty(cx, p, span)?);
         }
-        let result = self.ty(cx, &result, span)?;
+        let result = self.ty(cx, &result_ty, span)?;
         let direct = match f.callee {
-            Callee::Function(_) | Callee::Math(_) => true,
+            Callee::Function(_) | Callee::Math(_) | Callee::Value => true,
             Callee::Builtin(b) => signature::is_primitive(b),
         };
-        if direct && f.args.iter().all(|a| matches!(a, Arg::Atom(_))) {
+        if direct && !partial && f.args.iter().all(|a| matches!(a, Arg::Atom(_))) {
             let bound = f.args.into_iter().filter_map(|a| if let Arg::Atom(a) = a { Some(a) } else { None }).collect();
             return Ok(FunRef { callee: f.callee, bound, params: ptys, result });
         }
@@ -289,7 +346,16 @@ impl Lowerer<'_> {
         let id = self.reserve();
         let name = self.fn_name(&format!("{}_fn", cx.source));
         let mut stmts = Vec::new();
-        let (params, body) = match self.apply_fun(&mut inner, inner_f, args, span, &mut stmts) {
+        let applied = if partial && self.target == Target::Host {
+            // Host code: the function value the application gives.
+            let mut all_args = inner_f.args;
+            all_args.extend(args);
+            let rest = FunVal { callee: inner_f.callee, args: all_args, ty: result_ty.clone() };
+            self.closure(&mut inner, rest, span, &mut stmts)
+        } else {
+            self.apply_fun(&mut inner, inner_f, args, span, &mut stmts)
+        };
+        let (params, body) = match applied {
             Ok(r) => (wparams, Block { stmts, result: r }),
             Err(reported) => {
                 let (params, _, body) = self.given_up(&mut inner, span);

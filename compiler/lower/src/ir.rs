@@ -5,9 +5,15 @@
 use pmx_accelerate::Backend;
 use pmx_ast::{Builtin, NameId, SmolStr, Span};
 
-/// A concrete type. There are no type variables and no function types:
-/// the lowering specialises polymorphic functions per use and makes every
-/// function first-order.
+/// Why an accelerate backend's generator never meets a function value
+/// (`Type::Fun`, `Callee::Value`, `Expr::Apply`, `Expr::Closure`): the
+/// lowering makes them only for host code, and `validate` checks it.
+pub const HOST_ONLY: &str = "function values exist only in host code (the lowered IR's invariants 1 and 5)";
+
+/// A concrete type. There are no type variables: the lowering specialises
+/// polymorphic functions per use. Function types exist only in host code
+/// (`Target::Host`); for the accelerate backends every function is made
+/// first-order.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Type {
     Int,
@@ -23,6 +29,10 @@ pub enum Type {
     Tensor(Box<Type>),
     /// An instance of a variant type: an index into `Program::variants`.
     Variant(VariantId),
+    /// Host code only: a function value, `param -> result` (made by
+    /// `Closure` or `Apply`, applied by `Apply`); how it was made and how
+    /// many arguments it takes before it computes are the run time's.
+    Fun(Box<Type>, Box<Type>),
 }
 
 impl Type {
@@ -36,6 +46,41 @@ impl Type {
             Type::Seq(e) => Some(e),
             _ => None,
         }
+    }
+
+    /// `Fun(a, b)`'s function type.
+    pub fn fun(param: Type, result: Type) -> Type {
+        Type::Fun(Box::new(param), Box::new(result))
+    }
+
+    /// What a function value of this type gives applied to arguments of
+    /// types `args` (`None` if it does not take them).
+    pub fn applied(&self, args: &[Type]) -> Option<Type> {
+        let mut t = self;
+        for a in args {
+            match t {
+                Type::Fun(p, r) if **p == *a => t = r,
+                _ => return None,
+            }
+        }
+        Some(t.clone())
+    }
+
+    /// The first `n` parameter types of a function type and what is left
+    /// (`None` if it takes fewer).
+    pub fn split_params(&self, n: usize) -> Option<(Vec<Type>, Type)> {
+        let mut params = Vec::with_capacity(n);
+        let mut t = self;
+        for _ in 0..n {
+            match t {
+                Type::Fun(p, r) => {
+                    params.push((**p).clone());
+                    t = r;
+                }
+                _ => return None,
+            }
+        }
+        Some((params, t.clone()))
     }
 
     /// The type of a field of a record.
@@ -131,6 +176,9 @@ pub enum Callee {
     Builtin(Builtin),
     /// A math external of `ext/math-ext.mc`.
     Math(Math),
+    /// Host code only: the first bound atom is a function value (of type
+    /// `Fun`), applied to the other atoms.
+    Value,
 }
 
 /// The externals of Miking's `ext/math-ext.mc` that accelerated code may
@@ -345,6 +393,13 @@ pub enum Expr {
     },
     /// Unreachable (`never`), at any type.
     Never,
+    /// Host code only: a function value applied to some arguments (at
+    /// least one): the result of the function, or, given fewer arguments
+    /// than it takes, a function value again.
+    Apply(Atom, Vec<Atom>),
+    /// Host code only: a function value made of a top-level function or a
+    /// built-in applied to fewer arguments than it takes (maybe none).
+    Closure(Callee, Vec<Atom>),
 }
 
 impl Expr {
@@ -372,6 +427,8 @@ impl Expr {
                 [test, expected].into_iter().chain(using.iter().chain(on_fail).flat_map(|f| &f.bound)).collect()
             }
             Expr::Never => Vec::new(),
+            Expr::Apply(f, args) => std::iter::once(f).chain(args).collect(),
+            Expr::Closure(_, args) => args.iter().collect(),
         }
     }
 }

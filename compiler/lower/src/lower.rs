@@ -96,7 +96,7 @@ impl<'a> Lowerer<'a> {
     fn new(program: &'a pmx_ast::Expr, target: Target) -> Lowerer<'a> {
         let mut l = Lowerer {
             target,
-            types: Types::new(program),
+            types: Types::new(program, target == Target::Host),
             decls: FxHashMap::default(),
             externals: FxHashSet::default(),
             instances: FxHashMap::default(),
@@ -405,6 +405,12 @@ impl<'a> Lowerer<'a> {
         let mut out = Vec::new();
         let atom = if extra.is_empty() {
             self.value(cx, body, &mut out)?
+        } else if self.target == Target::Host && !computes_nothing(body) {
+            // `lam x. e; lam y. ..` computes `e` once per partial
+            // application in the interpreter; one function of both
+            // parameters would compute it at every call.
+            let message = "this function computes something before it returns a function".to_string();
+            return Err(self.error(Code::LowerFunctionValue, body.span, message, "not compiled yet"));
         } else {
             let f = self.fun(cx, body, &mut out)?;
             let mut args = Vec::new();
@@ -420,7 +426,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn param_type(&mut self, cx: &Cx, t: &Ty, name: &str, span: Span) -> Lowered<Type> {
-        if apply(t, &cx.subst).strip_foralls().as_arrow().is_some() {
+        if self.target != Target::Host && apply(t, &cx.subst).strip_foralls().as_arrow().is_some() {
             let message = format!("the parameter `{name}` is a function; only first-order functions can be lowered");
             return Err(self.error(Code::LowerFunctionValue, span, message, "a function parameter"));
         }
@@ -475,5 +481,21 @@ fn shown_name(n: &pmx_ast::Name) -> SmolStr {
         SmolStr::new_static("<lambda>")
     } else {
         n.text.clone()
+    }
+}
+
+/// Whether evaluating `e` (a function value) computes nothing: a variable,
+/// or a function applied to variables, literals and lambdas (a partial
+/// application). Only then is making a function of all the parameters
+/// (eta-expansion) the same program.
+fn computes_nothing(e: &pmx_ast::Expr) -> bool {
+    match &e.kind {
+        ExprKind::Var(_) | ExprKind::Lam { .. } => true,
+        ExprKind::App(..) => {
+            let (head, args) = crate::body::spine(e);
+            matches!(head.kind, ExprKind::Var(_))
+                && args.iter().all(|a| matches!(a.kind, ExprKind::Var(_) | ExprKind::Lit(_) | ExprKind::Lam { .. }))
+        }
+        _ => false,
     }
 }

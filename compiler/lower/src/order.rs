@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 pub fn callees(b: &Block, out: &mut Vec<FnId>) {
     for s in &b.stmts {
         match &s.expr {
-            Expr::Call(f, _) => out.push(*f),
+            Expr::Call(f, _) | Expr::Closure(Callee::Function(f), _) => out.push(*f),
             Expr::If { then, otherwise, .. } => {
                 callees(then, out);
                 callees(otherwise, out);
@@ -65,7 +65,7 @@ fn renamed(map: &FxHashMap<FnId, FnId>, f: FnId) -> FnId {
 fn renumber(b: &mut Block, map: &FxHashMap<FnId, FnId>) {
     for s in &mut b.stmts {
         match &mut s.expr {
-            Expr::Call(f, _) => *f = renamed(map, *f),
+            Expr::Call(f, _) | Expr::Closure(Callee::Function(f), _) => *f = renamed(map, *f),
             Expr::If { then, otherwise, .. } => {
                 renumber(then, map);
                 renumber(otherwise, map);

@@ -37,6 +37,13 @@ pub(crate) fn write_type(f: &mut dyn Write, t: &Type, variants: Option<&[Variant
             write_type(f, e, variants)?;
             f.write_str("]")
         }
+        Type::Fun(a, r) => {
+            f.write_str("(")?;
+            write_type(f, a, variants)?;
+            f.write_str(" -> ")?;
+            write_type(f, r, variants)?;
+            f.write_str(")")
+        }
         Type::Record(fields) if is_tuple_labels(fields.iter().map(|(l, _)| l)) => {
             f.write_str("(")?;
             for (i, (_, t)) in fields.iter().enumerate() {
@@ -163,15 +170,21 @@ impl Printer<'_> {
     }
 
     fn fun_ref(&self, f: &FunRef) -> String {
-        let name = match f.callee {
+        self.applied(f.callee, &f.bound)
+    }
+
+    /// A callee applied to `args`, in parentheses when there are some.
+    fn applied(&self, callee: Callee, args: &[Atom]) -> String {
+        let name = match callee {
             Callee::Function(id) => self.p.function(id).map(|g| g.name.to_string()).unwrap_or(format!("fn#{}", id.0)),
             Callee::Builtin(b) => b.name().to_string(),
             Callee::Math(m) => m.external().to_string(),
+            Callee::Value => "apply".to_string(),
         };
-        if f.bound.is_empty() {
+        if args.is_empty() {
             name
         } else {
-            format!("({name} {})", atoms(&f.bound))
+            format!("({name} {})", atoms(args))
         }
     }
 
@@ -243,6 +256,8 @@ impl Printer<'_> {
                 s
             }
             Expr::Never => "never".into(),
+            Expr::Apply(f, args) => format!("apply {} {}", atom(f), atoms(args)),
+            Expr::Closure(callee, args) => format!("closure {}", self.applied(*callee, args)),
         }
     }
 }

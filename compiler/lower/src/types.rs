@@ -25,11 +25,14 @@ pub(crate) struct Types {
     index: FxHashMap<(NameId, Vec<Type>), VariantId>,
     /// The program's constructors (the middle end's table).
     constructors: Variants,
+    functions: bool,
 }
 
 impl Types {
-    pub fn new(program: &Expr) -> Types {
-        Types { constructors: Variants::new(program), ..Types::default() }
+    /// `functions`: whether function types are types of values (host
+    /// code).
+    pub fn new(program: &Expr, functions: bool) -> Types {
+        Types { constructors: Variants::new(program), functions, ..Types::default() }
     }
 
     /// The IR type of `t` with the type variables of `s` replaced.
@@ -49,6 +52,7 @@ impl Types {
                 }
                 Type::Record(out)
             }
+            TyKind::Arrow(a, r) if self.functions => Type::fun(self.convert(a, s)?, self.convert(r, s)?),
             TyKind::Arrow(..) => return Err(TypeError::Function(apply(t, s))),
             TyKind::Var(v) => match s.get(&v.id) {
                 // The substitution's types are the caller's: concrete, or

@@ -136,6 +136,13 @@ impl<'a> Validator<'a> {
                 fields.iter().for_each(|(_, f)| self.ty(f));
             }
             Type::Seq(e) | Type::Tensor(e) => self.ty(e),
+            Type::Fun(a, r) => {
+                if self.p.target != crate::ir::Target::Host {
+                    self.problem(format!("the function type `{t}` in a program for {}", self.p.target.name()));
+                }
+                self.ty(a);
+                self.ty(r);
+            }
             Type::Variant(v) if self.p.variant(*v).is_none() => self.problem(format!("no variant type #{}", v.0)),
             _ => {}
         }
@@ -253,6 +260,42 @@ impl<'a> Validator<'a> {
                 self.expect("the value", &t, &Type::Variant(*variant));
                 if let Some(c) = self.constructor(*variant, *tag) {
                     self.expect("the payload", &c, ty);
+                }
+            }
+            Expr::Apply(f, args) => {
+                let ft = self.atom(scope, f);
+                let ts: Vec<Type> = args.iter().map(|a| self.atom(scope, a)).collect();
+                self.host_only("`apply`");
+                if args.is_empty() {
+                    self.problem("`apply` without arguments".into());
+                }
+                match ft.applied(&ts) {
+                    Some(r) => self.expect("the application", &r, ty),
+                    None => self.problem(format!("a function of type `{ft}` applied to arguments of types {ts:?}")),
+                }
+            }
+            Expr::Closure(callee, args) => {
+                let ts: Vec<Type> = args.iter().map(|a| self.atom(scope, a)).collect();
+                self.host_only("`closure`");
+                let arity = match callee {
+                    Callee::Function(id) => self.p.function(*id).map(|g| g.params.len()),
+                    Callee::Builtin(b) => Some(signature::arity(*b)),
+                    Callee::Math(m) => Some(m.arity()),
+                    Callee::Value => {
+                        self.problem("a closure of a function value (that is an `apply`)".into());
+                        None
+                    }
+                };
+                let Some(arity) = arity else { return };
+                if ts.len() >= arity {
+                    return self.problem(format!("a closure given {} of {arity} arguments", ts.len()));
+                }
+                match ty.split_params(arity - ts.len()) {
+                    Some((rest, result)) => {
+                        let f = FunRef { callee: *callee, bound: args.clone(), params: rest.clone(), result };
+                        self.fun_ref(scope, &f, &rest, None);
+                    }
+                    None => self.problem(format!("a closure of {arity} parameters has type `{ty}`")),
                 }
             }
             Expr::If { cond, then, otherwise } => {
@@ -399,6 +442,23 @@ impl<'a> Validator<'a> {
                 }
             }
             Callee::Math(m) => self.math(m, &all, &f.result),
+            Callee::Value => {
+                self.host_only("a function reference that applies a function value");
+                match all.split_first() {
+                    Some((ft, rest)) if !rest.is_empty() => match ft.applied(rest) {
+                        Some(r) => self.expect("the function value's result", &f.result, &r),
+                        None => self.problem(format!("a function of type `{ft}` applied to {rest:?}")),
+                    },
+                    _ => self.problem("a function reference that applies no function value to arguments".into()),
+                }
+            }
+        }
+    }
+
+    /// A node of host code only.
+    fn host_only(&mut self, what: &str) {
+        if self.p.target != crate::ir::Target::Host {
+            self.problem(format!("{what} in a program for {}", self.p.target.name()));
         }
     }
 

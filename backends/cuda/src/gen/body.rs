@@ -565,6 +565,7 @@ impl<'p> Body<'p> {
             Callee::Function(id) => format!("{}({})", fn_name(self.p, id), args.join(", ")),
             Callee::Math(m) => format!("{}({})", m.name(), args.join(", ")),
             Callee::Builtin(b) => self.prim(b, &args, span),
+            Callee::Value => unreachable!("{}", pmx_lower::HOST_ONLY),
         }
     }
 
@@ -582,6 +583,7 @@ impl<'p> Body<'p> {
             Callee::Function(id) => format!("{}({})", fn_name(self.p, id), inner_args.join(", ")),
             Callee::Math(m) => format!("{}({})", m.name(), inner_args.join(", ")),
             Callee::Builtin(b) => self.prim(b, &inner_args, span),
+            Callee::Value => unreachable!("{}", pmx_lower::HOST_ONLY),
         };
         let mut decl: Vec<String> = params.iter().map(|(t, n)| format!("{t} {n}")).collect();
         decl.push("int64_t n".into());
@@ -650,6 +652,7 @@ impl<'p> Body<'p> {
             Callee::Function(id) => self.print_fns.contains(&id),
             Callee::Builtin(b) => matches!(b, Builtin::Print | Builtin::PrintFloat | Builtin::Dprint),
             Callee::Math(_) => false,
+            Callee::Value => unreachable!("{}", pmx_lower::HOST_ONLY),
         };
         let one = if prints { " if(0)" } else { "" };
         let _ = writeln!(
@@ -785,6 +788,7 @@ impl<'p> Body<'p> {
                 let f = self.variant_unpacker(types, t, span);
                 format!("{f}(&{base}[{k}], rt)")
             }
+            Type::Fun(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
         };
         *slot += 1;
         out

@@ -285,6 +285,7 @@ pub(crate) fn host_callee(e: &Expr) -> Option<FnId> {
     match f.callee {
         Callee::Function(id) => Some(id),
         Callee::Builtin(_) | Callee::Math(_) => None,
+        Callee::Value => unreachable!("{}", pmx_lower::HOST_ONLY),
     }
 }
 
@@ -359,6 +360,7 @@ fn uses(e: &Expr, fns: &FxHashSet<FnId>, builtin: &dyn Fn(pmx_ast::Builtin) -> b
         Callee::Function(id) => fns.contains(&id),
         Callee::Builtin(b) => builtin(b),
         Callee::Math(_) => false,
+        Callee::Value => unreachable!("{}", pmx_lower::HOST_ONLY),
     };
     match e {
         Expr::Prim(b, _) => builtin(*b),
@@ -429,5 +431,6 @@ pub fn callee_name(p: &Program, c: Callee) -> Option<String> {
     match c {
         Callee::Function(id) => Some(fn_name(p, id)),
         Callee::Builtin(_) | Callee::Math(_) => None,
+        Callee::Value => unreachable!("{}", pmx_lower::HOST_ONLY),
     }
 }

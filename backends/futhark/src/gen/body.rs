@@ -145,6 +145,7 @@ fn sized_zero<'a>(t: &Type, sizes: &mut impl Iterator<Item = &'a Size>) -> Strin
             format!("{{{}}}", parts.join(", "))
         }
         Type::Unit | Type::Tensor(_) | Type::Variant(_) => "()".into(),
+        Type::Fun(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
     }
 }
 
@@ -453,6 +454,7 @@ impl<'p> Writer<'p> {
                 self.unsupported(format!("values of the variant type {name} in Futhark code"));
                 "()".into()
             }
+            Type::Fun(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
         }
     }
 
@@ -1208,6 +1210,7 @@ impl<'p> Writer<'p> {
                 self.check("false", "Reached a never term, which should be impossible", depth);
                 self.zero(ty)
             }
+            Expr::Apply(..) | Expr::Closure(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
             Expr::Con { .. } | Expr::IsCon { .. } | Expr::Payload { .. } => {
                 self.unsupported("variant types (constructors and matches on them) in Futhark code");
                 "()".into()
@@ -1284,6 +1287,7 @@ impl<'p> Writer<'p> {
                 let body = self.apply(f, &params);
                 format!("(\\{} -> {body})", params.join(" "))
             }
+            Callee::Value => unreachable!("{}", pmx_lower::HOST_ONLY),
         }
     }
 
@@ -1521,6 +1525,7 @@ impl<'p> Writer<'p> {
                 self.prim(b, &all, &result)
             }
             Callee::Math(m) => math(m, &all),
+            Callee::Value => unreachable!("{}", pmx_lower::HOST_ONLY),
         }
     }
 

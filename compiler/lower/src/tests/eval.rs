@@ -17,6 +17,9 @@ pub enum V {
     Seq(Vec<V>),
     Rec(Vec<(SmolStr, V)>),
     Con(usize, Box<V>),
+    /// A function value: a callee applied to fewer arguments than it
+    /// takes.
+    Fun(Callee, Vec<V>),
 }
 
 pub fn ints(xs: &[i64]) -> V {
@@ -47,6 +50,35 @@ fn apply(p: &Program, env: &FxHashMap<VarId, V>, r: &FunRef, extra: Vec<V>) -> V
         Callee::Function(f) => call(p, f, args),
         Callee::Builtin(b) => prim(b, args),
         Callee::Math(m) => math(m, args),
+        Callee::Value => {
+            let mut args = args.into_iter();
+            let f = args.next().expect("the function value");
+            apply_value(p, f, args.collect())
+        }
+    }
+}
+
+/// A function value applied to `args`: its result, or a function value
+/// again when they are fewer than it takes.
+fn apply_value(p: &Program, f: V, args: Vec<V>) -> V {
+    let V::Fun(callee, mut all) = f else { panic!("not a function: {f:?}") };
+    all.extend(args);
+    let arity = match callee {
+        Callee::Function(g) => p.functions[g.0 as usize].params.len(),
+        Callee::Builtin(b) => crate::signature::arity(b),
+        Callee::Math(m) => m.arity(),
+        Callee::Value => panic!("a closure of a function value"),
+    };
+    if all.len() < arity {
+        return V::Fun(callee, all);
+    }
+    let rest = all.split_off(arity);
+    let r = FunRef { callee, bound: Vec::new(), params: Vec::new(), result: Type::Unit };
+    let v = apply(p, &FxHashMap::default(), &r, all);
+    if rest.is_empty() {
+        v
+    } else {
+        apply_value(p, v, rest)
     }
 }
 
@@ -153,6 +185,8 @@ fn block(p: &Program, env: &mut FxHashMap<VarId, V>, b: &Block) -> V {
                 V::Unit
             }
             Expr::Never => panic!("never reached"),
+            Expr::Apply(f, args) => apply_value(p, a(f), args.iter().map(a).collect()),
+            Expr::Closure(callee, args) => V::Fun(*callee, args.iter().map(a).collect()),
         };
         env.insert(s.var.id, v);
     }
