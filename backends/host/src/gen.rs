@@ -1261,7 +1261,13 @@ impl Gen<'_, '_> {
         let id = self.b.ins().iconst(types::I64, self.tables.applies.len() as i64 - 1);
         let words = self.words(args);
         let h = self.func_ref(self.helpers.named["apply"]);
-        let site = if tail { self.site } else { self.b.ins().iconst(types::I64, runtime::NOT_TAIL as i64) };
+        let site = match tail {
+            true if self.program.functions[self.me.0 as usize].stub => {
+                self.b.ins().bor_imm_u(self.site, runtime::STUB as i64)
+            }
+            true => self.site,
+            false => self.b.ins().iconst(types::I64, runtime::NOT_TAIL as i64),
+        };
         let call = self.b.ins().call(h, &[self.ctx, id, f, words, site]);
         let w = self.b.inst_results(call)[0];
         if tail {

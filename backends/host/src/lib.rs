@@ -67,7 +67,7 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<
     // values stay where they are: native code reads the interpreter's.
     let (program, _) = pmx_accelerate::lift_with(pmx_accelerate::program::to_expr(modules), true);
     let ids: Vec<pmx_ast::NameId> = candidates.roots.iter().map(|r| r.id).collect();
-    let (lowered, asked, diags) = pmx_lower::lower_host(&program, &ids);
+    let (lowered, asked, diags) = pmx_lower::lower_host(&program, &ids, &interpreted(modules));
     let wanted: Vec<pmx_lower::FnId> = asked.iter().flatten().copied().collect();
     let (good, bad) = support::supported(&lowered, &wanted);
     let mut entries = Vec::new();
@@ -151,5 +151,26 @@ pub fn host_ir(modules: &[&Module], locate: &dyn Fn(Span) -> String) -> String {
     };
     // Only what is compiled: the functions the compiled roots reach.
     out.push_str(&pmx_lower::print_only(&plan.lowered, &|f| plan.good.contains(&f), locate));
+    out
+}
+
+/// The top-level bindings and externals the interpreter defines: what
+/// native code can read or apply where the interpreter keeps it.
+fn interpreted(modules: &[&Module]) -> rustc_hash::FxHashSet<pmx_ast::NameId> {
+    let mut out = rustc_hash::FxHashSet::default();
+    for m in modules {
+        for item in &m.items {
+            match item {
+                pmx_ast::Item::Let(b) => {
+                    out.insert(b.name.id);
+                }
+                pmx_ast::Item::RecLets(bs, _) => out.extend(bs.iter().map(|b| b.name.id)),
+                pmx_ast::Item::External(d) => {
+                    out.insert(d.name.id);
+                }
+                _ => {}
+            }
+        }
+    }
     out
 }

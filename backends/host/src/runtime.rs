@@ -457,8 +457,14 @@ pub extern "C" fn apply(ctx: *mut Ctx, id: u64, f: *const Value, words: *const u
             // The failure's trace so far is what happened inside the
             // application: its last frame is the one it entered, if any
             // (a built-in enters none: the failure is this frame's).
-            if let Some(entered) = e.trace.pop() {
-                if tail & !ROOT == 0 || tail & ROOT != 0 {
+            if let Some(mut entered) = e.trace.pop() {
+                let index = (tail & !(ROOT | STUB)) as usize;
+                if tail & STUB != 0 {
+                    // A stub stands for the interpreter's function: the
+                    // call of the stub is the call of that function.
+                    entered.1 = tables.sites[index].1;
+                }
+                if index == 0 || tail & ROOT != 0 {
                     e.tail_call = Some(entered);
                 } else {
                     e.trace.push(entered);
@@ -469,6 +475,9 @@ pub extern "C" fn apply(ctx: *mut Ctx, id: u64, f: *const Value, words: *const u
     }
     w
 }
+
+/// A bit of `apply`'s `tail`: the frame is a stub's (`Function::stub`).
+pub const STUB: u64 = 1 << 61;
 
 /// `apply`'s `tail` when the application is not a frame's last act.
 pub const NOT_TAIL: u64 = u64::MAX;

@@ -47,6 +47,12 @@ impl Lowerer<'_> {
                             if let Some(m) = Math::of_external(&n.text) {
                                 return Ok(FunVal { callee: Callee::Math(m), args: Vec::new(), ty });
                             }
+                            if self.target == Target::Host {
+                                // The interpreter's external, applied.
+                                let t = self.ty(cx, &ty, e.span)?;
+                                let a = self.external_value(cx, n.id, t, e.span, out);
+                                return Ok(FunVal { callee: Callee::Value, args: vec![Arg::Atom(a)], ty });
+                            }
                             let message = format!(
                                 "the external `{}` cannot be called in accelerated code (only those of \
                                  `ext/math-ext.mc` on floats: exp, log, sin, cos, tan, atan, atan2, pow, sqrt)",
@@ -185,6 +191,13 @@ impl Lowerer<'_> {
         let mut next = || it.next().expect("as many as the type says");
         use Builtin::*;
         let expr = match b {
+            // Host code: a native `create` makes a rope; `createList`
+            // (which `isList` tells apart) is the runtime's, and so are
+            // `reduce` and `flatten`.
+            CreateList | Reduce | Flatten if self.target == Target::Host => {
+                let atoms = self.atoms(cx, it.collect(), span, out)?;
+                Expr::Prim(b, atoms)
+            }
             Map | ParallelMap => {
                 let f = self.fun_arg(cx, next(), 1, span)?;
                 Expr::Map { f, seqs: vec![self.atom_arg(cx, next(), span, out)?] }
@@ -210,10 +223,6 @@ impl Lowerer<'_> {
             // the CPU representation they pick.
             // Host code: a native `create` makes a rope, so `createList`
             // stays in the interpreter (`isList` tells them apart).
-            CreateList if self.target == Target::Host => {
-                let message = "`createList` in host code is not compiled yet".to_string();
-                return Err(self.error(Code::LowerUnsupported, span, message, "here"));
-            }
             Create | CreateList | CreateRope => {
                 let len = self.atom_arg(cx, next(), span, out)?;
                 Expr::Create { len, f: self.fun_arg(cx, next(), 1, span)? }
@@ -231,6 +240,11 @@ impl Lowerer<'_> {
             Accelerate => {
                 let message = "`accelerate` inside accelerated code".to_string();
                 return Err(self.error(Code::LowerUnsupported, span, message, "nested"));
+            }
+            // Host code: the runtime's built-in, given function values.
+            _ if self.target == Target::Host => {
+                let atoms = self.atoms(cx, it.collect(), span, out)?;
+                Expr::Prim(b, atoms)
             }
             _ => {
                 let message = format!("the built-in `{}` takes a function and has no lowered form", b.name());
@@ -464,5 +478,6 @@ fn lifted(
         recursive: false,
         tail_recursive: false,
         global: None,
+        stub: false,
     }
 }

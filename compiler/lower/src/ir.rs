@@ -467,6 +467,10 @@ pub struct Function {
     /// read where the interpreter keeps it; a call of it (no arguments)
     /// is that read, and its body (`never`) is not code.
     pub global: Option<NameId>,
+    /// Host code only: a top-level function the lowering could not lower
+    /// (an `accelerate` binding, say), whose body applies the
+    /// interpreter's value of it to the parameters.
+    pub stub: bool,
 }
 
 /// An accelerate binding: what the host calls.

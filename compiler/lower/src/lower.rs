@@ -32,7 +32,7 @@ pub(crate) struct Lowerer<'a> {
     pub target: Target,
     pub types: Types,
     decls: FxHashMap<NameId, &'a Binding>,
-    externals: FxHashSet<NameId>,
+    externals: FxHashMap<NameId, &'a pmx_ast::ExternalDecl>,
     instances: FxHashMap<(NameId, Vec<Type>), FnId>,
     copies: FxHashMap<NameId, usize>,
     /// First asked, first lowered (and named).
@@ -45,6 +45,13 @@ pub(crate) struct Lowerer<'a> {
     given_up: FxHashSet<FnId>,
     /// Host code: the function standing for each top-level value read.
     globals: FxHashMap<NameId, FnId>,
+    /// Host code: each instance of a top-level binding, with its
+    /// substitution (what a stub of it needs).
+    origins: FxHashMap<FnId, (&'a Binding, Subst)>,
+    /// Host code: the top-level bindings the interpreter defines (those
+    /// of the program's modules, not the ones lambda lifting made): a
+    /// stub can apply only those.
+    interpreted: FxHashSet<NameId>,
     fn_names: FxHashSet<SmolStr>,
     next_var: u32,
     pub diags: Vec<Diagnostic>,
@@ -80,8 +87,13 @@ pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>
 /// it and everything it calls lowered, and the diagnostics of those that
 /// did not (what the native host tier reports as its reasons to leave a
 /// function to the interpreter).
-pub fn lower_host(program: &pmx_ast::Expr, roots: &[NameId]) -> (Program, Vec<Option<FnId>>, Vec<Diagnostic>) {
+pub fn lower_host(
+    program: &pmx_ast::Expr,
+    roots: &[NameId],
+    interpreted: &FxHashSet<NameId>,
+) -> (Program, Vec<Option<FnId>>, Vec<Diagnostic>) {
     let mut l = Lowerer::new(program, Target::Host);
+    l.interpreted = interpreted.clone();
     let asked: Vec<Option<FnId>> = roots
         .iter()
         .map(|id| {
@@ -98,13 +110,15 @@ impl<'a> Lowerer<'a> {
             target,
             types: Types::new(program, target == Target::Host),
             decls: FxHashMap::default(),
-            externals: FxHashSet::default(),
+            externals: FxHashMap::default(),
             instances: FxHashMap::default(),
             copies: FxHashMap::default(),
             pending: std::collections::VecDeque::new(),
             functions: Vec::new(),
             given_up: FxHashSet::default(),
             globals: FxHashMap::default(),
+            origins: FxHashMap::default(),
+            interpreted: FxHashSet::default(),
             fn_names: FxHashSet::default(),
             next_var: 0,
             diags: Vec::new(),
@@ -120,7 +134,47 @@ impl<'a> Lowerer<'a> {
         while let Some(p) = self.pending.pop_front() {
             self.function(p);
         }
-        let broken = self.broken();
+        let mut broken = self.broken();
+        if self.target == Target::Host {
+            // Host code: a top-level function that could not be lowered
+            // (or uses one) is called in the interpreter instead.
+            // First what could not be lowered, then, outwards, what calls
+            // something that could not and has no stub: the callers of a
+            // stub are compiled.
+            let mut stubbed = FxHashSet::default();
+            let mut tried = FxHashSet::default();
+            let mut frontier: Vec<FnId> = self.given_up.iter().copied().collect();
+            while !frontier.is_empty() {
+                frontier.sort();
+                for f in frontier {
+                    tried.insert(f);
+                    if self.stub(f) {
+                        stubbed.insert(f);
+                        self.given_up.remove(&f);
+                    }
+                }
+                let broken = self.broken();
+                frontier = self
+                    .functions
+                    .iter()
+                    .flatten()
+                    .filter(|g| broken.contains(&g.id) && !self.given_up.contains(&g.id) && !tried.contains(&g.id))
+                    .filter(|g| {
+                        let mut called = Vec::new();
+                        crate::order::callees(&g.body, &mut called);
+                        called.iter().any(|c| self.given_up.contains(c))
+                    })
+                    .map(|g| g.id)
+                    .filter(|g| self.origins.contains_key(g))
+                    .collect();
+            }
+            if !stubbed.is_empty() {
+                broken = self.broken();
+                // A stub stands for the interpreter's function: it is no
+                // function of the host code's own.
+                broken.extend(stubbed);
+            }
+        }
         let functions: Vec<Function> = self.functions.into_iter().flatten().collect();
         let (functions, entries, renumber) = crate::order::order_mapped(functions, entries);
         let asked =
@@ -164,7 +218,7 @@ impl<'a> Lowerer<'a> {
                     cur = rest;
                 }
                 ExprKind::External(d, rest) => {
-                    self.externals.insert(d.name.id);
+                    self.externals.insert(d.name.id, d);
                     cur = rest;
                 }
                 ExprKind::TypeDecl(_, rest) | ExprKind::ConDecl(_, rest) | ExprKind::Utest(_, rest) => cur = rest,
@@ -246,32 +300,57 @@ impl<'a> Lowerer<'a> {
         let f = match self.globals.get(&n.id) {
             Some(f) => *f,
             None => {
-                let f = self.reserve();
+                let f = self.interpreter_value(n.id, &b.name, ty.clone(), b.span);
                 self.globals.insert(n.id, f);
-                let mut inner = Cx::new(Subst::default(), n.text.clone());
-                let mut stmts = Vec::new();
-                let r = self.emit(&mut inner, &mut stmts, ty.clone(), Expr::Never, b.span);
-                let name = self.fn_name(&n.text);
-                self.functions[f.0 as usize] = Some(Function {
-                    id: f,
-                    name,
-                    source: n.text.clone(),
-                    shown: n.text.clone(),
-                    span: b.span,
-                    instance: Vec::new(),
-                    lifted: false,
-                    params: Vec::new(),
-                    result: ty.clone(),
-                    body: Block { stmts, result: r },
-                    group: 0,
-                    recursive: false,
-                    tail_recursive: false,
-                    global: Some(n.id),
-                });
                 f
             }
         };
         Ok(self.emit(cx, out, ty, Expr::Call(f, Vec::new()), e.span))
+    }
+
+    /// Host code: a function of no parameters that stands for the
+    /// interpreter's top-level value `id` (a binding or an external,
+    /// named `name`, defined at `span`) at type `ty`: a call of it is a
+    /// read of that value (`Function::global`).
+    pub fn interpreter_value(&mut self, id: NameId, name: &pmx_ast::Name, ty: Type, span: Span) -> FnId {
+        let f = self.reserve();
+        let mut inner = Cx::new(Subst::default(), name.text.clone());
+        let mut stmts = Vec::new();
+        let r = self.emit(&mut inner, &mut stmts, ty.clone(), Expr::Never, span);
+        let fname = self.fn_name(&name.text);
+        self.functions[f.0 as usize] = Some(Function {
+            id: f,
+            name: fname,
+            source: name.text.clone(),
+            shown: shown_name(name),
+            span,
+            instance: Vec::new(),
+            lifted: false,
+            params: Vec::new(),
+            result: ty,
+            body: Block { stmts, result: r },
+            group: 0,
+            recursive: false,
+            tail_recursive: false,
+            global: Some(id),
+            stub: false,
+        });
+        f
+    }
+
+    /// Host code: the value of external `id` at type `ty` (its IR type),
+    /// read where the interpreter keeps it.
+    pub fn external_value(&mut self, cx: &mut Cx, id: NameId, ty: Type, span: Span, out: &mut Vec<Stmt>) -> Atom {
+        let f = match self.globals.get(&id) {
+            Some(f) => *f,
+            None => {
+                let d = self.externals[&id];
+                let f = self.interpreter_value(id, &d.name, ty.clone(), d.span);
+                self.globals.insert(id, f);
+                f
+            }
+        };
+        self.emit(cx, out, ty, Expr::Call(f, Vec::new()), span)
     }
 
     /// A slot for a function about to be lowered.
@@ -285,7 +364,7 @@ impl<'a> Lowerer<'a> {
     }
 
     pub fn is_external(&self, id: NameId) -> bool {
-        self.externals.contains(&id)
+        self.externals.contains_key(&id)
     }
 
     /// The function for top-level binding `id` used at the types `uses`
@@ -330,6 +409,9 @@ impl<'a> Lowerer<'a> {
         }
         let f = self.reserve();
         self.instances.insert((id, key), f);
+        if self.target == Target::Host {
+            self.origins.insert(f, (b, map.clone()));
+        }
         self.pending.push_back(Pending { id: f, binding: b, subst: map });
         Ok((f, ty))
     }
@@ -370,7 +452,45 @@ impl<'a> Lowerer<'a> {
             recursive: false,
             tail_recursive: false,
             global: None,
+            stub: false,
         });
+    }
+
+    /// Host code: replaces function `f`, an instance of a top-level
+    /// binding, by a stub that applies the interpreter's value of the
+    /// binding to its parameters; whether it could. A binding that
+    /// computes before it returns a function is not stubbed: the stub's
+    /// callers would apply it to all its arguments at once.
+    fn stub(&mut self, f: FnId) -> bool {
+        let Some((b, subst)) = self.origins.get(&f).cloned() else { return false };
+        if !self.interpreted.contains(&b.name.id) {
+            return false;
+        }
+        let ty = apply(b.scheme.strip_foralls(), &subst);
+        let (params, result) = arrows(&ty);
+        if params.is_empty() || pmx_ast::visit::leading_lambdas(&b.value) != params.len() {
+            return false;
+        }
+        let mut cx = Cx::new(subst, b.name.text.clone());
+        let (Ok(fun_ty), Ok(result)) = (self.types.convert(&ty, &cx.subst), self.types.convert(&result, &cx.subst))
+        else {
+            return false;
+        };
+        let mut vars = Vec::with_capacity(params.len());
+        for p in &params {
+            let Ok(t) = self.types.convert(p, &cx.subst) else { return false };
+            vars.push(self.var(&mut cx, "x", t));
+        }
+        // The interpreter's value, read as a top-level value is.
+        let g = self.interpreter_value(b.name.id, &b.name, fun_ty.clone(), b.span);
+        let mut stmts = Vec::new();
+        let value = self.emit(&mut cx, &mut stmts, fun_ty, Expr::Call(g, Vec::new()), b.span);
+        let args = vars.iter().map(|v| Atom::Var(v.clone())).collect();
+        let r = self.emit(&mut cx, &mut stmts, result.clone(), Expr::Apply(value, args), b.span);
+        let old = self.functions[f.0 as usize].take().expect("a lowered function");
+        self.functions[f.0 as usize] =
+            Some(Function { params: vars, result, body: Block { stmts, result: r }, stub: true, ..old });
+        true
     }
 
     /// What a function whose lowering failed (and was reported) becomes:

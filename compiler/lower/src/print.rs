@@ -123,6 +123,9 @@ impl Printer<'_> {
             } else if f.recursive {
                 notes.push(format!("recursive (group {})", f.group));
             }
+            if f.stub {
+                notes.push("not lowered: it applies the interpreter's function".into());
+            }
             if f.global.is_some() {
                 notes.push("a top-level value, read where the interpreter keeps it".into());
                 writeln!(self.out, "-- {}", notes.join(", "))?;

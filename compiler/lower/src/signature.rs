@@ -105,6 +105,7 @@ fn fits(s: &Sig, t: &Type, vars: &mut FxHashMap<String, Type>) -> bool {
         (Sig::Int, Type::Int) | (Sig::Float, Type::Float) | (Sig::Bool, Type::Bool) | (Sig::Char, Type::Char) => true,
         (Sig::Unit, Type::Unit) => true,
         (Sig::Seq(a), Type::Seq(b)) | (Sig::Tensor(a), Type::Tensor(b)) => fits(a, b, vars),
+        (Sig::Arrow(a, r), Type::Fun(x, y)) => fits(a, x, vars) && fits(r, y, vars),
         (Sig::Tuple(items), Type::Record(fields)) => {
             items.len() == fields.len()
                 && items

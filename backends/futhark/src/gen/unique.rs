@@ -574,6 +574,7 @@ mod tests {
             recursive: true,
             tail_recursive: true,
             global: None,
+            stub: false,
         };
         let entry = |k: u32, fresh: bool| {
             let xs = var(100 * k, "xs", ints.clone());
