@@ -155,6 +155,8 @@ pub enum Step {
         slots: usize,
         code: Code,
     },
+    /// The `mexpr` body compiled to native code (`Natives`' `MAIN`).
+    NativeMain(std::sync::Arc<crate::native::Native>),
 }
 
 pub struct Program {

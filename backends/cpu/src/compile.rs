@@ -112,7 +112,10 @@ pub fn compile_program(
             }
         }
     }
-    if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
+    if let (Some(main), Some(native)) = (modules.last().and_then(|m| m.main.as_ref()), c.natives.get(&NameId::MAIN)) {
+        steps.push(Step::NativeMain(native.clone()));
+        places.push(start(main.span));
+    } else if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
         c.ctxs.push(FnCtx::new(None));
         let code = c.expr(main);
         let slots = c.ctxs.pop().expect("context pushed").slots as usize;

@@ -31,6 +31,19 @@ pub fn step(s: Step) -> StepThunk {
             let reads = reads_of(&[&code]);
             StepThunk::Main { slots, code: with_frame_reads(reads, || thunk(code)) }
         }
+        // The body's last call replaced its frame (a tail call): nothing
+        // called the body, so that call is the trace's last frame.
+        Step::NativeMain(native) => StepThunk::Main {
+            slots: 0,
+            code: Box::new(move |m, _| {
+                (native.call)(m, &[]).map_err(|mut e| {
+                    if let Some((name, site)) = e.tail_call.take() {
+                        e.add_call(&name, site);
+                    }
+                    e
+                })
+            }),
+        },
     }
 }
 

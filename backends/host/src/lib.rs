@@ -67,7 +67,8 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<
     // values stay where they are: native code reads the interpreter's.
     let (program, _) = pmx_accelerate::lift_with(pmx_accelerate::program::to_expr(modules), true);
     let ids: Vec<pmx_ast::NameId> = candidates.roots.iter().map(|r| r.id).collect();
-    let (lowered, asked, diags) = pmx_lower::lower_host(&program, &ids, &interpreted(modules));
+    let main = modules.last().and_then(|m| m.main.as_ref()).map(|m| m.span);
+    let (lowered, asked, diags) = pmx_lower::lower_host(&program, &ids, &interpreted(modules), main);
     let wanted: Vec<pmx_lower::FnId> = asked.iter().flatten().copied().collect();
     let (good, bad) = support::supported(&lowered, &wanted);
     let mut entries = Vec::new();

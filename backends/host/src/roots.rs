@@ -71,6 +71,11 @@ pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candida
             }
         }
     }
+    // The `mexpr` body: a function of no parameters, whose value the
+    // interpreter drops.
+    if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
+        out.roots.push(Root { id: NameId::MAIN, name: "mexpr".into(), span: main.span, arity: 0 });
+    }
     out
 }
 

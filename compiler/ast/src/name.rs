@@ -18,6 +18,10 @@ impl NameId {
     /// The identity of a name that resolution has not (yet) bound.
     pub const UNRESOLVED: NameId = NameId { file: FileId(u32::MAX - 1), index: u32::MAX };
 
+    /// The program's `mexpr` body, where something (the native host
+    /// tier's functions) is keyed by binding.
+    pub const MAIN: NameId = NameId { file: FileId(u32::MAX - 2), index: 0 };
+
     pub fn builtin(b: Builtin) -> NameId {
         NameId { file: FileId::BUILTIN, index: b as u32 }
     }

@@ -199,7 +199,7 @@ impl Lowerer<'_> {
             if let (ExprKind::Lam { .. }, Callee::Function(id)) = (&b.value.kind, f.callee) {
                 if id.0 as usize >= lifted {
                     if let Some(g) = self.functions.get_mut(id.0 as usize).and_then(|g| g.as_mut()) {
-                        g.shown = b.name.text.clone();
+                        g.shown = crate::lower::shown_name(&b.name);
                     }
                 }
             }

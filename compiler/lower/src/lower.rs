@@ -48,6 +48,8 @@ pub(crate) struct Lowerer<'a> {
     /// Host code: each instance of a top-level binding, with its
     /// substitution (what a stub of it needs).
     origins: FxHashMap<FnId, (&'a Binding, Subst)>,
+    /// The program's last expression (its `mexpr` body).
+    main: Option<&'a pmx_ast::Expr>,
     /// Host code: the top-level bindings the interpreter defines (those
     /// of the program's modules, not the ones lambda lifting made): a
     /// stub can apply only those.
@@ -87,16 +89,27 @@ pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>
 /// it and everything it calls lowered, and the diagnostics of those that
 /// did not (what the native host tier reports as its reasons to leave a
 /// function to the interpreter).
+///
+/// `roots` may hold [`NameId::MAIN`]: the program's `mexpr` body (the
+/// expression of the chain at span `main`, whose own `let`s are not
+/// declarations), lowered as a function of no parameters named `main`.
+/// `interpreted`: the top-level bindings the interpreter defines, which
+/// a function that cannot be lowered may apply instead (a stub).
 pub fn lower_host(
     program: &pmx_ast::Expr,
     roots: &[NameId],
     interpreted: &FxHashSet<NameId>,
+    main: Option<Span>,
 ) -> (Program, Vec<Option<FnId>>, Vec<Diagnostic>) {
-    let mut l = Lowerer::new(program, Target::Host);
+    let mut l = Lowerer::new_unscanned(program, Target::Host);
+    l.collect(program, main);
     l.interpreted = interpreted.clone();
     let asked: Vec<Option<FnId>> = roots
         .iter()
         .map(|id| {
+            if *id == NameId::MAIN {
+                return l.main_function();
+            }
             let span = l.decls.get(id).map_or(Span::BUILTIN, |b| b.span);
             l.instance(*id, &[], span).ok().map(|(f, _)| f)
         })
@@ -106,7 +119,14 @@ pub fn lower_host(
 
 impl<'a> Lowerer<'a> {
     fn new(program: &'a pmx_ast::Expr, target: Target) -> Lowerer<'a> {
-        let mut l = Lowerer {
+        let mut l = Lowerer::new_unscanned(program, target);
+        l.collect(program, None);
+        l
+    }
+
+    /// A lowerer that knows no declaration yet (`collect`).
+    fn new_unscanned(program: &'a pmx_ast::Expr, target: Target) -> Lowerer<'a> {
+        Lowerer {
             target,
             types: Types::new(program, target == Target::Host),
             decls: FxHashMap::default(),
@@ -119,12 +139,11 @@ impl<'a> Lowerer<'a> {
             globals: FxHashMap::default(),
             origins: FxHashMap::default(),
             interpreted: FxHashSet::default(),
+            main: None,
             fn_names: FxHashSet::default(),
             next_var: 0,
             diags: Vec::new(),
-        };
-        l.collect(program);
-        l
+        }
     }
 
     /// Lowers what is pending and puts the functions in dependency order;
@@ -153,19 +172,23 @@ impl<'a> Lowerer<'a> {
                         self.given_up.remove(&f);
                     }
                 }
+                // Broken for good: no stub stands for it (a lifted
+                // function, or one whose stub failed).
                 let broken = self.broken();
+                let lost = |c: &FnId| {
+                    broken.contains(c) && (!self.origins.contains_key(c) || tried.contains(c)) && !stubbed.contains(c)
+                };
                 frontier = self
                     .functions
                     .iter()
                     .flatten()
-                    .filter(|g| broken.contains(&g.id) && !self.given_up.contains(&g.id) && !tried.contains(&g.id))
+                    .filter(|g| broken.contains(&g.id) && self.origins.contains_key(&g.id) && !tried.contains(&g.id))
                     .filter(|g| {
                         let mut called = Vec::new();
                         crate::order::callees(&g.body, &mut called);
-                        called.iter().any(|c| self.given_up.contains(c))
+                        called.iter().any(lost)
                     })
                     .map(|g| g.id)
-                    .filter(|g| self.origins.contains_key(g))
                     .collect();
             }
             if !stubbed.is_empty() {
@@ -203,9 +226,15 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The top-level bindings of the program's chain of declarations.
-    fn collect(&mut self, program: &'a pmx_ast::Expr) {
+    /// The declarations of the program's chain; with `main`, the chain
+    /// ends at the expression at that span (the `mexpr` body).
+    fn collect(&mut self, program: &'a pmx_ast::Expr, main: Option<Span>) {
         let mut cur = program;
         loop {
+            if Some(cur.span) == main {
+                self.main = Some(cur);
+                return;
+            }
             match &cur.kind {
                 ExprKind::Let(b, rest) => {
                     self.decls.insert(b.name.id, b);
@@ -456,6 +485,40 @@ impl<'a> Lowerer<'a> {
         });
     }
 
+    /// Host code: the program's `mexpr` body as a function of no
+    /// parameters (`None` where it cannot be lowered: reported).
+    fn main_function(&mut self) -> Option<FnId> {
+        let main = self.main?;
+        let f = self.reserve();
+        let mut cx = Cx::new(Subst::default(), SmolStr::new_static("main"));
+        let name = self.fn_name("main");
+        let (params, result, body) = match self.define(&mut cx, main, Vec::new()) {
+            Ok(d) if d.0.is_empty() => d,
+            _ => {
+                self.given_up.insert(f);
+                self.given_up(&mut cx, main.span)
+            }
+        };
+        self.functions[f.0 as usize] = Some(Function {
+            id: f,
+            name,
+            source: SmolStr::new_static("mexpr"),
+            shown: SmolStr::new_static("mexpr"),
+            span: main.span,
+            instance: Vec::new(),
+            lifted: false,
+            params,
+            result,
+            body,
+            group: 0,
+            recursive: false,
+            tail_recursive: false,
+            global: None,
+            stub: false,
+        });
+        Some(f)
+    }
+
     /// Host code: replaces function `f`, an instance of a top-level
     /// binding, by a stub that applies the interpreter's value of the
     /// binding to its parameters; whether it could. A binding that
@@ -596,7 +659,7 @@ impl<'a> Lowerer<'a> {
 /// anonymous lambda that lambda lifting made a binding (`lambda`, in the
 /// passes' own file) is `<lambda>`. (A local function the program itself
 /// names `lambda` is shown so too.)
-fn shown_name(n: &pmx_ast::Name) -> SmolStr {
+pub(crate) fn shown_name(n: &pmx_ast::Name) -> SmolStr {
     if n.id.file == pmx_accelerate::SYNTHETIC && n.text == "lambda" {
         SmolStr::new_static("<lambda>")
     } else {
