@@ -58,10 +58,11 @@ struct Plan {
 /// refused and why.
 fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<(SmolStr, String, Span)>> {
     let candidates = roots::candidates(modules, utests);
-    let mut left = candidates.refused;
+    let refused = candidates.refused;
     if candidates.roots.is_empty() {
-        return Err(left);
+        return Err(refused.into_iter().map(|(_, n, w, s)| (n, w, s)).collect());
     }
+    let mut left = Vec::new();
     // Local functions lifted to the top level (the accelerate passes'
     // lambda lifting): the lowering takes first-order programs. Top-level
     // values stay where they are: native code reads the interpreter's.
@@ -72,7 +73,11 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<
     let wanted: Vec<pmx_lower::FnId> = asked.iter().flatten().copied().collect();
     let (good, bad) = support::supported(&lowered, &wanted);
     let mut entries = Vec::new();
+    let mut left_ids = Vec::new();
     for (root, f) in candidates.roots.into_iter().zip(&asked) {
+        if !matches!(f, Some(f) if good.contains(f) && lowered.functions[f.0 as usize].params.len() == root.arity) {
+            left_ids.push(root.id);
+        }
         match f {
             // The entry takes what the interpreter's callers pass: the
             // lowered function must have the root's arity (`roots.rs`
@@ -98,7 +103,15 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<
             }
         }
     }
-    Ok(Plan { lowered, good, entries, left })
+    // A function refused as a root runs in the interpreter where code the
+    // interpreter runs uses it (compiled code has its own instances).
+    let compiled: rustc_hash::FxHashSet<pmx_ast::NameId> = entries.iter().map(|(r, _)| r.id).collect();
+    let interpreted: Vec<pmx_ast::NameId> = left_ids;
+    let used = roots::used_by_interpreter(modules, utests, &compiled, &interpreted);
+    let mut shown: Vec<(SmolStr, String, Span)> =
+        refused.into_iter().filter(|(id, ..)| id.is_none_or(|id| used.contains(&id))).map(|(_, n, w, s)| (n, w, s)).collect();
+    shown.extend(left);
+    Ok(Plan { lowered, good, entries, left: shown })
 }
 
 /// Compiles what it can of the program's host code; `modules` in load

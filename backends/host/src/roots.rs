@@ -18,8 +18,9 @@ pub struct Root {
 
 pub struct Candidates {
     pub roots: Vec<Root>,
-    /// Functions refused on their type alone.
-    pub refused: Vec<(SmolStr, String, Span)>,
+    /// Functions refused on their type alone (by binding; `None` for
+    /// the whole program), with the reason.
+    pub refused: Vec<(Option<NameId>, SmolStr, String, Span)>,
 }
 
 pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candidates {
@@ -29,6 +30,7 @@ pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candida
     // reads it at (the interpreter reports that; machine code could not).
     if let Some(span) = coerces(modules) {
         out.refused.push((
+            None,
             "unsafeCoerce".into(),
             "the program uses `unsafeCoerce`: no host code is compiled".into(),
             span,
@@ -61,12 +63,12 @@ pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candida
                 // call.
                 if pmx_ast::visit::leading_lambdas(&b.value) != arity {
                     let why = "it computes something before it returns a function (not compiled yet)".to_string();
-                    out.refused.push((b.name.text.clone(), why, b.span));
+                    out.refused.push((Some(b.name.id), b.name.text.clone(), why, b.span));
                     continue;
                 }
                 match why_not(&b.scheme) {
                     None => out.roots.push(Root { id: b.name.id, name: b.name.text.clone(), span: b.span, arity }),
-                    Some(why) => out.refused.push((b.name.text.clone(), why, b.span)),
+                    Some(why) => out.refused.push((Some(b.name.id), b.name.text.clone(), why, b.span)),
                 }
             }
         }
@@ -146,4 +148,57 @@ fn coerces(modules: &[&Module]) -> Option<Span> {
         }
     }
     None
+}
+
+/// The top-level bindings that code the interpreter runs uses: the
+/// `mexpr` body unless it is `compiled`, the utests that run, top-level
+/// values, the functions in `interpreted`, and, through their bodies, the
+/// bindings these use that are not compiled. A function refused here runs
+/// in the interpreter only if it is one of them (compiled code uses its
+/// own instances of a polymorphic function).
+pub fn used_by_interpreter(
+    modules: &[&Module],
+    utests: &dyn Fn(Span) -> bool,
+    compiled: &rustc_hash::FxHashSet<NameId>,
+    interpreted: &[NameId],
+) -> rustc_hash::FxHashSet<NameId> {
+    let live = pmx_ast::reach::Liveness::of_run(modules, utests);
+    let mut bodies: rustc_hash::FxHashMap<NameId, &pmx_ast::Expr> = Default::default();
+    let mut work: Vec<&pmx_ast::Expr> = Vec::new();
+    for (mi, module) in modules.iter().enumerate() {
+        for (ii, item) in module.items.iter().enumerate() {
+            if live.is_dead(mi, ii) {
+                continue;
+            }
+            let bindings = match item {
+                Item::Let(b) => std::slice::from_ref(b),
+                Item::RecLets(bs, _) => &bs[..],
+                Item::Utest(u) if utests(u.span) => {
+                    work.extend([&u.test, &u.expected].into_iter().chain(u.using.iter()).chain(u.on_fail.iter()));
+                    continue;
+                }
+                _ => continue,
+            };
+            for b in bindings {
+                bodies.insert(b.name.id, &b.value);
+                if !matches!(b.value.kind, ExprKind::Lam { .. }) {
+                    work.push(&b.value);
+                }
+            }
+        }
+    }
+    if !compiled.contains(&NameId::MAIN) {
+        work.extend(modules.last().and_then(|m| m.main.as_ref()));
+    }
+    let mut used: rustc_hash::FxHashSet<NameId> = interpreted.iter().copied().collect();
+    work.extend(interpreted.iter().filter_map(|id| bodies.get(id).copied()));
+    while let Some(e) = work.pop() {
+        for v in pmx_ast::visit::free_vars(e) {
+            if compiled.contains(&v.id) || !used.insert(v.id) {
+                continue;
+            }
+            work.extend(bodies.get(&v.id).copied());
+        }
+    }
+    used
 }
