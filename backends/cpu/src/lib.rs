@@ -98,6 +98,20 @@ pub fn call_builtin(m: &mut Machine, b: pmx_ast::Builtin, args: Args, span: pmx_
     builtins::call(m, b, args, span)
 }
 
+/// Records one utest as the interpreter does (`eq`: the `using` function
+/// and how the failure message names it; `on_fail`: the `else`
+/// function): for native host code.
+pub fn utest(
+    m: &mut Machine,
+    a: value::Value,
+    b: value::Value,
+    eq: Option<(value::Value, &str)>,
+    on_fail: Option<value::Value>,
+    span: pmx_ast::Span,
+) -> Res<()> {
+    m.utest(a, b, eq, on_fail, span)
+}
+
 /// The located error that an unwinding payload stands for (memory the
 /// system refused, a bug), as the evaluator reports it: for code that
 /// catches unwinding itself (native host code's runtime calls).

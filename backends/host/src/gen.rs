@@ -68,6 +68,7 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_tensor_view", runtime::tensor_view as *const u8),
     ("pmx_apply", runtime::apply as *const u8),
     ("pmx_closure", runtime::closure as *const u8),
+    ("pmx_utest", runtime::utest as *const u8),
     ("pmx_exp", runtime::exp as *const u8),
     ("pmx_log", runtime::log as *const u8),
     ("pmx_sin", runtime::sin as *const u8),
@@ -260,6 +261,7 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             ("tensor_view", vec![ptr, ptr], vec![]),
             ("apply", vec![ptr, types::I64, ptr, ptr, types::I64], vec![types::I64]),
             ("closure", vec![ptr, types::I64, ptr], vec![ptr]),
+            ("utest", vec![ptr, types::I64, types::I64, types::I64, ptr, ptr], vec![]),
         ]
         .into_iter()
         .map(|(n, p, r)| Ok((n, declare(&format!("pmx_{n}"), &p, &r)?)))
@@ -831,6 +833,23 @@ impl Gen<'_, '_> {
                 let kinds: Vec<runtime::Kind> = args.iter().map(|a| kind(&a.ty())).collect();
                 let (f, args): (Value, Vec<Value>) = (self.atom(f), args.iter().map(|a| self.atom(a)).collect());
                 self.apply(f, &args, kinds, &s.var.ty, s.span, false)
+            }
+            Expr::Utest { test, expected, using, on_fail } => {
+                let using_name = self.program.using_names.iter().find(|(sp, _)| *sp == s.span).map(|(_, n)| n.clone());
+                let sides = [kind(&test.ty()), kind(&expected.ty())];
+                self.tables.utests.push(runtime::UtestCall { sides, using_name, span: s.span });
+                let id = self.b.ins().iconst(types::I64, self.tables.utests.len() as i64 - 1);
+                let (a, b) = (self.atom(test), self.atom(expected));
+                let (a, b) = (self.word(a), self.word(b));
+                let function = |g: &mut Self, f: &Option<pmx_lower::FunRef>| match f {
+                    Some(f) => g.atom(&f.bound[0]),
+                    None => g.b.ins().iconst(types::I64, 0),
+                };
+                let (u, e) = (function(self, using), function(self, on_fail));
+                let h = self.func_ref(self.helpers.named["utest"]);
+                self.b.ins().call(h, &[self.ctx, id, a, b, u, e]);
+                self.leave_if_failed();
+                self.b.ins().iconst(types::I8, 0)
             }
             Expr::Closure(callee, args) => {
                 let of = match callee {

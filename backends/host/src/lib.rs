@@ -69,7 +69,8 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<
     let (program, _) = pmx_accelerate::lift_with(pmx_accelerate::program::to_expr(modules), true);
     let ids: Vec<pmx_ast::NameId> = candidates.roots.iter().map(|r| r.id).collect();
     let main = modules.last().and_then(|m| m.main.as_ref()).map(|m| m.span);
-    let (lowered, asked, diags) = pmx_lower::lower_host(&program, &ids, &interpreted(modules), main);
+    let running = running_utests(modules, utests);
+    let (lowered, asked, diags) = pmx_lower::lower_host(&program, &ids, &interpreted(modules), main, &running);
     let wanted: Vec<pmx_lower::FnId> = asked.iter().flatten().copied().collect();
     let (good, bad) = support::supported(&lowered, &wanted);
     let mut entries = Vec::new();
@@ -108,8 +109,11 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<
     let compiled: rustc_hash::FxHashSet<pmx_ast::NameId> = entries.iter().map(|(r, _)| r.id).collect();
     let interpreted: Vec<pmx_ast::NameId> = left_ids;
     let used = roots::used_by_interpreter(modules, utests, &compiled, &interpreted);
-    let mut shown: Vec<(SmolStr, String, Span)> =
-        refused.into_iter().filter(|(id, ..)| id.is_none_or(|id| used.contains(&id))).map(|(_, n, w, s)| (n, w, s)).collect();
+    let mut shown: Vec<(SmolStr, String, Span)> = refused
+        .into_iter()
+        .filter(|(id, ..)| id.is_none_or(|id| used.contains(&id)))
+        .map(|(_, n, w, s)| (n, w, s))
+        .collect();
     shown.extend(left);
     Ok(Plan { lowered, good, entries, left: shown })
 }
@@ -184,6 +188,41 @@ fn interpreted(modules: &[&Module]) -> rustc_hash::FxHashSet<pmx_ast::NameId> {
                 }
                 _ => {}
             }
+        }
+    }
+    out
+}
+
+/// The utests of the program that run (`utests` says which), by span:
+/// those inside expressions too (the `mexpr` body's, a function's).
+fn running_utests(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> rustc_hash::FxHashSet<Span> {
+    fn walk(e: &pmx_ast::Expr, utests: &dyn Fn(Span) -> bool, out: &mut rustc_hash::FxHashSet<Span>) {
+        if let pmx_ast::ExprKind::Utest(u, _) = &e.kind {
+            if utests(u.span) {
+                out.insert(u.span);
+            }
+        }
+        pmx_ast::visit::children(e, &mut |c| walk(c, utests, out));
+    }
+    let mut out = rustc_hash::FxHashSet::default();
+    for m in modules {
+        for item in &m.items {
+            match item {
+                pmx_ast::Item::Let(b) => walk(&b.value, utests, &mut out),
+                pmx_ast::Item::RecLets(bs, _) => bs.iter().for_each(|b| walk(&b.value, utests, &mut out)),
+                pmx_ast::Item::Utest(u) => {
+                    if utests(u.span) {
+                        out.insert(u.span);
+                    }
+                    for e in [&u.test, &u.expected].into_iter().chain(u.using.iter()).chain(u.on_fail.iter()) {
+                        walk(e, utests, &mut out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(main) = &m.main {
+            walk(main, utests, &mut out);
         }
     }
     out

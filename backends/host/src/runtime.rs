@@ -47,6 +47,7 @@ pub struct Tables {
     pub applies: Vec<ApplyCall>,
     /// The function values native code makes, by number.
     pub closures: Vec<ClosureShape>,
+    pub utests: Vec<UtestCall>,
     /// The function values of the native functions that native code makes
     /// values of (made once the code exists: `native.rs`).
     pub functions: rustc_hash::FxHashMap<pmx_lower::FnId, Value>,
@@ -58,6 +59,14 @@ pub struct Tables {
 pub struct ApplyCall {
     pub args: Vec<Kind>,
     pub result: Kind,
+    pub span: Span,
+}
+
+/// A utest: the kinds of its two sides, how a failure names its `using`
+/// function, and where.
+pub struct UtestCall {
+    pub sides: [Kind; 2],
+    pub using_name: Option<SmolStr>,
     pub span: Span,
 }
 
@@ -95,6 +104,7 @@ impl Tables {
             globals: Vec::new(),
             applies: Vec::new(),
             closures: Vec::new(),
+            utests: Vec::new(),
             functions: Default::default(),
         }
     }
@@ -499,6 +509,26 @@ pub extern "C" fn closure(ctx: *mut Ctx, id: u64, words: *const u64) -> *mut Val
     }
     let args = shape.bound.iter().enumerate().map(|(i, k)| k.value(unsafe { *words.add(i) })).collect();
     boxed(Value::Partial(std::sync::Arc::new(pmx_cpu::value::Partial { func: f, args })))
+}
+
+/// Utest `id` of the tables on its two sides' words, with its `using`
+/// and `else` function values (null when it has none), as the
+/// interpreter records it; a failure (of a function it applies) is
+/// recorded in the context.
+pub extern "C" fn utest(ctx: *mut Ctx, id: u64, a: u64, b: u64, using: *const Value, on_fail: *const Value) {
+    let ctx = unsafe { &mut *ctx };
+    // Safety: the tables outlive the call (see `Ctx::tables`).
+    let tables: &Tables = unsafe { &*ctx.tables };
+    let call = &tables.utests[id as usize];
+    let (a, b) = (call.sides[0].value(a), call.sides[1].value(b));
+    let value = |p: *const Value| (!p.is_null()).then(|| unsafe { &*p }.clone());
+    let eq = value(using).map(|f| (f, call.using_name.as_deref().unwrap_or("<function>")));
+    // Safety: as in `call_builtin`.
+    let m = unsafe { &mut *ctx.machine };
+    if let Err(e) = pmx_cpu::utest(m, a, b, eq, value(on_fail), call.span) {
+        ctx.error = Some(e);
+        ctx.failed = 1;
+    }
 }
 
 /// Runs `f`, turning unwinding (memory the system refuses) into failure

@@ -525,6 +525,9 @@ pub struct Program {
     /// of its own group. `functions[i].id == FnId(i)`.
     pub functions: Vec<Function>,
     pub entries: Vec<Entry>,
+    /// Host code: how the failure message of each utest with `using`
+    /// names its function (as the interpreter does), by the utest's span.
+    pub using_names: Vec<(Span, SmolStr)>,
 }
 
 impl Program {

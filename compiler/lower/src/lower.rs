@@ -50,6 +50,11 @@ pub(crate) struct Lowerer<'a> {
     origins: FxHashMap<FnId, (&'a Binding, Subst)>,
     /// The program's last expression (its `mexpr` body).
     main: Option<&'a pmx_ast::Expr>,
+    /// Host code: the utests that run (by span); the others are not
+    /// lowered, as the interpreter does not evaluate them.
+    pub running_utests: FxHashSet<Span>,
+    /// Host code: `Program::using_names`.
+    pub using_names: Vec<(Span, SmolStr)>,
     /// Host code: the top-level bindings the interpreter defines (those
     /// of the program's modules, not the ones lambda lifting made): a
     /// stub can apply only those.
@@ -94,16 +99,19 @@ pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>
 /// expression of the chain at span `main`, whose own `let`s are not
 /// declarations), lowered as a function of no parameters named `main`.
 /// `interpreted`: the top-level bindings the interpreter defines, which
-/// a function that cannot be lowered may apply instead (a stub).
+/// a function that cannot be lowered may apply instead (a stub);
+/// `running_utests`: the utests that run (by span).
 pub fn lower_host(
     program: &pmx_ast::Expr,
     roots: &[NameId],
     interpreted: &FxHashSet<NameId>,
     main: Option<Span>,
+    running_utests: &FxHashSet<Span>,
 ) -> (Program, Vec<Option<FnId>>, Vec<Diagnostic>) {
     let mut l = Lowerer::new_unscanned(program, Target::Host);
     l.collect(program, main);
     l.interpreted = interpreted.clone();
+    l.running_utests = running_utests.clone();
     let asked: Vec<Option<FnId>> = roots
         .iter()
         .map(|id| {
@@ -140,6 +148,8 @@ impl<'a> Lowerer<'a> {
             origins: FxHashMap::default(),
             interpreted: FxHashSet::default(),
             main: None,
+            running_utests: FxHashSet::default(),
+            using_names: Vec::new(),
             fn_names: FxHashSet::default(),
             next_var: 0,
             diags: Vec::new(),
@@ -204,7 +214,8 @@ impl<'a> Lowerer<'a> {
             asked.iter().map(|a| a.filter(|f| !broken.contains(f)).and_then(|f| renumber.get(&f).copied())).collect();
         let mut diags = self.diags;
         pmx_diagnostics::sort_and_dedup(&mut diags);
-        (Program { target: self.target, variants: self.types.variants, functions, entries }, asked, diags)
+        let using_names = self.using_names;
+        (Program { target: self.target, variants: self.types.variants, functions, entries, using_names }, asked, diags)
     }
 
     /// The functions given up and those that call one, to a fixpoint.

@@ -601,6 +601,7 @@ mod tests {
             variants: vec![],
             functions: vec![doubles],
             entries: vec![entry(1, false), entry(2, true)],
+            using_names: vec![],
         }
     }
 
