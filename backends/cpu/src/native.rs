@@ -35,7 +35,10 @@ fn lam(native: &Arc<Native>, name: &SmolStr, span: Span) -> LamCode {
     let arity = native.arity;
     let n = native.clone();
     let body: crate::code::TailThunk = Box::new(move |m, fr| {
-        let args: smallvec::SmallVec<[Value; 4]> = m.stack[fr.bp..fr.bp + arity].iter().cloned().collect();
+        // Moved out of the frame, which nothing reads again (its slots
+        // are the parameters): no count is bumped.
+        let args: smallvec::SmallVec<[Value; 4]> =
+            m.stack[fr.bp..fr.bp + arity].iter_mut().map(|v| std::mem::replace(v, Value::Int(0))).collect();
         (n.call)(m, &args).map(Flow::Ret)
     });
     LamCode { name: name.clone(), arity, slots: arity, body, span }

@@ -50,7 +50,15 @@ pub fn build(program: &Program, good: &FxHashSet<FnId>, entries: &[(&Root, FnId)
         for &f in &valued {
             let func = &program.functions[f.0 as usize];
             let native = native_fn(program, f, addresses[&f], Holder::Weak(weak.clone()));
-            tables.functions.insert(f, pmx_cpu::native::closure(&native, &func.shown, func.span));
+            let value = pmx_cpu::native::closure(&native, &func.shown, func.span);
+            if let Value::Closure(c) = &value {
+                // Safety: the entry has the signature `gen` gives entries.
+                let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(addresses[&f]) };
+                let params = func.params.iter().map(|p| kind(&p.ty)).collect();
+                let direct = crate::runtime::Direct { entry, params, name: func.shown.clone() };
+                tables.direct.insert(c.code as *const pmx_cpu::code::LamCode as usize, direct);
+            }
+            tables.functions.insert(f, value);
         }
         Code { module: Some(module), tables }
     });

@@ -51,6 +51,17 @@ pub struct Tables {
     /// The function values of the native functions that native code makes
     /// values of (made once the code exists: `native.rs`).
     pub functions: rustc_hash::FxHashMap<pmx_lower::FnId, Value>,
+    /// Those functions' entries, by the address of their closure code:
+    /// native code applies such a value by calling the entry, not
+    /// through the interpreter.
+    pub direct: rustc_hash::FxHashMap<usize, Direct>,
+}
+
+/// A native function's entry, as `apply` calls it.
+pub struct Direct {
+    pub entry: crate::gen::EntryFn,
+    pub params: Vec<Kind>,
+    pub name: SmolStr,
 }
 
 /// An application of a function value (`Expr::Apply`, or a keyword's
@@ -106,6 +117,7 @@ impl Tables {
             closures: Vec::new(),
             utests: Vec::new(),
             functions: Default::default(),
+            direct: Default::default(),
         }
     }
 
@@ -456,12 +468,61 @@ pub extern "C" fn apply(ctx: *mut Ctx, id: u64, f: *const Value, words: *const u
     // Safety: the tables outlive the call (see `Ctx::tables`).
     let tables: &Tables = unsafe { &*ctx.tables };
     let call = &tables.applies[id as usize];
+    let f = unsafe { &*f };
+    if let Some(w) = direct(ctx, tables, f, words, call.args.len(), call.span) {
+        return finish_apply(ctx, tables, w, tail);
+    }
     let args: pmx_cpu::Args = call.args.iter().enumerate().map(|(i, k)| k.value(unsafe { *words.add(i) })).collect();
-    let f = unsafe { &*f }.clone();
+    let f = f.clone();
     // Safety: as in `call_builtin`.
     let m = unsafe { &mut *ctx.machine };
     let r = m.apply(f, args, call.span);
     let w = result_word(ctx, r, call.result, "a function value", call.span);
+    finish_apply(ctx, tables, w, tail)
+}
+
+/// A native function's value (or one applied to some arguments) given
+/// the rest of its arguments: its entry called with the words, as the
+/// interpreter would enter it (a failure's trace shows the function,
+/// called at `span`); `None` for any other function value.
+fn direct(ctx: &mut Ctx, tables: &Tables, f: &Value, words: *const u64, n: usize, span: Span) -> Option<u64> {
+    let (code, bound): (&pmx_cpu::value::Closure, &[Value]) = match f {
+        Value::Closure(c) => (c, &[]),
+        Value::Partial(p) => match &p.func {
+            Value::Closure(c) => (c, &p.args[..]),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let d = tables.direct.get(&(code.code as *const pmx_cpu::code::LamCode as usize))?;
+    if bound.len() + n != d.params.len() {
+        return None;
+    }
+    let mut all: smallvec::SmallVec<[u64; 8]> = smallvec::SmallVec::with_capacity(d.params.len());
+    for (v, k) in bound.iter().zip(&d.params) {
+        // A value the partial application holds, borrowed for the call.
+        all.push(k.scalar_word(v).unwrap_or(v as *const Value as u64));
+    }
+    // Safety: the caller passes `n` words.
+    all.extend_from_slice(unsafe { std::slice::from_raw_parts(words, n) });
+    let mut out = 0u64;
+    // Safety: the entry takes one word per parameter; the code lives as
+    // long as the tables.
+    unsafe { (d.entry)(ctx, all.as_ptr(), &mut out) };
+    if ctx.failed != 0 {
+        if let Some(e) = ctx.error.as_mut() {
+            e.add_call(&d.name, span);
+        }
+        ctx.failed = 1;
+    }
+    Some(out)
+}
+
+/// `apply`'s result word, after a failure shown as `tail` says.
+fn finish_apply(ctx: &mut Ctx, tables: &Tables, w: u64, tail: u64) -> u64 {
+    if ctx.failed == 0 {
+        return w;
+    }
     if tail != NOT_TAIL {
         if let Some(e) = ctx.error.as_mut() {
             // The failure's trace so far is what happened inside the
