@@ -20,8 +20,8 @@
 //!
 //! # Invariants (for every program [`lower`] returns; [`validate`] checks them)
 //!
-//! 1. **Types are concrete.** [`Type`] has no type variables and no
-//!    function types; record types have at least one field (`()` is
+//! 1. **Types are concrete.** [`Type`] has no type variables and, but in
+//!    host code, no function types; record types have at least one field (`()` is
 //!    `Unit`), labels sorted by `compare_labels` and distinct; every
 //!    `Variant` indexes `Program::variants`.
 //! 2. **A-normal form.** Every operand is an [`Atom`] (a variable or a
@@ -41,7 +41,10 @@
 //!    [`FunRef`] (only in keyword nodes and utests) names an existing
 //!    function or a primitive (never a keyword or a built-in that takes a
 //!    function); its bound atoms then its `params` are the callee's
-//!    parameters.
+//!    parameters. Host code only (`Target::Host`) also has function
+//!    values: `Expr::Closure` makes one of a function or built-in,
+//!    `Expr::Apply` and `Callee::Value` apply one, and a primitive node
+//!    may be any built-in but `accelerate` (the runtime computes it).
 //! 6. **Primitives are saturated**: `Prim(b, args)` has exactly the
 //!    number of arguments `b`'s type takes; parallel keywords are their
 //!    own nodes.
