@@ -37,39 +37,29 @@ pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candida
         ));
         return out;
     }
-    for (mi, module) in modules.iter().enumerate() {
-        for (ii, item) in module.items.iter().enumerate() {
-            if live.is_dead(mi, ii) {
+    for item in live_items(modules, &live) {
+        for b in bindings(item) {
+            if !matches!(b.value.kind, ExprKind::Lam { .. }) {
                 continue;
             }
-            let bindings = match item {
-                Item::Let(b) => std::slice::from_ref(b),
-                Item::RecLets(bs, _) => &bs[..],
-                _ => continue,
-            };
-            for b in bindings {
-                if !matches!(b.value.kind, ExprKind::Lam { .. }) {
-                    continue;
-                }
-                let mut arity = 0;
-                let mut t = b.scheme.strip_foralls();
-                while let Some((_, r)) = t.as_arrow() {
-                    arity += 1;
-                    t = r;
-                }
-                // `lam x. e; lam y. ..` computes `e` once per partial
-                // application in the interpreter: one machine-code
-                // function of both parameters would compute it at every
-                // call.
-                if pmx_ast::visit::leading_lambdas(&b.value) != arity {
-                    let why = "it computes something before it returns a function (not compiled yet)".to_string();
-                    out.refused.push((Some(b.name.id), b.name.text.clone(), why, b.span));
-                    continue;
-                }
-                match why_not(&b.scheme) {
-                    None => out.roots.push(Root { id: b.name.id, name: b.name.text.clone(), span: b.span, arity }),
-                    Some(why) => out.refused.push((Some(b.name.id), b.name.text.clone(), why, b.span)),
-                }
+            let mut arity = 0;
+            let mut t = b.scheme.strip_foralls();
+            while let Some((_, r)) = t.as_arrow() {
+                arity += 1;
+                t = r;
+            }
+            // `lam x. e; lam y. ..` computes `e` once per partial
+            // application in the interpreter: one machine-code
+            // function of both parameters would compute it at every
+            // call.
+            if pmx_ast::visit::leading_lambdas(&b.value) != arity {
+                let why = "it computes something before it returns a function (not compiled yet)".to_string();
+                out.refused.push((Some(b.name.id), b.name.text.clone(), why, b.span));
+                continue;
+            }
+            match why_not(&b.scheme) {
+                None => out.roots.push(Root { id: b.name.id, name: b.name.text.clone(), span: b.span, arity }),
+                Some(why) => out.refused.push((Some(b.name.id), b.name.text.clone(), why, b.span)),
             }
         }
     }
@@ -165,25 +155,16 @@ pub fn used_by_interpreter(
     let live = pmx_ast::reach::Liveness::of_run(modules, utests);
     let mut bodies: rustc_hash::FxHashMap<NameId, &pmx_ast::Expr> = Default::default();
     let mut work: Vec<&pmx_ast::Expr> = Vec::new();
-    for (mi, module) in modules.iter().enumerate() {
-        for (ii, item) in module.items.iter().enumerate() {
-            if live.is_dead(mi, ii) {
-                continue;
+    for item in live_items(modules, &live) {
+        if let Item::Utest(u) = item {
+            if utests(u.span) {
+                work.extend([&u.test, &u.expected].into_iter().chain(u.using.iter()).chain(u.on_fail.iter()));
             }
-            let bindings = match item {
-                Item::Let(b) => std::slice::from_ref(b),
-                Item::RecLets(bs, _) => &bs[..],
-                Item::Utest(u) if utests(u.span) => {
-                    work.extend([&u.test, &u.expected].into_iter().chain(u.using.iter()).chain(u.on_fail.iter()));
-                    continue;
-                }
-                _ => continue,
-            };
-            for b in bindings {
-                bodies.insert(b.name.id, &b.value);
-                if !matches!(b.value.kind, ExprKind::Lam { .. }) {
-                    work.push(&b.value);
-                }
+        }
+        for b in bindings(item) {
+            bodies.insert(b.name.id, &b.value);
+            if !matches!(b.value.kind, ExprKind::Lam { .. }) {
+                work.push(&b.value);
             }
         }
     }
@@ -201,4 +182,23 @@ pub fn used_by_interpreter(
         }
     }
     used
+}
+
+/// The items of the modules that a run reaches.
+fn live_items<'a>(
+    modules: &'a [&'a Module],
+    live: &'a pmx_ast::reach::Liveness,
+) -> impl Iterator<Item = &'a Item> + 'a {
+    modules.iter().enumerate().flat_map(move |(mi, m)| {
+        m.items.iter().enumerate().filter(move |(ii, _)| !live.is_dead(mi, *ii)).map(|(_, item)| item)
+    })
+}
+
+/// The bindings an item declares.
+fn bindings(item: &Item) -> &[pmx_ast::Binding] {
+    match item {
+        Item::Let(b) => std::slice::from_ref(b),
+        Item::RecLets(bs, _) => &bs[..],
+        _ => &[],
+    }
 }

@@ -463,21 +463,6 @@ fn lifted(
     result: Type,
     body: Block,
 ) -> Function {
-    Function {
-        id,
-        name,
-        source: cx.source.clone(),
-        shown: pmx_ast::SmolStr::new_static("<lambda>"),
-        span,
-        instance: Vec::new(),
-        lifted: true,
-        params,
-        result,
-        body,
-        group: 0,
-        recursive: false,
-        tail_recursive: false,
-        global: None,
-        stub: false,
-    }
+    let shown = pmx_ast::SmolStr::new_static("<lambda>");
+    Function { lifted: true, ..Function::new(id, name, cx.source.clone(), shown, span, params, result, body) }
 }

@@ -473,6 +473,41 @@ pub struct Function {
     pub stub: bool,
 }
 
+impl Function {
+    /// A function as the lowering first makes it: not a copy of a
+    /// polymorphic one, not lifted, not yet ordered (`group`, `recursive`
+    /// and `tail_recursive` are `order.rs`'s), neither a value nor a stub.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: FnId,
+        name: SmolStr,
+        source: SmolStr,
+        shown: SmolStr,
+        span: Span,
+        params: Vec<Var>,
+        result: Type,
+        body: Block,
+    ) -> Function {
+        Function {
+            id,
+            name,
+            source,
+            shown,
+            span,
+            instance: Vec::new(),
+            lifted: false,
+            params,
+            result,
+            body,
+            group: 0,
+            recursive: false,
+            tail_recursive: false,
+            global: None,
+            stub: false,
+        }
+    }
+}
+
 /// An accelerate binding: what the host calls.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {

@@ -358,23 +358,17 @@ impl<'a> Lowerer<'a> {
         let mut stmts = Vec::new();
         let r = self.emit(&mut inner, &mut stmts, ty.clone(), Expr::Never, span);
         let fname = self.fn_name(&name.text);
-        self.functions[f.0 as usize] = Some(Function {
-            id: f,
-            name: fname,
-            source: name.text.clone(),
-            shown: shown_name(name),
+        let g = Function::new(
+            f,
+            fname,
+            name.text.clone(),
+            shown_name(name),
             span,
-            instance: Vec::new(),
-            lifted: false,
-            params: Vec::new(),
-            result: ty,
-            body: Block { stmts, result: r },
-            group: 0,
-            recursive: false,
-            tail_recursive: false,
-            global: Some(id),
-            stub: false,
-        });
+            Vec::new(),
+            ty,
+            Block { stmts, result: r },
+        );
+        self.functions[f.0 as usize] = Some(Function { global: Some(id), ..g });
         f
     }
 
@@ -477,23 +471,8 @@ impl<'a> Lowerer<'a> {
                 self.given_up(&mut cx, b.value.span)
             }
         };
-        self.functions[p.id.0 as usize] = Some(Function {
-            id: p.id,
-            name,
-            source: b.name.text.clone(),
-            shown: shown_name(&b.name),
-            span: b.span,
-            instance,
-            lifted: false,
-            params,
-            result,
-            body,
-            group: 0,
-            recursive: false,
-            tail_recursive: false,
-            global: None,
-            stub: false,
-        });
+        let f = Function::new(p.id, name, b.name.text.clone(), shown_name(&b.name), b.span, params, result, body);
+        self.functions[p.id.0 as usize] = Some(Function { instance, ..f });
     }
 
     /// Host code: the program's `mexpr` body as a function of no
@@ -510,23 +489,9 @@ impl<'a> Lowerer<'a> {
                 self.given_up(&mut cx, main.span)
             }
         };
-        self.functions[f.0 as usize] = Some(Function {
-            id: f,
-            name,
-            source: SmolStr::new_static("mexpr"),
-            shown: SmolStr::new_static("mexpr"),
-            span: main.span,
-            instance: Vec::new(),
-            lifted: false,
-            params,
-            result,
-            body,
-            group: 0,
-            recursive: false,
-            tail_recursive: false,
-            global: None,
-            stub: false,
-        });
+        let shown = SmolStr::new_static("mexpr");
+        self.functions[f.0 as usize] =
+            Some(Function::new(f, name, shown.clone(), shown, main.span, params, result, body));
         Some(f)
     }
 
