@@ -166,6 +166,12 @@ impl Lowerer<'_> {
         if self.target == Target::Host && self.is_top_level(n.id) {
             return self.global_value(cx, n, e, out);
         }
+        if self.target == Target::Host && self.is_external(n.id) {
+            // An external that is a value (`stdout`): read where the
+            // interpreter keeps it.
+            let ty = self.ty(cx, &e.ty, e.span)?;
+            return Ok(self.external_value(cx, n.id, ty, e.span, out));
+        }
         let why = if self.is_external(n.id) {
             format!("the external `{}` cannot be used in lowered code", n.text)
         } else if self.is_top_level(n.id) {

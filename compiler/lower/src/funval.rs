@@ -34,7 +34,7 @@ impl Lowerer<'_> {
                     None => {
                         if let Some(b) = n.id.as_builtin() {
                             if is_accelerate(b) {
-                                let message = "`accelerate` inside accelerated code".to_string();
+                                let message = self.nested_accelerate();
                                 return Err(self.error(Code::LowerUnsupported, e.span, message, "nested"));
                             }
                             return Ok(FunVal { callee: Callee::Builtin(b), args: Vec::new(), ty });
@@ -238,7 +238,7 @@ impl Lowerer<'_> {
                 Expr::SeqLoopAcc { init, n, f: self.fun_arg(cx, next(), 2, span)? }
             }
             Accelerate => {
-                let message = "`accelerate` inside accelerated code".to_string();
+                let message = self.nested_accelerate();
                 return Err(self.error(Code::LowerUnsupported, span, message, "nested"));
             }
             // Host code: the runtime's built-in, given function values.
@@ -252,6 +252,16 @@ impl Lowerer<'_> {
             }
         };
         Ok(self.emit(cx, out, result, expr, span))
+    }
+
+    /// Why an `accelerate` is not lowered here.
+    fn nested_accelerate(&self) -> String {
+        match self.target {
+            Target::Host => {
+                "an `accelerate` in host code is not compiled yet (the interpreter calls its engine)".into()
+            }
+            _ => "`accelerate` inside accelerated code".into(),
+        }
     }
 
     fn atoms(&mut self, cx: &mut Cx, args: Vec<Arg>, span: Span, out: &mut Vec<Stmt>) -> Lowered<Vec<Atom>> {
