@@ -112,14 +112,16 @@ pub fn compile_program(
             }
         }
     }
-    if let (Some(main), Some(native)) = (modules.last().and_then(|m| m.main.as_ref()), c.natives.get(&NameId::MAIN)) {
-        steps.push(Step::NativeMain(native.clone()));
-        places.push(start(main.span));
-    } else if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
-        c.ctxs.push(FnCtx::new(None));
-        let code = c.expr(main);
-        let slots = c.ctxs.pop().expect("context pushed").slots as usize;
-        steps.push(Step::Main { slots, code });
+    if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
+        match c.natives.get(&NameId::MAIN) {
+            Some(native) => steps.push(Step::NativeMain(native.clone())),
+            None => {
+                c.ctxs.push(FnCtx::new(None));
+                let code = c.expr(main);
+                let slots = c.ctxs.pop().expect("context pushed").slots as usize;
+                steps.push(Step::Main { slots, code });
+            }
+        }
         places.push(start(main.span));
     }
     let steps = steps.into_iter().map(crate::thunk::step).collect();
@@ -293,13 +295,7 @@ impl Compiler {
             size_constraint: pmx_accelerate::size::size_constraint(u).map(|c| c.seq.text.clone()),
             test: self.expr(&u.test),
             expected: self.expr(&u.expected),
-            using: u.using.as_ref().map(|e| {
-                let name = match &e.kind {
-                    ExprKind::Var(n) => n.text.to_string(),
-                    _ => "<function>".to_string(),
-                };
-                (self.expr(e), name)
-            }),
+            using: u.using.as_ref().zip(u.using_name()).map(|(e, name)| (self.expr(e), name.to_string())),
             on_fail: u.on_fail.as_ref().map(|e| self.expr(e)),
             span: u.span,
         }

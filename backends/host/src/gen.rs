@@ -594,9 +594,7 @@ impl Gen<'_, '_> {
             }
             // Its failure shown as the interpreter's tail call's.
             Expr::Apply(f, args) => {
-                let kinds: Vec<runtime::Kind> = args.iter().map(|a| kind(&a.ty())).collect();
-                let (f, args): (Value, Vec<Value>) = (self.atom(f), args.iter().map(|a| self.atom(a)).collect());
-                let v = self.apply(f, &args, kinds, &s.var.ty, s.span, true);
+                let v = self.apply_stmt(f, args, s, true);
                 self.bind(s, v);
                 self.ret(&Atom::Var(s.var.clone()));
             }
@@ -670,10 +668,6 @@ impl Gen<'_, '_> {
                 let items = self.literals[&ix.id].clone();
                 let index: Vec<Value> = items.iter().map(|a| self.atom(a)).collect();
                 let t = self.atom(&args[0]);
-                let words = self.words(&index);
-                let n = self.b.ins().iconst(types::I64, index.len() as i64);
-                let id = self.tables.failure(Message::Fixed(String::new()), s.span) as i64;
-                let id = self.b.ins().iconst(types::I64, id);
                 let elem = match args[0].ty() {
                     Type::Tensor(e) => *e,
                     _ => unreachable!("a tensor"),
@@ -682,11 +676,8 @@ impl Gen<'_, '_> {
                     Builtin::TensorSetExn => Some(self.atom(&args[2])),
                     _ => None,
                 };
-                let got = self.tensor_access(t, &index, &elem, set, id, words, n);
-                self.leave_if_failed();
-                match got {
-                    Some(w) if matches!(elem, Type::Int | Type::Float) => w,
-                    Some(w) => self.unword(w, &s.var.ty),
+                match self.tensor_access(t, &index, &elem, set, s.span) {
+                    Some(v) => v,
                     None => self.b.ins().iconst(types::I8, 0),
                 }
             }
@@ -829,11 +820,7 @@ impl Gen<'_, '_> {
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.call(*f, &args, s.span)
             }
-            Expr::Apply(f, args) => {
-                let kinds: Vec<runtime::Kind> = args.iter().map(|a| kind(&a.ty())).collect();
-                let (f, args): (Value, Vec<Value>) = (self.atom(f), args.iter().map(|a| self.atom(a)).collect());
-                self.apply(f, &args, kinds, &s.var.ty, s.span, false)
-            }
+            Expr::Apply(f, args) => self.apply_stmt(f, args, s, false),
             Expr::Utest { test, expected, using, on_fail } => {
                 let using_name = self.program.using_names.iter().find(|(sp, _)| *sp == s.span).map(|(_, n)| n.clone());
                 let sides = [kind(&test.ty()), kind(&expected.ty())];
@@ -1086,31 +1073,25 @@ impl Gen<'_, '_> {
         Some(self.b.inst_results(call)[0])
     }
 
-    /// `tensorGetExn t index` (`set` is `None`) or `tensorSetExn t index
-    /// v`: an element of `Int`s or `Float`s read or written in place
-    /// when the index fits the tensor, the runtime's access otherwise
-    /// (another element type, or a bad index, which it reports as failure
-    /// `id`). `words`: the index as `n` words. The element read is a
-    /// value of its type for `Int`s and `Float`s, a word otherwise.
-    #[allow(clippy::too_many_arguments)]
+    /// `tensorGetExn t index` (`set` is `None`: the element read) or
+    /// `tensorSetExn t index v`: an element of `Int`s or `Float`s read or
+    /// written in place when the index fits the tensor, the runtime's
+    /// access otherwise (another element type, or a bad index, which it
+    /// reports at `span`; only that path can fail).
     fn tensor_access(
         &mut self,
         t: Value,
         index: &[Value],
         elem: &Type,
         set: Option<Value>,
-        id: Value,
-        words: Value,
-        n: Value,
+        span: pmx_ast::Span,
     ) -> Option<Value> {
         let join = self.b.create_block();
-        let direct = matches!(elem, Type::Int | Type::Float);
-        let result = if direct { cl_type(elem) } else { types::I64 };
         if set.is_none() {
-            self.b.append_block_param(join, result);
+            self.b.append_block_param(join, cl_type(elem));
         }
         let slow = self.b.create_block();
-        if direct {
+        if matches!(elem, Type::Int | Type::Float) {
             // In place: a tensor of `Int`s or `Float`s, of the index's rank,
             // every index within its dimension.
             let [base, rank, shape] = self.viewed("tensor_view", t, |g| &mut g.tensor_views);
@@ -1142,15 +1123,20 @@ impl Gen<'_, '_> {
                     self.b.ins().jump(join, &[]);
                 }
                 None => {
-                    let v = self.b.ins().load(result, MemFlagsData::trusted(), place, 0);
+                    let v = self.b.ins().load(cl_type(elem), MemFlagsData::trusted(), place, 0);
                     self.b.ins().jump(join, &[v.into()]);
                 }
             }
         } else {
             self.b.ins().jump(slow, &[]);
         }
+        // The runtime's access: the index as words, a failure left here.
         self.b.switch_to_block(slow);
         self.b.seal_block(slow);
+        let words = self.words(index);
+        let n = self.b.ins().iconst(types::I64, index.len() as i64);
+        let id = self.tables.failure(Message::Fixed(String::new()), span) as i64;
+        let id = self.b.ins().iconst(types::I64, id);
         let k = runtime::KINDS.iter().position(|k| *k == kind(elem)).expect("a kind") as i64;
         let k = self.b.ins().iconst(types::I64, k);
         match set {
@@ -1158,22 +1144,21 @@ impl Gen<'_, '_> {
                 let f = self.func_ref(self.helpers.named["tensor_get"]);
                 let call = self.b.ins().call(f, &[self.ctx, id, t, words, n, k]);
                 let w = self.b.inst_results(call)[0];
-                let v = if direct { self.unword(w, elem) } else { w };
+                self.leave_if_failed();
+                let v = self.unword(w, elem);
                 self.b.ins().jump(join, &[v.into()]);
             }
             Some(v) => {
                 let w = self.word(v);
                 let f = self.func_ref(self.helpers.named["tensor_set"]);
                 self.b.ins().call(f, &[self.ctx, id, t, words, n, k, w]);
+                self.leave_if_failed();
                 self.b.ins().jump(join, &[]);
             }
         }
         self.b.switch_to_block(join);
         self.b.seal_block(join);
-        match set {
-            None => Some(self.b.block_params(join)[0]),
-            Some(_) => None,
-        }
+        set.is_none().then(|| self.b.block_params(join)[0])
     }
 
     /// `foldl f acc0 s` as a loop; `None` when nothing after it runs.
@@ -1260,6 +1245,13 @@ impl Gen<'_, '_> {
                 Some(self.apply(args[0], &args[1..], kinds, &f.result, span, false))
             }
         }
+    }
+
+    /// Statement `s`, the application `f args` (`tail`: see `apply`).
+    fn apply_stmt(&mut self, f: &Atom, args: &[Atom], s: &pmx_lower::Stmt, tail: bool) -> Value {
+        let kinds: Vec<runtime::Kind> = args.iter().map(|a| kind(&a.ty())).collect();
+        let (f, args): (Value, Vec<Value>) = (self.atom(f), args.iter().map(|a| self.atom(a)).collect());
+        self.apply(f, &args, kinds, &s.var.ty, s.span, tail)
     }
 
     /// A function value `f` applied to `args` (of kinds `kinds`) by the

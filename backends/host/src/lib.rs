@@ -57,7 +57,8 @@ struct Plan {
 /// The plan, or, where no top-level function is a candidate, those
 /// refused and why.
 fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<(SmolStr, String, Span)>> {
-    let candidates = roots::candidates(modules, utests);
+    let live = pmx_ast::reach::Liveness::of_run(modules, utests);
+    let candidates = roots::candidates(modules, &live);
     let refused = candidates.refused;
     if candidates.roots.is_empty() {
         return Err(refused.into_iter().map(|(_, n, w, s)| (n, w, s)).collect());
@@ -74,11 +75,7 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<
     let wanted: Vec<pmx_lower::FnId> = asked.iter().flatten().copied().collect();
     let (good, bad) = support::supported(&lowered, &wanted);
     let mut entries = Vec::new();
-    let mut left_ids = Vec::new();
     for (root, f) in candidates.roots.into_iter().zip(&asked) {
-        if !matches!(f, Some(f) if good.contains(f) && lowered.functions[f.0 as usize].params.len() == root.arity) {
-            left_ids.push(root.id);
-        }
         match f {
             // The entry takes what the interpreter's callers pass: the
             // lowered function must have the root's arity (`roots.rs`
@@ -107,8 +104,8 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<
     // A function refused as a root runs in the interpreter where code the
     // interpreter runs uses it (compiled code has its own instances).
     let compiled: rustc_hash::FxHashSet<pmx_ast::NameId> = entries.iter().map(|(r, _)| r.id).collect();
-    let interpreted: Vec<pmx_ast::NameId> = left_ids;
-    let used = roots::used_by_interpreter(modules, utests, &compiled, &interpreted);
+    let interpreted: Vec<pmx_ast::NameId> = ids.into_iter().filter(|id| !compiled.contains(id)).collect();
+    let used = roots::used_by_interpreter(modules, &live, utests, &compiled, &interpreted);
     let mut shown: Vec<(SmolStr, String, Span)> = refused
         .into_iter()
         .filter(|(id, ..)| id.is_none_or(|id| used.contains(&id)))
@@ -176,18 +173,10 @@ pub fn host_ir(modules: &[&Module], locate: &dyn Fn(Span) -> String) -> String {
 /// native code can read or apply where the interpreter keeps it.
 fn interpreted(modules: &[&Module]) -> rustc_hash::FxHashSet<pmx_ast::NameId> {
     let mut out = rustc_hash::FxHashSet::default();
-    for m in modules {
-        for item in &m.items {
-            match item {
-                pmx_ast::Item::Let(b) => {
-                    out.insert(b.name.id);
-                }
-                pmx_ast::Item::RecLets(bs, _) => out.extend(bs.iter().map(|b| b.name.id)),
-                pmx_ast::Item::External(d) => {
-                    out.insert(d.name.id);
-                }
-                _ => {}
-            }
+    for item in modules.iter().flat_map(|m| &m.items) {
+        out.extend(roots::bindings(item).iter().map(|b| b.name.id));
+        if let pmx_ast::Item::External(d) = item {
+            out.insert(d.name.id);
         }
     }
     out
@@ -207,18 +196,14 @@ fn running_utests(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> rustc_h
     let mut out = rustc_hash::FxHashSet::default();
     for m in modules {
         for item in &m.items {
-            match item {
-                pmx_ast::Item::Let(b) => walk(&b.value, utests, &mut out),
-                pmx_ast::Item::RecLets(bs, _) => bs.iter().for_each(|b| walk(&b.value, utests, &mut out)),
-                pmx_ast::Item::Utest(u) => {
-                    if utests(u.span) {
-                        out.insert(u.span);
-                    }
-                    for e in [&u.test, &u.expected].into_iter().chain(u.using.iter()).chain(u.on_fail.iter()) {
-                        walk(e, utests, &mut out);
-                    }
+            roots::bindings(item).iter().for_each(|b| walk(&b.value, utests, &mut out));
+            if let pmx_ast::Item::Utest(u) = item {
+                if utests(u.span) {
+                    out.insert(u.span);
                 }
-                _ => {}
+                for e in [&u.test, &u.expected].into_iter().chain(u.using.iter()).chain(u.on_fail.iter()) {
+                    walk(e, utests, &mut out);
+                }
             }
         }
         if let Some(main) = &m.main {

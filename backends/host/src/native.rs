@@ -52,8 +52,7 @@ pub fn build(program: &Program, good: &FxHashSet<FnId>, entries: &[(&Root, FnId)
             let native = native_fn(program, f, addresses[&f], Holder::Weak(weak.clone()));
             let value = pmx_cpu::native::closure(&native, &func.shown, func.span);
             if let Value::Closure(c) = &value {
-                // Safety: the entry has the signature `gen` gives entries.
-                let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(addresses[&f]) };
+                let entry = entry_at(addresses[&f]);
                 let params = func.params.iter().map(|p| kind(&p.ty)).collect();
                 let direct = crate::runtime::Direct { entry, params, name: func.shown.clone() };
                 tables.direct.insert(c.code as *const pmx_cpu::code::LamCode as usize, direct);
@@ -82,8 +81,7 @@ fn native_fn(program: &Program, f: FnId, entry: *const u8, code: Holder) -> Arc<
     let params: Vec<Type> = func.params.iter().map(|p| p.ty.clone()).collect();
     let result = func.result.clone();
     let span = func.span;
-    // Safety: the entry has the signature `gen` gives entries.
-    let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(entry) };
+    let entry = entry_at(entry);
     let arity = params.len();
     let call = move |m: &mut pmx_cpu::Machine, args: &[Value]| {
         let code = match &code {
@@ -107,6 +105,12 @@ fn native_fn(program: &Program, f: FnId, entry: *const u8, code: Holder) -> Arc<
     Arc::new(Native { arity, call: Box::new(call) })
 }
 
+/// The entry `gen` compiled at `address`.
+fn entry_at(address: *const u8) -> EntryFn {
+    // Safety: `gen` gives every entry this signature.
+    unsafe { std::mem::transmute::<*const u8, EntryFn>(address) }
+}
+
 /// The functions of `good` that native code makes function values of.
 fn made_values(program: &Program, good: &FxHashSet<FnId>) -> Vec<FnId> {
     let mut out: Vec<FnId> = Vec::new();
@@ -126,7 +130,7 @@ fn made_values(program: &Program, good: &FxHashSet<FnId>) -> Vec<FnId> {
 /// An argument as a word: a scalar, or where a sequence or record is
 /// (native code borrows it for the call; `args` outlives it).
 fn word(v: &Value, t: &Type) -> u64 {
-    kind(t).scalar_word(v).unwrap_or(v as *const Value as u64)
+    kind(t).borrowed_word(v)
 }
 
 fn value(w: u64, t: &Type) -> Value {

@@ -6,6 +6,7 @@
 //! interpreter today). A polymorphic
 //! function is compiled where a compiled function uses it, at that type.
 
+use pmx_ast::reach::Liveness;
 use pmx_ast::{ExprKind, Item, Module, NameId, SmolStr, Span, Ty, TyKind};
 
 pub struct Root {
@@ -23,8 +24,8 @@ pub struct Candidates {
     pub refused: Vec<(Option<NameId>, SmolStr, String, Span)>,
 }
 
-pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candidates {
-    let live = pmx_ast::reach::Liveness::of_run(modules, utests);
+/// `live`: what the run reaches (`Liveness::of_run`).
+pub fn candidates(modules: &[&Module], live: &Liveness) -> Candidates {
     let mut out = Candidates { roots: Vec::new(), refused: Vec::new() };
     // After `unsafeCoerce`, a value may not have the type native code
     // reads it at (the interpreter reports that; machine code could not).
@@ -37,7 +38,7 @@ pub fn candidates(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Candida
         ));
         return out;
     }
-    for item in live_items(modules, &live) {
+    for item in live_items(modules, live) {
         for b in bindings(item) {
             if !matches!(b.value.kind, ExprKind::Lam { .. }) {
                 continue;
@@ -148,14 +149,14 @@ fn coerces(modules: &[&Module]) -> Option<Span> {
 /// own instances of a polymorphic function).
 pub fn used_by_interpreter(
     modules: &[&Module],
+    live: &Liveness,
     utests: &dyn Fn(Span) -> bool,
     compiled: &rustc_hash::FxHashSet<NameId>,
     interpreted: &[NameId],
 ) -> rustc_hash::FxHashSet<NameId> {
-    let live = pmx_ast::reach::Liveness::of_run(modules, utests);
     let mut bodies: rustc_hash::FxHashMap<NameId, &pmx_ast::Expr> = Default::default();
     let mut work: Vec<&pmx_ast::Expr> = Vec::new();
-    for item in live_items(modules, &live) {
+    for item in live_items(modules, live) {
         if let Item::Utest(u) = item {
             if utests(u.span) {
                 work.extend([&u.test, &u.expected].into_iter().chain(u.using.iter()).chain(u.on_fail.iter()));
@@ -185,17 +186,14 @@ pub fn used_by_interpreter(
 }
 
 /// The items of the modules that a run reaches.
-fn live_items<'a>(
-    modules: &'a [&'a Module],
-    live: &'a pmx_ast::reach::Liveness,
-) -> impl Iterator<Item = &'a Item> + 'a {
+fn live_items<'a>(modules: &'a [&'a Module], live: &'a Liveness) -> impl Iterator<Item = &'a Item> + 'a {
     modules.iter().enumerate().flat_map(move |(mi, m)| {
         m.items.iter().enumerate().filter(move |(ii, _)| !live.is_dead(mi, *ii)).map(|(_, item)| item)
     })
 }
 
 /// The bindings an item declares.
-fn bindings(item: &Item) -> &[pmx_ast::Binding] {
+pub fn bindings(item: &Item) -> &[pmx_ast::Binding] {
     match item {
         Item::Let(b) => std::slice::from_ref(b),
         Item::RecLets(bs, _) => &bs[..],

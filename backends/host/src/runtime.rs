@@ -159,8 +159,8 @@ impl Ctx {
         unsafe { &*self.tables }
     }
 
-    fn set(&mut self, e: RuntimeError) {
-        self.error = Some(Box::new(e));
+    fn set(&mut self, e: impl Into<Box<RuntimeError>>) {
+        self.error = Some(e.into());
         self.failed = 1;
     }
 }
@@ -327,6 +327,12 @@ impl Kind {
         })
     }
 
+    /// `v` as a word of this kind: a scalar, or where a boxed value is
+    /// (borrowed: `v` must outlive the word's use).
+    pub fn borrowed_word(self, v: &Value) -> u64 {
+        self.scalar_word(v).unwrap_or(v as *const Value as u64)
+    }
+
     /// The value a word of this kind stands for (a boxed one is cloned).
     pub fn value(self, w: u64) -> Value {
         match self {
@@ -354,6 +360,13 @@ pub struct ConShape {
     pub kind: Kind,
 }
 
+/// The values the words at `words` stand for, one per kind (boxed ones
+/// cloned).
+fn values<'a>(kinds: &'a [Kind], words: *const u64) -> impl Iterator<Item = Value> + 'a {
+    // Safety: generated code passes a word per kind.
+    kinds.iter().enumerate().map(move |(i, k)| k.value(unsafe { *words.add(i) }))
+}
+
 fn boxed(v: Value) -> *mut Value {
     Box::into_raw(Box::new(v))
 }
@@ -371,10 +384,10 @@ pub extern "C" fn dup(v: *const Value) -> *mut Value {
 pub extern "C" fn make_record(ctx: *mut Ctx, shape: u64, words: *const u64) -> *mut Value {
     let ctx = unsafe { &*ctx };
     let s = &ctx.tables().records[shape as usize];
-    let values: Vec<Value> = s.kinds.iter().enumerate().map(|(i, k)| k.value(unsafe { *words.add(i) })).collect();
+    let fields: Vec<Value> = values(&s.kinds, words).collect();
     boxed(Value::Record(std::sync::Arc::new(pmx_cpu::value::Record {
         labels: s.labels.clone(),
-        values: values.into_boxed_slice(),
+        values: fields.into_boxed_slice(),
     })))
 }
 
@@ -421,7 +434,7 @@ pub extern "C" fn call_builtin(ctx: *mut Ctx, id: u64, words: *const u64) -> u64
     // Safety: the tables outlive the call (see `Ctx::tables`).
     let tables: &Tables = unsafe { &*ctx.tables };
     let call = &tables.builtins[id as usize];
-    let args: pmx_cpu::Args = call.args.iter().enumerate().map(|(i, k)| k.value(unsafe { *words.add(i) })).collect();
+    let args: pmx_cpu::Args = values(&call.args, words).collect();
     // Safety: the machine that called native code waits for it, and
     // touches nothing meanwhile.
     let m = unsafe { &mut *ctx.machine };
@@ -439,14 +452,12 @@ fn result_word(ctx: &mut Ctx, r: pmx_cpu::Res<Value>, kind: Kind, what: &str, sp
             None if kind == Kind::Boxed => boxed(v) as u64,
             None => {
                 let message = format!("{}{what} gave a value of another type", pmx_cpu::INTERNAL_PREFIX);
-                ctx.error = Some(RuntimeError::from_engine(message, span));
-                ctx.failed = 1;
+                ctx.set(RuntimeError::from_engine(message, span));
                 0
             }
         },
         Err(e) => {
-            ctx.error = Some(e);
-            ctx.failed = 1;
+            ctx.set(e);
             0
         }
     }
@@ -472,7 +483,7 @@ pub extern "C" fn apply(ctx: *mut Ctx, id: u64, f: *const Value, words: *const u
     if let Some(w) = direct(ctx, tables, f, words, call.args.len(), call.span) {
         return finish_apply(ctx, tables, w, tail);
     }
-    let args: pmx_cpu::Args = call.args.iter().enumerate().map(|(i, k)| k.value(unsafe { *words.add(i) })).collect();
+    let args: pmx_cpu::Args = values(&call.args, words).collect();
     let f = f.clone();
     // Safety: as in `call_builtin`.
     let m = unsafe { &mut *ctx.machine };
@@ -501,7 +512,7 @@ fn direct(ctx: &mut Ctx, tables: &Tables, f: &Value, words: *const u64, n: usize
     let mut all: smallvec::SmallVec<[u64; 8]> = smallvec::SmallVec::with_capacity(d.params.len());
     for (v, k) in bound.iter().zip(&d.params) {
         // A value the partial application holds, borrowed for the call.
-        all.push(k.scalar_word(v).unwrap_or(v as *const Value as u64));
+        all.push(k.borrowed_word(v));
     }
     // Safety: the caller passes `n` words.
     all.extend_from_slice(unsafe { std::slice::from_raw_parts(words, n) });
@@ -568,7 +579,7 @@ pub extern "C" fn closure(ctx: *mut Ctx, id: u64, words: *const u64) -> *mut Val
     if shape.bound.is_empty() {
         return boxed(f);
     }
-    let args = shape.bound.iter().enumerate().map(|(i, k)| k.value(unsafe { *words.add(i) })).collect();
+    let args = values(&shape.bound, words).collect();
     boxed(Value::Partial(std::sync::Arc::new(pmx_cpu::value::Partial { func: f, args })))
 }
 
@@ -587,8 +598,7 @@ pub extern "C" fn utest(ctx: *mut Ctx, id: u64, a: u64, b: u64, using: *const Va
     // Safety: as in `call_builtin`.
     let m = unsafe { &mut *ctx.machine };
     if let Err(e) = pmx_cpu::utest(m, a, b, eq, value(on_fail), call.span) {
-        ctx.error = Some(e);
-        ctx.failed = 1;
+        ctx.set(e);
     }
 }
 
@@ -755,10 +765,9 @@ pub extern "C" fn global(ctx: *mut Ctx, id: u64) -> u64 {
     let (name, kind) = tables.globals[id as usize];
     let m = unsafe { &*ctx.machine };
     match m.global_by_name(name) {
-        Ok(v) => kind.scalar_word(v).unwrap_or(v as *const Value as u64),
+        Ok(v) => kind.borrowed_word(v),
         Err(e) => {
-            ctx.error = Some(e);
-            ctx.failed = 1;
+            ctx.set(e);
             0
         }
     }

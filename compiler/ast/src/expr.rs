@@ -55,6 +55,17 @@ pub struct Utest {
     pub span: Span,
 }
 
+impl Utest {
+    /// How a failure's message names the `using` function (as Miking's
+    /// does): its name, or `<function>` for any other expression.
+    pub fn using_name(&self) -> Option<crate::SmolStr> {
+        self.using.as_ref().map(|e| match &e.kind {
+            ExprKind::Var(n) => n.text.clone(),
+            _ => crate::SmolStr::new_static("<function>"),
+        })
+    }
+}
+
 /// `type T a b` (a variant type) or `type T a = T'` (an alias).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TypeDecl {

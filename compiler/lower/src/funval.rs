@@ -191,10 +191,17 @@ impl Lowerer<'_> {
         let mut next = || it.next().expect("as many as the type says");
         use Builtin::*;
         let expr = match b {
-            // Host code: a native `create` makes a rope; `createList`
-            // (which `isList` tells apart) is the runtime's, and so are
-            // `reduce` and `flatten`.
-            CreateList | Reduce | Flatten if self.target == Target::Host => {
+            // Host code: the generator makes loops of the keywords below
+            // (and `accelerate` is refused); every other built-in is the
+            // runtime's, given function values: `createList` among them (a
+            // native `create` makes a rope, which `isList` tells apart),
+            // `reduce`, `flatten`, `tensorCreate...`.
+            _ if self.target == Target::Host
+                && !matches!(
+                    b,
+                    Map | ParallelMap | Map2 | Foldl | Create | CreateRope | Loop | SeqLoop | SeqLoopAcc | Accelerate
+                ) =>
+            {
                 let atoms = self.atoms(cx, it.collect(), span, out)?;
                 Expr::Prim(b, atoms)
             }
@@ -240,11 +247,6 @@ impl Lowerer<'_> {
             Accelerate => {
                 let message = self.nested_accelerate();
                 return Err(self.error(Code::LowerUnsupported, span, message, "nested"));
-            }
-            // Host code: the runtime's built-in, given function values.
-            _ if self.target == Target::Host => {
-                let atoms = self.atoms(cx, it.collect(), span, out)?;
-                Expr::Prim(b, atoms)
             }
             _ => {
                 let message = format!("the built-in `{}` takes a function and has no lowered form", b.name());

@@ -166,29 +166,17 @@ impl<'a> Lowerer<'a> {
         let mut broken = self.broken();
         if self.target == Target::Host {
             // Host code: a top-level function that could not be lowered
-            // (or uses one) is called in the interpreter instead.
-            // First what could not be lowered, then, outwards, what calls
-            // something that could not and has no stub: the callers of a
-            // stub are compiled.
+            // (or uses one) is called in the interpreter instead. The stubs
+            // go where the failure is, then outwards: a broken function
+            // is stubbed if it was given up itself or calls one that no
+            // stub can stand for (a lifted function, or one whose stub
+            // failed), so the callers of a stub are compiled.
             let mut stubbed = FxHashSet::default();
             let mut tried = FxHashSet::default();
-            let mut frontier: Vec<FnId> = self.given_up.iter().copied().collect();
-            while !frontier.is_empty() {
-                frontier.sort();
-                for f in frontier {
-                    tried.insert(f);
-                    if self.stub(f) {
-                        stubbed.insert(f);
-                        self.given_up.remove(&f);
-                    }
-                }
-                // Broken for good: no stub stands for it (a lifted
-                // function, or one whose stub failed).
+            loop {
                 let broken = self.broken();
-                let lost = |c: &FnId| {
-                    broken.contains(c) && (!self.origins.contains_key(c) || tried.contains(c)) && !stubbed.contains(c)
-                };
-                frontier = self
+                let lost = |c: &FnId| broken.contains(c) && (!self.origins.contains_key(c) || tried.contains(c));
+                let frontier: Vec<FnId> = self
                     .functions
                     .iter()
                     .flatten()
@@ -196,10 +184,20 @@ impl<'a> Lowerer<'a> {
                     .filter(|g| {
                         let mut called = Vec::new();
                         crate::order::callees(&g.body, &mut called);
-                        called.iter().any(lost)
+                        self.given_up.contains(&g.id) || called.iter().any(lost)
                     })
                     .map(|g| g.id)
                     .collect();
+                if frontier.is_empty() {
+                    break;
+                }
+                for f in frontier {
+                    tried.insert(f);
+                    if self.stub(f) {
+                        stubbed.insert(f);
+                        self.given_up.remove(&f);
+                    }
+                }
             }
             if !stubbed.is_empty() {
                 broken = self.broken();

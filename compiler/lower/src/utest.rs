@@ -80,11 +80,7 @@ impl Lowerer<'_> {
         };
         let using = function(self, u.using.as_ref(), Type::Bool)?;
         let on_fail = function(self, u.on_fail.as_ref(), Type::seq(Type::Char))?;
-        if let Some(e) = &u.using {
-            let name = match &e.kind {
-                pmx_ast::ExprKind::Var(n) => n.text.clone(),
-                _ => pmx_ast::SmolStr::new_static("<function>"),
-            };
+        if let Some(name) = u.using_name() {
             self.using_names.push((u.span, name));
         }
         self.emit(cx, out, Type::Unit, Expr::Utest { test, expected, using, on_fail }, u.span);
