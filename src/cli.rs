@@ -348,7 +348,8 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
     let host = match (run.debug, run.host) {
         (true, _) | (false, Host::Interp) => None,
         (false, mode) => {
-            let host = pmx_host::compile(&modules, &|span| utest_files.includes(span));
+            let boundaries = accelerated.as_ref().map_or(&[][..], |a| &a.boundaries[..]);
+            let host = pmx_host::compile(&modules, boundaries, &|span| utest_files.includes(span));
             let locate = render::locator(&db);
             if run.verbose {
                 eprintln!("{}", host_summary(&host.report));
@@ -464,7 +465,9 @@ fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, all: 
         Stage::FutharkIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Futhark, color),
         Stage::CudaIr => return emit_lowered(&db, &analysis, pmx_accelerate::Backend::Cuda, color),
         Stage::HostIr => {
-            print!("{}", pmx_host::host_ir(&modules, &render::locator(&db)));
+            let boundaries: Vec<pmx_accelerate::Boundary> =
+                analysis.accelerates.iter().map(|a| a.boundary.clone()).collect();
+            print!("{}", pmx_host::host_ir(&modules, &boundaries, &render::locator(&db)));
             return ExitCode::SUCCESS;
         }
         Stage::Cuda => return emit_cuda(&db, &analysis, output, unchecked, color),

@@ -106,6 +106,16 @@ pub fn run_site(m: &mut Machine, index: usize, args: Args) -> Res<Value> {
     site.engine.call(m, site, args)
 }
 
+/// Runs the site of accelerate binding `id` (`Boundary::id`) on its
+/// loaded parameters: how native host code runs an `accelerate`, which
+/// knows its binding, not the site's index.
+pub fn run_binding(m: &mut Machine, id: NameId, args: Args, span: pmx_ast::Span) -> Res<Value> {
+    match m.shared.sites.iter().position(|s| s.boundary.id == id) {
+        Some(index) => run_site(m, index, args),
+        None => Err(m.fail(format!("{}an accelerate binding without a site", crate::INTERNAL_PREFIX), span)),
+    }
+}
+
 /// The debug-mode checks on the values that cross a boundary.
 pub fn check_boundary(m: &Machine, site: &Site, args: &[Value]) -> Res<()> {
     let b = &site.boundary;

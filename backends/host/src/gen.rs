@@ -754,6 +754,12 @@ impl Gen<'_, '_> {
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.builtin(*b, &args, kinds, &s.var.ty, s.span)
             }
+            Expr::Accelerate { site, name, args } => {
+                let kinds: Vec<runtime::Kind> = args.iter().map(|a| kind(&a.ty())).collect();
+                let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
+                let callee = runtime::RuntimeCallee::Accelerate(*site, name.clone());
+                self.runtime_call(callee, &args, kinds, &s.var.ty, s.span)
+            }
             Expr::Record(fields) => {
                 let values: Vec<Value> = fields.iter().map(|(_, a)| self.atom(a)).collect();
                 let kinds: Vec<runtime::Kind> = fields.iter().map(|(_, a)| kind(&a.ty())).collect();
@@ -892,7 +898,20 @@ impl Gen<'_, '_> {
         result: &Type,
         span: pmx_ast::Span,
     ) -> Value {
-        self.tables.builtins.push(runtime::BuiltinCall { builtin: b, args: kinds, result: kind(result), span });
+        self.runtime_call(runtime::RuntimeCallee::Builtin(b), args, kinds, result, span)
+    }
+
+    /// A call the interpreter's runtime makes; a failure leaves this
+    /// function.
+    fn runtime_call(
+        &mut self,
+        callee: runtime::RuntimeCallee,
+        args: &[Value],
+        kinds: Vec<runtime::Kind>,
+        result: &Type,
+        span: pmx_ast::Span,
+    ) -> Value {
+        self.tables.builtins.push(runtime::BuiltinCall { callee, args: kinds, result: kind(result), span });
         let id = self.b.ins().iconst(types::I64, self.tables.builtins.len() as i64 - 1);
         let words = self.words(args);
         let f = self.func_ref(self.helpers.named["call_builtin"]);

@@ -56,7 +56,11 @@ struct Plan {
 
 /// The plan, or, where no top-level function is a candidate, those
 /// refused and why.
-fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<(SmolStr, String, Span)>> {
+fn plan(
+    modules: &[&Module],
+    boundaries: &[pmx_accelerate::Boundary],
+    utests: &dyn Fn(Span) -> bool,
+) -> Result<Plan, Vec<(SmolStr, String, Span)>> {
     let live = pmx_ast::reach::Liveness::of_run(modules, utests);
     let candidates = roots::candidates(modules, &live);
     let refused = candidates.refused;
@@ -67,11 +71,20 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<
     // Local functions lifted to the top level (the accelerate passes'
     // lambda lifting): the lowering takes first-order programs. Top-level
     // values stay where they are: native code reads the interpreter's.
-    let (program, _) = pmx_accelerate::lift_with(pmx_accelerate::program::to_expr(modules), true);
+    // Each `accelerate` becomes a binding of its own there, which calls
+    // the engine of the boundary at its span.
+    let (program, lifted) = pmx_accelerate::lift_with(pmx_accelerate::program::to_expr(modules), true);
     let ids: Vec<pmx_ast::NameId> = candidates.roots.iter().map(|r| r.id).collect();
     let main = modules.last().and_then(|m| m.main.as_ref()).map(|m| m.span);
     let running = running_utests(modules, utests);
-    let (lowered, asked, diags) = pmx_lower::lower_host(&program, &ids, &interpreted(modules), main, &running);
+    let (lowered, asked, diags) = pmx_lower::lower_host(
+        &program,
+        &ids,
+        &interpreted(modules),
+        main,
+        &running,
+        (boundaries, &lifted),
+    );
     let wanted: Vec<pmx_lower::FnId> = asked.iter().flatten().copied().collect();
     let (good, bad) = support::supported(&lowered, &wanted);
     let mut entries = Vec::new();
@@ -116,13 +129,14 @@ fn plan(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Result<Plan, Vec<
 }
 
 /// Compiles what it can of the program's host code; `modules` in load
-/// order, as `pmx_cpu::run` takes them; `utests`: whether the utest at a
-/// span runs.
-pub fn compile(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Host {
+/// order, as `pmx_cpu::run` takes them; `boundaries`: the accelerate
+/// sites the run has (an `accelerate` in compiled code calls its site's
+/// engine); `utests`: whether the utest at a span runs.
+pub fn compile(modules: &[&Module], boundaries: &[pmx_accelerate::Boundary], utests: &dyn Fn(Span) -> bool) -> Host {
     let started = std::time::Instant::now();
     let mut report = Report::default();
     let mut natives = pmx_cpu::Natives::default();
-    match plan(modules, utests) {
+    match plan(modules, boundaries, utests) {
         Ok(plan) => {
             report.left = plan.left;
             let entries: Vec<(&roots::Root, pmx_lower::FnId)> = plan.entries.iter().map(|(r, f)| (r, *f)).collect();
@@ -148,8 +162,12 @@ pub fn compile(modules: &[&Module], utests: &dyn Fn(Span) -> bool) -> Host {
 /// top-level function the tier compiles (and what it calls), as
 /// `pmx_lower::print` shows it, after a line per function left to the
 /// interpreter with the reason; `locate` names a span's place.
-pub fn host_ir(modules: &[&Module], locate: &dyn Fn(Span) -> String) -> String {
-    let (plan, left) = match plan(modules, &|_| true) {
+pub fn host_ir(
+    modules: &[&Module],
+    boundaries: &[pmx_accelerate::Boundary],
+    locate: &dyn Fn(Span) -> String,
+) -> String {
+    let (plan, left) = match plan(modules, boundaries, &|_| true) {
         Ok(plan) => {
             let left = plan.left.clone();
             (Some(plan), left)

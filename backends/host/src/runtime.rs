@@ -94,14 +94,22 @@ pub enum Callable {
     Function(pmx_lower::FnId),
 }
 
-/// A call of a built-in that the interpreter's runtime makes for native
-/// code (`call_builtin`): which, the kinds of its arguments and result,
-/// and where.
+/// A call that the interpreter's runtime makes for native code
+/// (`call_builtin`): what it calls, the kinds of its arguments and
+/// result, and where.
 pub struct BuiltinCall {
-    pub builtin: pmx_ast::Builtin,
+    pub callee: RuntimeCallee,
     pub args: Vec<Kind>,
     pub result: Kind,
     pub span: Span,
+}
+
+/// What the runtime calls for native code.
+pub enum RuntimeCallee {
+    Builtin(pmx_ast::Builtin),
+    /// An `accelerate`: the engine of the binding with this identity
+    /// (`pmx_cpu::accelerate::run_binding`), and the binding's name.
+    Accelerate(pmx_ast::NameId, SmolStr),
 }
 
 impl Tables {
@@ -438,8 +446,13 @@ pub extern "C" fn call_builtin(ctx: *mut Ctx, id: u64, words: *const u64) -> u64
     // Safety: the machine that called native code waits for it, and
     // touches nothing meanwhile.
     let m = unsafe { &mut *ctx.machine };
-    let r = pmx_cpu::call_builtin(m, call.builtin, args, call.span);
-    result_word(ctx, r, call.result, &format!("`{}`", call.builtin.name()), call.span)
+    let (r, what) = match &call.callee {
+        RuntimeCallee::Builtin(b) => (pmx_cpu::call_builtin(m, *b, args, call.span), b.name()),
+        RuntimeCallee::Accelerate(id, name) => {
+            (pmx_cpu::accelerate::run_binding(m, *id, args, call.span), name.as_str())
+        }
+    };
+    result_word(ctx, r, call.result, &format!("`{what}`"), call.span)
 }
 
 /// The result of a call into the interpreter's runtime as a word of kind

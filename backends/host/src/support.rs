@@ -229,7 +229,7 @@ fn check_block(program: &Program, b: &Block, messages: &FxHashSet<VarId>) -> Res
                 return unsupported(format!("the external `{}` as a value (not compiled yet)", m.external()))
             }
             Expr::Prim(b, _) if unsupported_builtin(*b) => return unsupported(format!("the built-in `{}`", b.name())),
-            Expr::Prim(..) => {}
+            Expr::Prim(..) | Expr::Accelerate { .. } => {}
             Expr::Foldl { f, .. }
             | Expr::Map { f, .. }
             | Expr::Create { f, .. }

@@ -73,8 +73,7 @@ mod writes;
 
 pub use boundary::{Boundary, BoundaryParam, BoundaryResult, Size, SizeConstraint};
 pub use classify::{Backend, Class, Reason};
-use lift::AccBinding;
-pub use lift::{lift, lift_with, SYNTHETIC};
+pub use lift::{lift, lift_with, AccBinding, SYNTHETIC};
 
 use pmx_ast::*;
 use pmx_diagnostics::{Code, Diagnostic};

@@ -67,6 +67,11 @@ impl Lowerer<'_> {
             }
             ExprKind::App(..) => {
                 let (head, args) = spine(e);
+                if let ExprKind::Var(n) = &head.kind {
+                    if let Some(r) = self.host_accelerate(cx, n.id, &args, e, out) {
+                        return r;
+                    }
+                }
                 let ty = apply(&e.ty, &cx.subst);
                 let f = self.head(cx, head, &args, &ty, out)?;
                 let args = self.args(cx, &args, out)?;

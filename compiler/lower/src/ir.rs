@@ -6,9 +6,11 @@ use pmx_accelerate::Backend;
 use pmx_ast::{Builtin, NameId, SmolStr, Span};
 
 /// Why an accelerate backend's generator never meets a function value
-/// (`Type::Fun`, `Callee::Value`, `Expr::Apply`, `Expr::Closure`): the
-/// lowering makes them only for host code, and `validate` checks it.
-pub const HOST_ONLY: &str = "function values exist only in host code (the lowered IR's invariants 1 and 5)";
+/// (`Type::Fun`, `Callee::Value`, `Expr::Apply`, `Expr::Closure`), nor an
+/// `Expr::Accelerate`: the lowering makes them only for host code, and
+/// `validate` checks it.
+pub const HOST_ONLY: &str =
+    "function values and accelerate calls exist only in host code (the lowered IR's invariants 1 and 5)";
 
 /// A concrete type. There are no type variables: the lowering specialises
 /// polymorphic functions per use. Function types exist only in host code
@@ -400,6 +402,12 @@ pub enum Expr {
     /// Host code only: a function value made of a top-level function or a
     /// built-in applied to fewer arguments than it takes (maybe none).
     Closure(Callee, Vec<Atom>),
+    /// Host code only: an `accelerate` expression, run by the engine of
+    /// its binding (`site`: `pmx_accelerate::Boundary::id`) on the values
+    /// of the boundary's parameters, in its order (one `Int` when the
+    /// binding takes none), as the interpreter runs it; `name` is the
+    /// binding's (`accelerate1`, ...).
+    Accelerate { site: NameId, name: SmolStr, args: Vec<Atom> },
 }
 
 impl Expr {
@@ -428,7 +436,7 @@ impl Expr {
             }
             Expr::Never => Vec::new(),
             Expr::Apply(f, args) => std::iter::once(f).chain(args).collect(),
-            Expr::Closure(_, args) => args.iter().collect(),
+            Expr::Closure(_, args) | Expr::Accelerate { args, .. } => args.iter().collect(),
         }
     }
 }

@@ -44,7 +44,8 @@
 //!    parameters. Host code only (`Target::Host`) also has function
 //!    values: `Expr::Closure` makes one of a function or built-in,
 //!    `Expr::Apply` and `Callee::Value` apply one, and a primitive node
-//!    may be any built-in but `accelerate` (the runtime computes it).
+//!    may be any built-in but `accelerate` (the runtime computes it);
+//!    an `accelerate` is an `Expr::Accelerate` naming its binding.
 //! 6. **Primitives are saturated**: `Prim(b, args)` has exactly the
 //!    number of arguments `b`'s type takes; parallel keywords are their
 //!    own nodes.
@@ -58,6 +59,7 @@
 //!
 //! API: [`lower`], [`validate`], [`print`], and the IR types in `ir.rs`.
 
+mod accelerate;
 mod body;
 mod cx;
 mod funval;

@@ -59,6 +59,8 @@ pub(crate) struct Lowerer<'a> {
     /// of the program's modules, not the ones lambda lifting made): a
     /// stub can apply only those.
     interpreted: FxHashSet<NameId>,
+    /// Host code: its accelerate bindings (the host lifting's), by name.
+    pub(crate) host_sites: FxHashMap<NameId, crate::accelerate::HostSite>,
     fn_names: FxHashSet<SmolStr>,
     next_var: u32,
     pub diags: Vec<Diagnostic>,
@@ -107,9 +109,11 @@ pub fn lower_host(
     interpreted: &FxHashSet<NameId>,
     main: Option<Span>,
     running_utests: &FxHashSet<Span>,
+    accelerates: (&[pmx_accelerate::Boundary], &[pmx_accelerate::AccBinding]),
 ) -> (Program, Vec<Option<FnId>>, Vec<Diagnostic>) {
     let mut l = Lowerer::new_unscanned(program, Target::Host);
     l.collect(program, main);
+    l.host_sites = crate::accelerate::host_sites(accelerates.0, accelerates.1);
     l.interpreted = interpreted.clone();
     l.running_utests = running_utests.clone();
     let asked: Vec<Option<FnId>> = roots
@@ -147,6 +151,7 @@ impl<'a> Lowerer<'a> {
             globals: FxHashMap::default(),
             origins: FxHashMap::default(),
             interpreted: FxHashSet::default(),
+            host_sites: FxHashMap::default(),
             main: None,
             running_utests: FxHashSet::default(),
             using_names: Vec::new(),

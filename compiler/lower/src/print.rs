@@ -261,6 +261,7 @@ impl Printer<'_> {
             Expr::Never => "never".into(),
             Expr::Apply(f, args) => format!("apply {} {}", atom(f), atoms(args)),
             Expr::Closure(callee, args) => format!("closure {}", self.applied(*callee, args)),
+            Expr::Accelerate { name, args, .. } => format!("accelerate {name} {}", atoms(args)),
         }
     }
 }

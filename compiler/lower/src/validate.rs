@@ -397,6 +397,12 @@ impl<'a> Validator<'a> {
                 self.expect("the utest", &Type::Unit, ty);
             }
             Expr::Never => {}
+            Expr::Accelerate { args, .. } => {
+                args.iter().for_each(|a| {
+                    self.atom(scope, a);
+                });
+                self.host_only("`accelerate`");
+            }
         }
     }
 

@@ -1210,7 +1210,7 @@ impl<'p> Writer<'p> {
                 self.check("false", "Reached a never term, which should be impossible", depth);
                 self.zero(ty)
             }
-            Expr::Apply(..) | Expr::Closure(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
+            Expr::Apply(..) | Expr::Closure(..) | Expr::Accelerate { .. } => unreachable!("{}", pmx_lower::HOST_ONLY),
             Expr::Con { .. } | Expr::IsCon { .. } | Expr::Payload { .. } => {
                 self.unsupported("variant types (constructors and matches on them) in Futhark code");
                 "()".into()

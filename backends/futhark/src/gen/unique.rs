@@ -257,7 +257,7 @@ impl<'a> Body<'a> {
             // "Unique-typed return value is aliased to" a row).
             Expr::Seq(_) if s.var.ty.elem().is_some_and(|e| arrays(e) > 0) => all(self),
             Expr::Math(..) | Expr::Seq(_) | Expr::Map { .. } | Expr::Create { .. } | Expr::Never => fresh,
-            Expr::Apply(..) | Expr::Closure(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
+            Expr::Apply(..) | Expr::Closure(..) | Expr::Accelerate { .. } => unreachable!("{}", pmx_lower::HOST_ONLY),
             Expr::Call(g, args) => {
                 if self.this != Some(*g) && self.u.result(*g) {
                     return fresh;
@@ -494,7 +494,7 @@ fn operands(e: &Expr) -> Vec<Atom> {
             }
         }
         Expr::Never => {}
-        Expr::Apply(..) | Expr::Closure(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
+        Expr::Apply(..) | Expr::Closure(..) | Expr::Accelerate { .. } => unreachable!("{}", pmx_lower::HOST_ONLY),
     }
     out
 }

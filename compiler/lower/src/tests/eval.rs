@@ -187,6 +187,7 @@ fn block(p: &Program, env: &mut FxHashMap<VarId, V>, b: &Block) -> V {
             Expr::Never => panic!("never reached"),
             Expr::Apply(f, args) => apply_value(p, a(f), args.iter().map(a).collect()),
             Expr::Closure(callee, args) => V::Fun(*callee, args.iter().map(a).collect()),
+            Expr::Accelerate { .. } => panic!("an accelerate call is the runtime's"),
         };
         env.insert(s.var.id, v);
     }
