@@ -105,7 +105,7 @@ fn walk(t: &Type, path: &mut Vec<Step>, rank: usize, out: &mut Vec<Leaf>) -> Res
             path.pop();
             r
         }
-        Type::Tensor(_) | Type::Variant(_) | Type::Fun(..) => Err(t.clone()),
+        Type::Tensor(_) | Type::Variant(_) | Type::Fun(..) | Type::Opaque(..) => Err(t.clone()),
     }
 }
 

@@ -34,7 +34,13 @@ pub type EntryFn = unsafe extern "C" fn(*mut runtime::Ctx, *const u64, *mut u64)
 pub fn cl_type(t: &Type) -> types::Type {
     match t {
         // A borrowed sequence or record: where its `Value` is.
-        Type::Int | Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_) | Type::Fun(..) => types::I64,
+        Type::Int
+        | Type::Seq(_)
+        | Type::Record(_)
+        | Type::Variant(_)
+        | Type::Tensor(_)
+        | Type::Fun(..)
+        | Type::Opaque(..) => types::I64,
         Type::Float => types::F64,
         Type::Char => types::I32,
         _ => types::I8,
@@ -320,7 +326,7 @@ struct SeqView {
 
 /// A type native code holds as a pointer to a `Value`.
 pub fn boxed(t: &Type) -> bool {
-    matches!(t, Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_) | Type::Fun(..))
+    matches!(t, Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_) | Type::Fun(..) | Type::Opaque(..))
 }
 
 /// Whether a node of a boxed type makes a value of its own (else it is a

@@ -77,16 +77,20 @@ fn plan(
     let ids: Vec<pmx_ast::NameId> = candidates.roots.iter().map(|r| r.id).collect();
     let main = modules.last().and_then(|m| m.main.as_ref()).map(|m| m.span);
     let running = running_utests(modules, utests);
-    let (lowered, asked, diags) = pmx_lower::lower_host(
-        &program,
-        &ids,
-        &interpreted(modules),
-        main,
-        &running,
-        (boundaries, &lifted),
-    );
+    let (lowered, asked, diags) =
+        pmx_lower::lower_host(&program, &ids, &interpreted(modules), main, &running, (boundaries, &lifted));
     let wanted: Vec<pmx_lower::FnId> = asked.iter().flatten().copied().collect();
     let (good, bad) = support::supported(&lowered, &wanted);
+    // The IR's invariants are checked on what will be compiled before
+    // anything is generated from it: a violation is a bug in the
+    // lowering, which must not become machine code (the program then
+    // runs in the interpreter).
+    if let Some(p) = pmx_lower::validate_only(&lowered, &|f| good.contains(&f)).first() {
+        let why = format!("{}the lowered host code is not valid: {p}", pmx_cpu::INTERNAL_PREFIX);
+        let mut left: Vec<(SmolStr, String, Span)> = refused.into_iter().map(|(_, n, w, s)| (n, w, s)).collect();
+        left.extend(candidates.roots.iter().map(|r| (r.name.clone(), why.clone(), r.span)));
+        return Err(left);
+    }
     let mut entries = Vec::new();
     for (root, f) in candidates.roots.into_iter().zip(&asked) {
         match f {

@@ -49,15 +49,9 @@ pub fn candidates(modules: &[&Module], live: &Liveness) -> Candidates {
                 arity += 1;
                 t = r;
             }
-            // `lam x. e; lam y. ..` computes `e` once per partial
-            // application in the interpreter: one machine-code
-            // function of both parameters would compute it at every
-            // call.
-            if pmx_ast::visit::leading_lambdas(&b.value) != arity {
-                let why = "it computes something before it returns a function (not compiled yet)".to_string();
-                out.refused.push((Some(b.name.id), b.name.text.clone(), why, b.span));
-                continue;
-            }
+            // One that computes before it returns a function takes its
+            // own lambdas' arguments, as the interpreter's closure does.
+            let arity = pmx_lower::kept_arity(&b.value, b.scheme.strip_foralls()).unwrap_or(arity);
             match why_not(&b.scheme) {
                 None => out.roots.push(Root { id: b.name.id, name: b.name.text.clone(), span: b.span, arity }),
                 Some(why) => out.refused.push((Some(b.name.id), b.name.text.clone(), why, b.span)),

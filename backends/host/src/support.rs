@@ -32,6 +32,8 @@ pub fn native(program: &Program, t: &Type) -> bool {
             Type::Record(fields) => fields.iter().all(|(_, f)| go(program, f, seen)),
             // A function value: the interpreter's, held by pointer.
             Type::Fun(a, r) => go(program, a, seen) && go(program, r, seen),
+            // A reference or symbol: the interpreter's, held by pointer.
+            Type::Opaque(_, args) => args.iter().all(|a| go(program, a, seen)),
             Type::Variant(v) if seen.contains(v) => true,
             Type::Variant(v) => {
                 seen.push(*v);

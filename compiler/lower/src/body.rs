@@ -100,6 +100,15 @@ impl Lowerer<'_> {
             ExprKind::Proj(r, l) => {
                 let ty = self.ty(cx, &e.ty, e.span)?;
                 let r = self.value(cx, r, out)?;
+                // A record type inference left open (its value is never
+                // made: `[]`'s elements) has no lowered form.
+                if !matches!(r.ty(), Type::Record(fields) if fields.iter().any(|(f, _)| *f == l.text)) {
+                    let message = format!(
+                        "the record type of this projection (`{}`) is not determined by how the code is used",
+                        l.text
+                    );
+                    return Err(self.error(Code::LowerTypeNotConcrete, e.span, message, "here"));
+                }
                 Ok(self.emit(cx, out, ty, Expr::Project(r, l.text.clone()), e.span))
             }
             ExprKind::ConApp(k, a) => {
@@ -121,6 +130,9 @@ impl Lowerer<'_> {
             }
             // Constructors are collected for the whole program up front.
             ExprKind::TypeDecl(_, body) | ExprKind::ConDecl(_, body) => self.value(cx, body, out),
+            ExprKind::RecLets(bs, body) if bs.iter().all(|b| self.deferred.contains(&b.name.id)) => {
+                self.value(cx, body, out)
+            }
             ExprKind::RecLets(..) => Err(self.error(
                 Code::LowerUnsupported,
                 e.span,
@@ -203,6 +215,11 @@ impl Lowerer<'_> {
     /// `let x = e`: a function value is remembered (no statement); data
     /// is computed, its last statement taking the name `x`.
     pub fn let_binding(&mut self, cx: &mut Cx, b: &pmx_ast::Binding, out: &mut Vec<Stmt>) -> Lowered<()> {
+        // Host code: an accelerate binding the host lifting placed in the
+        // `mexpr` body; its calls are the engine's (`accelerate.rs`).
+        if self.host_sites.contains_key(&b.name.id) || self.deferred.contains(&b.name.id) {
+            return Ok(());
+        }
         if is_function(cx, &b.value.ty) {
             let lifted = self.functions.len();
             let f = self.fun(cx, &b.value, out)?;

@@ -39,6 +39,11 @@ impl Lowerer<'_> {
                             }
                             return Ok(FunVal { callee: Callee::Builtin(b), args: Vec::new(), ty });
                         }
+                        if self.computed_function(n.id) {
+                            // The interpreter's value of it, computed once.
+                            let a = self.global_value(cx, n, e, out)?;
+                            return Ok(FunVal { callee: Callee::Value, args: vec![Arg::Atom(a)], ty });
+                        }
                         if self.is_top_level(n.id) {
                             let (f, ty) = self.instance(n.id, &[ty], e.span)?;
                             return Ok(FunVal { callee: Callee::Function(f), args: Vec::new(), ty });
@@ -77,7 +82,7 @@ impl Lowerer<'_> {
                 }
                 f.ty = drop_params(&f.ty, args.len());
                 f.args.extend(args);
-                Ok(f)
+                self.settle(cx, f, e.span, out)
             }
             ExprKind::Let(b, body) => {
                 self.let_binding(cx, b, out)?;
@@ -143,10 +148,53 @@ impl Lowerer<'_> {
                 format!("a function of type `{}` is applied to {} arguments: not all of them", f.ty, args.len());
             return Err(self.error(Code::LowerFunctionValue, span, message, "a partial application used as data"));
         }
-        let result = self.ty(cx, &result, span)?;
         let mut all = f.args;
         all.extend(args);
-        self.saturate(cx, f.callee, all, result, span, out)
+        let f = self.settle(cx, FunVal { callee: f.callee, args: all, ty: result.clone() }, span, out)?;
+        let result = self.ty(cx, &result, span)?;
+        match f.callee {
+            Callee::Value if f.args.len() == 1 => self.atom_arg(cx, f.args.into_iter().next().expect("one"), span, out),
+            callee => self.saturate(cx, callee, f.args, result, span, out),
+        }
+    }
+
+    /// How many arguments a callee takes before it computes, where that
+    /// may be fewer than its type's arrows (host code: a built-in whose
+    /// result is a function value, `get fs i`, or a function that
+    /// computes before it returns one, `kept_arity`).
+    fn own_arity(&self, callee: Callee) -> Option<usize> {
+        match callee {
+            _ if self.target != Target::Host => None,
+            Callee::Function(id) => self.kept.get(&id).copied(),
+            Callee::Builtin(b) => Some(signature::arity(b)),
+            Callee::Math(m) => Some(m.arity()),
+            Callee::Value => None,
+        }
+    }
+
+    /// Host code: a function value given at least as many arguments as
+    /// its callee takes before it computes is the callee's result (a
+    /// function value) given the rest: the call is made here, once.
+    fn settle(&mut self, cx: &mut Cx, f: FunVal, span: Span, out: &mut Vec<Stmt>) -> Lowered<FunVal> {
+        let Some(k) = self.own_arity(f.callee) else { return Ok(f) };
+        if f.args.len() < k {
+            return Ok(f);
+        }
+        let mut args = f.args;
+        let rest = args.split_off(k);
+        // The callee's result: a function of the rest, then of `f.ty`'s.
+        let mut ty = self.ty(cx, &f.ty, span)?;
+        for a in rest.iter().rev() {
+            let t = match a {
+                Arg::Atom(a) => a.ty(),
+                Arg::Fun(g) => self.ty(cx, &g.ty, span)?,
+            };
+            ty = Type::Fun(Box::new(t), Box::new(ty));
+        }
+        let g = self.saturate(cx, f.callee, args, ty, span, out)?;
+        let mut all = vec![Arg::Atom(g)];
+        all.extend(rest);
+        Ok(FunVal { callee: Callee::Value, args: all, ty: f.ty })
     }
 
     /// A callee applied to all its arguments: a call, a primitive or a
@@ -344,7 +392,10 @@ impl Lowerer<'_> {
         }
         let result = self.ty(cx, &result_ty, span)?;
         let direct = match f.callee {
-            Callee::Function(_) | Callee::Math(_) | Callee::Value => true,
+            // One that takes fewer arguments than the keyword passes
+            // (`kept_arity`) is applied by a wrapper.
+            Callee::Function(id) => self.kept.get(&id).is_none_or(|k| *k == f.args.len() + n),
+            Callee::Math(_) | Callee::Value => true,
             Callee::Builtin(b) => signature::is_primitive(b),
         };
         if direct && !partial && f.args.iter().all(|a| matches!(a, Arg::Atom(_))) {
@@ -453,7 +504,7 @@ impl Lowerer<'_> {
         }
         let id = self.reserve();
         let name = self.fn_name(&format!("{}_lam", cx.source));
-        let (params, result, body) = match self.define(&mut inner, e, params) {
+        let (params, result, body) = match self.define(&mut inner, e, params, false) {
             Ok(d) => d,
             Err(r) => {
                 let (params, result, body) = self.given_up(&mut inner, e.span);

@@ -6,7 +6,8 @@ use pmx_accelerate::Backend;
 use pmx_ast::{Builtin, NameId, SmolStr, Span};
 
 /// Why an accelerate backend's generator never meets a function value
-/// (`Type::Fun`, `Callee::Value`, `Expr::Apply`, `Expr::Closure`), nor an
+/// (`Type::Fun`, `Callee::Value`, `Expr::Apply`, `Expr::Closure`), a value
+/// of a built-in type (`Type::Opaque`), nor an
 /// `Expr::Accelerate`: the lowering makes them only for host code, and
 /// `validate` checks it.
 pub const HOST_ONLY: &str =
@@ -35,6 +36,9 @@ pub enum Type {
     /// `Closure` or `Apply`, applied by `Apply`); how it was made and how
     /// many arguments it takes before it computes are the run time's.
     Fun(Box<Type>, Box<Type>),
+    /// Host code only: a value of a built-in type (`Ref a`, `Symbol`), the
+    /// interpreter's, which only the runtime's built-ins look into.
+    Opaque(pmx_ast::BuiltinType, Vec<Type>),
 }
 
 impl Type {
@@ -407,7 +411,11 @@ pub enum Expr {
     /// of the boundary's parameters, in its order (one `Int` when the
     /// binding takes none), as the interpreter runs it; `name` is the
     /// binding's (`accelerate1`, ...).
-    Accelerate { site: NameId, name: SmolStr, args: Vec<Atom> },
+    Accelerate {
+        site: NameId,
+        name: SmolStr,
+        args: Vec<Atom>,
+    },
 }
 
 impl Expr {

@@ -78,8 +78,8 @@ mod validate;
 mod tests;
 
 pub use ir::*;
-pub use lower::{lower, lower_host};
+pub use lower::{kept_arity, lower, lower_host};
 pub use order::callees;
 pub use pmx_diagnostics::Diagnostic;
 pub use print::{print, print_only};
-pub use validate::validate;
+pub use validate::{validate, validate_only};

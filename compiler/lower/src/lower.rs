@@ -59,6 +59,12 @@ pub(crate) struct Lowerer<'a> {
     /// of the program's modules, not the ones lambda lifting made): a
     /// stub can apply only those.
     interpreted: FxHashSet<NameId>,
+    /// Host code: the functions that take fewer arguments than their
+    /// type's arrows (`kept_arity`), and how many.
+    pub(crate) kept: FxHashMap<FnId, usize>,
+    /// Host code: functions of the `mexpr` body lowered as top-level ones
+    /// (`defer_in_main`).
+    pub(crate) deferred: FxHashSet<NameId>,
     /// Host code: its accelerate bindings (the host lifting's), by name.
     pub(crate) host_sites: FxHashMap<NameId, crate::accelerate::HostSite>,
     fn_names: FxHashSet<SmolStr>,
@@ -152,6 +158,8 @@ impl<'a> Lowerer<'a> {
             origins: FxHashMap::default(),
             interpreted: FxHashSet::default(),
             host_sites: FxHashMap::default(),
+            kept: FxHashMap::default(),
+            deferred: FxHashSet::default(),
             main: None,
             running_utests: FxHashSet::default(),
             using_names: Vec::new(),
@@ -247,6 +255,7 @@ impl<'a> Lowerer<'a> {
         loop {
             if Some(cur.span) == main {
                 self.main = Some(cur);
+                self.defer_in_main(cur);
                 return;
             }
             match &cur.kind {
@@ -266,6 +275,42 @@ impl<'a> Lowerer<'a> {
                 }
                 ExprKind::TypeDecl(_, rest) | ExprKind::ConDecl(_, rest) | ExprKind::Utest(_, rest) => cur = rest,
                 _ => return,
+            }
+        }
+    }
+
+    /// Host code: the polymorphic functions declared along the `mexpr`
+    /// body's chain of `let`s (the lambda lifting places there what it
+    /// lifts from the body, those of its `accelerate`s among them) are
+    /// lowered as top-level functions, at each type a use asks for,
+    /// rather than in place at none; one that nothing lowered uses is
+    /// never lowered.
+    fn defer_in_main(&mut self, main: &'a pmx_ast::Expr) {
+        let mut cur = main;
+        loop {
+            let (bs, group): (&'a [Binding], bool) = match &cur.kind {
+                ExprKind::Let(b, rest) => {
+                    cur = rest;
+                    (std::slice::from_ref(&**b), false)
+                }
+                ExprKind::RecLets(bs, rest) => {
+                    cur = rest;
+                    (bs, true)
+                }
+                ExprKind::TypeDecl(_, rest) | ExprKind::ConDecl(_, rest) | ExprKind::Utest(_, rest) => {
+                    cur = rest;
+                    continue;
+                }
+                _ => return,
+            };
+            // A recursive group has no place in a body (its functions
+            // call each other by name), so it is lowered so too.
+            let poly = |b: &Binding| !type_vars(&b.scheme).is_empty();
+            if bs.iter().all(|b| matches!(b.value.kind, ExprKind::Lam { .. }) && (group || poly(b))) {
+                for b in bs {
+                    self.decls.insert(b.name.id, b);
+                    self.deferred.insert(b.name.id);
+                }
             }
         }
     }
@@ -400,6 +445,20 @@ impl<'a> Lowerer<'a> {
         self.decls.contains_key(&id)
     }
 
+    /// Host code: whether top-level binding `id` is a function value the
+    /// interpreter computes (`let g = let c = .. in lam x. ..`), which
+    /// native code reads where the interpreter keeps it rather than
+    /// computing it again at each use.
+    pub fn computed_function(&self, id: NameId) -> bool {
+        self.target == Target::Host
+            && self.interpreted.contains(&id)
+            && self.decls.get(&id).is_some_and(|b| {
+                !matches!(b.value.kind, ExprKind::Lam { .. })
+                    && !computes_nothing(&b.value)
+                    && type_vars(&b.scheme).is_empty()
+            })
+    }
+
     pub fn is_external(&self, id: NameId) -> bool {
         self.externals.contains_key(&id)
     }
@@ -448,6 +507,9 @@ impl<'a> Lowerer<'a> {
         self.instances.insert((id, key), f);
         if self.target == Target::Host {
             self.origins.insert(f, (b, map.clone()));
+            if let Some(k) = kept_arity(&b.value, &ty) {
+                self.kept.insert(f, k);
+            }
         }
         self.pending.push_back(Pending { id: f, binding: b, subst: map });
         Ok((f, ty))
@@ -467,7 +529,8 @@ impl<'a> Lowerer<'a> {
             })
             .collect();
         let name = self.fn_name(&b.name.text);
-        let (params, result, body) = match self.define(&mut cx, &b.value, Vec::new()) {
+        let keep = self.kept.contains_key(&p.id);
+        let (params, result, body) = match self.define(&mut cx, &b.value, Vec::new(), keep) {
             Ok(d) => d,
             Err(Reported) => {
                 self.given_up.insert(p.id);
@@ -485,7 +548,7 @@ impl<'a> Lowerer<'a> {
         let f = self.reserve();
         let mut cx = Cx::new(Subst::default(), SmolStr::new_static("main"));
         let name = self.fn_name("main");
-        let (params, result, body) = match self.define(&mut cx, main, Vec::new()) {
+        let (params, result, body) = match self.define(&mut cx, main, Vec::new(), false) {
             Ok(d) if d.0.is_empty() => d,
             _ => {
                 self.given_up.insert(f);
@@ -500,19 +563,21 @@ impl<'a> Lowerer<'a> {
 
     /// Host code: replaces function `f`, an instance of a top-level
     /// binding, by a stub that applies the interpreter's value of the
-    /// binding to its parameters; whether it could. A binding that
-    /// computes before it returns a function is not stubbed: the stub's
-    /// callers would apply it to all its arguments at once.
+    /// binding to its parameters (as many as the function takes,
+    /// `kept`); whether it could.
     fn stub(&mut self, f: FnId) -> bool {
         let Some((b, subst)) = self.origins.get(&f).cloned() else { return false };
         if !self.interpreted.contains(&b.name.id) {
             return false;
         }
         let ty = apply(b.scheme.strip_foralls(), &subst);
-        let (params, result) = arrows(&ty);
-        if params.is_empty() || pmx_ast::visit::leading_lambdas(&b.value) != params.len() {
+        let (mut params, _) = arrows(&ty);
+        let n = self.kept.get(&f).copied().unwrap_or(params.len());
+        if params.is_empty() || pmx_ast::visit::leading_lambdas(&b.value) != n {
             return false;
         }
+        params.truncate(n);
+        let result = crate::subst::drop_params(&ty, n);
         let mut cx = Cx::new(subst, b.name.text.clone());
         let (Ok(fun_ty), Ok(result)) = (self.types.convert(&ty, &cx.subst), self.types.convert(&result, &cx.subst))
         else {
@@ -551,6 +616,7 @@ impl<'a> Lowerer<'a> {
         cx: &mut Cx,
         value: &pmx_ast::Expr,
         mut params: Vec<Var>,
+        keep: bool,
     ) -> Lowered<(Vec<Var>, Type, Block)> {
         let mut body = value;
         while let ExprKind::Lam { param, body: inner, .. } = &body.kind {
@@ -567,6 +633,11 @@ impl<'a> Lowerer<'a> {
         let mut out = Vec::new();
         let atom = if extra.is_empty() {
             self.value(cx, body, &mut out)?
+        } else if keep {
+            // Host code: the function returns the function value its body
+            // computes (`kept_arity`).
+            let a = self.value(cx, body, &mut out)?;
+            return Ok((params, a.ty(), Block { stmts: out, result: a }));
         } else if self.target == Target::Host && !computes_nothing(body) {
             // `lam x. e; lam y. ..` computes `e` once per partial
             // application in the interpreter; one function of both
@@ -644,6 +715,25 @@ pub(crate) fn shown_name(n: &pmx_ast::Name) -> SmolStr {
     } else {
         n.text.clone()
     }
+}
+
+/// Host code: how many arguments a function defined as `value`, of type
+/// `ty`, takes, where that is fewer than `ty`'s arrows: one that computes
+/// something before it returns a function keeps its own lambdas (`lam x.
+/// e; lam y. ..` computes `e` once per application to `x` in the
+/// interpreter; one function of both parameters would compute it at
+/// every call), and returns the function value. `None`: it takes one
+/// argument per arrow (eta-expanded where its body is a partial
+/// application). A value (no lambda) is `None` too: it is not a function
+/// of host code.
+pub fn kept_arity(value: &pmx_ast::Expr, ty: &pmx_ast::Ty) -> Option<usize> {
+    let mut body = value;
+    let mut k = 0;
+    while let ExprKind::Lam { body: inner, .. } = &body.kind {
+        k += 1;
+        body = inner;
+    }
+    (k > 0 && k < arrows(ty).0.len() && !computes_nothing(body)).then_some(k)
 }
 
 /// Whether evaluating `e` (a function value) computes nothing: a variable,

@@ -65,6 +65,15 @@ pub(crate) fn write_type(f: &mut dyn Write, t: &Type, variants: Option<&[Variant
             }
             f.write_str("}")
         }
+        Type::Opaque(b, args) if args.is_empty() => f.write_str(b.name()),
+        Type::Opaque(b, args) => {
+            write!(f, "({}", b.name())?;
+            for a in args {
+                f.write_str(" ")?;
+                write_type(f, a, variants)?;
+            }
+            f.write_str(")")
+        }
         Type::Variant(v) => match variants.and_then(|vs| vs.get(v.0 as usize)) {
             None => write!(f, "variant#{}", v.0),
             Some(d) if d.args.is_empty() => f.write_str(&d.name),

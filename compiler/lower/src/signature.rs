@@ -21,7 +21,7 @@ enum Sig {
     Tensor(Box<Sig>),
     Tuple(Vec<Sig>),
     Arrow(Box<Sig>, Box<Sig>),
-    /// `Ref a`, `Symbol`: no IR type is one.
+    /// `Ref a`, `Symbol`: host code's `Type::Opaque`.
     Opaque,
 }
 
@@ -103,7 +103,7 @@ fn fits(s: &Sig, t: &Type, vars: &mut FxHashMap<String, Type>) -> bool {
             }
         },
         (Sig::Int, Type::Int) | (Sig::Float, Type::Float) | (Sig::Bool, Type::Bool) | (Sig::Char, Type::Char) => true,
-        (Sig::Unit, Type::Unit) => true,
+        (Sig::Unit, Type::Unit) | (Sig::Opaque, Type::Opaque(..)) => true,
         (Sig::Seq(a), Type::Seq(b)) | (Sig::Tensor(a), Type::Tensor(b)) => fits(a, b, vars),
         (Sig::Arrow(a, r), Type::Fun(x, y)) => fits(a, x, vars) && fits(r, y, vars),
         (Sig::Tuple(items), Type::Record(fields)) => {

@@ -75,6 +75,15 @@ impl Types {
                 }
                 Type::Variant(self.variant(*id, name, &apply(t, s), targs)?)
             }
+            // Host code: the interpreter's value, given to its built-ins.
+            TyKind::Con(id, _, args) if self.functions => {
+                let b = id.as_builtin_type().expect("a built-in type (the arm above takes the others)");
+                let mut targs = Vec::with_capacity(args.len());
+                for a in args {
+                    targs.push(self.convert(a, s)?);
+                }
+                Type::Opaque(b, targs)
+            }
             TyKind::Con(..) | TyKind::Unknown => return Err(TypeError::Unsupported(t.clone())),
         })
     }

@@ -11,8 +11,15 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Ordering;
 
 pub fn validate(p: &Program) -> Vec<String> {
+    validate_only(p, &|_| true)
+}
+
+/// [`validate`], with the bodies of only the functions `checked` accepts
+/// (host code: those compiled; a function the lowering gave up on, and
+/// those that call it, are not).
+pub fn validate_only(p: &Program, checked: &dyn Fn(FnId) -> bool) -> Vec<String> {
     let mut v = Validator { p, problems: Vec::new(), defined: FxHashSet::default(), place: String::new() };
-    v.program();
+    v.program(checked);
     v.problems
 }
 
@@ -38,7 +45,7 @@ impl<'a> Validator<'a> {
         self.problems.push(format!("{}: {what}", self.place));
     }
 
-    fn program(&mut self) {
+    fn program(&mut self, checked: &dyn Fn(FnId) -> bool) {
         let p = self.p;
         for (i, v) in p.variants.iter().enumerate() {
             self.place = format!("type {} (#{i})", v.name);
@@ -83,7 +90,9 @@ impl<'a> Validator<'a> {
             if f.tail_recursive && !f.recursive {
                 self.problem("is marked tail-recursive but not recursive".into());
             }
-            self.body(&f.params, &f.result, &f.body);
+            if checked(f.id) {
+                self.body(&f.params, &f.result, &f.body);
+            }
         }
         let mut ids = FxHashSet::default();
         for e in &p.entries {
@@ -142,6 +151,12 @@ impl<'a> Validator<'a> {
                 }
                 self.ty(a);
                 self.ty(r);
+            }
+            Type::Opaque(_, args) => {
+                if self.p.target != crate::ir::Target::Host {
+                    self.problem(format!("the built-in type `{t}` in a program for {}", self.p.target.name()));
+                }
+                args.iter().for_each(|a| self.ty(a));
             }
             Type::Variant(v) if self.p.variant(*v).is_none() => self.problem(format!("no variant type #{}", v.0)),
             _ => {}

@@ -788,7 +788,7 @@ impl<'p> Body<'p> {
                 let f = self.variant_unpacker(types, t, span);
                 format!("{f}(&{base}[{k}], rt)")
             }
-            Type::Fun(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
+            Type::Fun(..) | Type::Opaque(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
         };
         *slot += 1;
         out

@@ -31,7 +31,7 @@ impl<'p> Types<'p> {
             Type::Unit => "pmx_unit".into(),
             Type::Seq(e) => format!("pmx_seq<{}>", self.c(e)),
             Type::Tensor(e) => format!("pmx_tensor<{}>", self.c(e)),
-            Type::Fun(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
+            Type::Fun(..) | Type::Opaque(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
             Type::Record(fields) => {
                 if let Some(n) = self.names.get(t) {
                     return n.clone();

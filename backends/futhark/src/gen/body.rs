@@ -145,7 +145,7 @@ fn sized_zero<'a>(t: &Type, sizes: &mut impl Iterator<Item = &'a Size>) -> Strin
             format!("{{{}}}", parts.join(", "))
         }
         Type::Unit | Type::Tensor(_) | Type::Variant(_) => "()".into(),
-        Type::Fun(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
+        Type::Fun(..) | Type::Opaque(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
     }
 }
 
@@ -454,7 +454,7 @@ impl<'p> Writer<'p> {
                 self.unsupported(format!("values of the variant type {name} in Futhark code"));
                 "()".into()
             }
-            Type::Fun(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
+            Type::Fun(..) | Type::Opaque(..) => unreachable!("{}", pmx_lower::HOST_ONLY),
         }
     }
 
