@@ -157,6 +157,17 @@ pub enum Step {
     },
     /// The `mexpr` body compiled to native code (`Natives`' `MAIN`).
     NativeMain(std::sync::Arc<crate::native::Native>),
+    /// A top-level value computed by native code (a native function of
+    /// no parameters, by the binding's identity), stored in a global.
+    NativeDefine {
+        global: u32,
+        native: std::sync::Arc<crate::native::Native>,
+    },
+    /// A top-level `utest` run by native code (`NameId::top_utest`).
+    NativeUtest {
+        span: pmx_ast::Span,
+        native: std::sync::Arc<crate::native::Native>,
+    },
 }
 
 pub struct Program {

@@ -105,8 +105,19 @@ pub fn compile_program(
     // be an unused `let x = never`, or hold a type error reported as a
     // warning.
     let live = pmx_ast::reach::Liveness::of(modules);
+    let mut utests = 0;
     for (mi, module) in modules.iter().enumerate() {
         for (ii, item) in module.items.iter().enumerate() {
+            if let Item::Utest(u) = item {
+                // Compiled to a native function of no parameters.
+                let id = NameId::top_utest(utests);
+                utests += 1;
+                if let (false, Some(native)) = (live.is_dead(mi, ii), c.natives.get(&id)) {
+                    steps.push(Step::NativeUtest { span: u.span, native: native.clone() });
+                    places.push(start(u.span));
+                    continue;
+                }
+            }
             if !live.is_dead(mi, ii) {
                 c.placed_item(item, &mut steps, &mut places);
             }
@@ -168,6 +179,11 @@ impl Compiler {
 
     fn item(&mut self, item: &Item, steps: &mut Vec<Step>) {
         match item {
+            // A value: computed by its native function.
+            Item::Let(b) if self.natives.get(&b.name.id).is_some_and(|n| n.arity == 0) => {
+                let global = self.global(b.name.id, &b.name.text);
+                steps.push(Step::NativeDefine { global, native: self.natives[&b.name.id].clone() });
+            }
             Item::Let(b) if self.natives.contains_key(&b.name.id) => {
                 let global = self.global(b.name.id, &b.name.text);
                 let code = crate::native::code(&self.natives[&b.name.id], &b.name.text, b.span);

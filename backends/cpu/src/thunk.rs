@@ -33,18 +33,24 @@ pub fn step(s: Step) -> StepThunk {
         }
         // The body's last call replaced its frame (a tail call): nothing
         // called the body, so that call is the trace's last frame.
-        Step::NativeMain(native) => StepThunk::Main {
-            slots: 0,
-            code: Box::new(move |m, _| {
-                (native.call)(m, &[]).map_err(|mut e| {
-                    if let Some((name, site)) = e.tail_call.take() {
-                        e.add_call(&name, site);
-                    }
-                    e
-                })
-            }),
-        },
+        Step::NativeMain(native) => StepThunk::Main { slots: 0, code: native_top(native) },
+        Step::NativeDefine { global, native } => StepThunk::Define { global, slots: 0, code: native_top(native) },
+        Step::NativeUtest { span, native } => StepThunk::Utest { slots: 0, span, utest: native_top(native) },
     }
+}
+
+/// A native function of no parameters run as a step. Its last call
+/// replaced its frame (a tail call): nothing called it, so that call is
+/// the trace's last frame, as where the interpreter evaluates the step.
+fn native_top(native: std::sync::Arc<crate::native::Native>) -> Thunk {
+    Box::new(move |m, _| {
+        (native.call)(m, &[]).map_err(|mut e| {
+            if let Some((name, site)) = e.tail_call.take() {
+                e.add_call(&name, site);
+            }
+            e
+        })
+    })
 }
 
 fn reads_of(codes: &[&Code]) -> FxHashSet<u32> {

@@ -62,7 +62,7 @@ fn plan(
     utests: &dyn Fn(Span) -> bool,
 ) -> Result<Plan, Vec<(SmolStr, String, Span)>> {
     let live = pmx_ast::reach::Liveness::of_run(modules, utests);
-    let candidates = roots::candidates(modules, &live);
+    let candidates = roots::candidates(modules, &live, utests);
     let refused = candidates.refused;
     if candidates.roots.is_empty() {
         return Err(refused.into_iter().map(|(_, n, w, s)| (n, w, s)).collect());

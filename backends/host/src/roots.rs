@@ -25,7 +25,7 @@ pub struct Candidates {
 }
 
 /// `live`: what the run reaches (`Liveness::of_run`).
-pub fn candidates(modules: &[&Module], live: &Liveness) -> Candidates {
+pub fn candidates(modules: &[&Module], live: &Liveness, utests: &dyn Fn(Span) -> bool) -> Candidates {
     let mut out = Candidates { roots: Vec::new(), refused: Vec::new() };
     // After `unsafeCoerce`, a value may not have the type native code
     // reads it at (the interpreter reports that; machine code could not).
@@ -38,20 +38,20 @@ pub fn candidates(modules: &[&Module], live: &Liveness) -> Candidates {
         ));
         return out;
     }
+    // A utest that runs: a function of no parameters.
+    for (id, u) in top_utests(modules, live).filter(|(_, u)| utests(u.span)) {
+        out.roots.push(Root { id, name: "utest".into(), span: u.span, arity: 0 });
+    }
     for item in live_items(modules, live) {
         for b in bindings(item) {
-            if !matches!(b.value.kind, ExprKind::Lam { .. }) {
+            // A top-level value (of a recursive group: never computed
+            // there) is one only for the interpreter.
+            if !matches!(b.value.kind, ExprKind::Lam { .. }) && !matches!(item, Item::Let(_)) {
                 continue;
             }
-            let mut arity = 0;
-            let mut t = b.scheme.strip_foralls();
-            while let Some((_, r)) = t.as_arrow() {
-                arity += 1;
-                t = r;
-            }
-            // One that computes before it returns a function takes its
-            // own lambdas' arguments, as the interpreter's closure does.
-            let arity = pmx_lower::kept_arity(&b.value, b.scheme.strip_foralls()).unwrap_or(arity);
+            // A value is computed by a function of no parameters, whose
+            // result the interpreter stores (`Step::NativeDefine`).
+            let arity = pmx_lower::host_arity(&b.value, b.scheme.strip_foralls());
             match why_not(&b.scheme) {
                 None => out.roots.push(Root { id: b.name.id, name: b.name.text.clone(), span: b.span, arity }),
                 Some(why) => out.refused.push((Some(b.name.id), b.name.text.clone(), why, b.span)),
@@ -150,15 +150,15 @@ pub fn used_by_interpreter(
 ) -> rustc_hash::FxHashSet<NameId> {
     let mut bodies: rustc_hash::FxHashMap<NameId, &pmx_ast::Expr> = Default::default();
     let mut work: Vec<&pmx_ast::Expr> = Vec::new();
-    for item in live_items(modules, live) {
-        if let Item::Utest(u) = item {
-            if utests(u.span) {
-                work.extend([&u.test, &u.expected].into_iter().chain(u.using.iter()).chain(u.on_fail.iter()));
-            }
+    for (id, u) in top_utests(modules, live) {
+        if utests(u.span) && !compiled.contains(&id) {
+            work.extend([&u.test, &u.expected].into_iter().chain(u.using.iter()).chain(u.on_fail.iter()));
         }
+    }
+    for item in live_items(modules, live) {
         for b in bindings(item) {
             bodies.insert(b.name.id, &b.value);
-            if !matches!(b.value.kind, ExprKind::Lam { .. }) {
+            if !matches!(b.value.kind, ExprKind::Lam { .. }) && !compiled.contains(&b.name.id) {
                 work.push(&b.value);
             }
         }
@@ -177,6 +177,25 @@ pub fn used_by_interpreter(
         }
     }
     used
+}
+
+/// The top-level utests a run reaches, each with its identity
+/// (`NameId::top_utest`: counting every utest item, in load order).
+pub fn top_utests<'a>(
+    modules: &'a [&'a Module],
+    live: &'a Liveness,
+) -> impl Iterator<Item = (NameId, &'a pmx_ast::Utest)> + 'a {
+    modules
+        .iter()
+        .enumerate()
+        .flat_map(|(mi, m)| m.items.iter().enumerate().map(move |(ii, item)| (mi, ii, item)))
+        .filter_map(|(mi, ii, item)| match item {
+            Item::Utest(u) => Some((mi, ii, u)),
+            _ => None,
+        })
+        .enumerate()
+        .filter(|(_, (mi, ii, _))| !live.is_dead(*mi, *ii))
+        .map(|(n, (_, _, u))| (NameId::top_utest(n as u32), u))
 }
 
 /// The items of the modules that a run reaches.

@@ -22,6 +22,18 @@ impl NameId {
     /// tier's functions) is keyed by binding.
     pub const MAIN: NameId = NameId { file: FileId(u32::MAX - 2), index: 0 };
 
+    /// The `n`th top-level `utest` of a program (counting every item of
+    /// its modules in load order), where something (the native host
+    /// tier's functions) is keyed by binding.
+    pub fn top_utest(n: u32) -> NameId {
+        NameId { file: FileId(u32::MAX - 3), index: n }
+    }
+
+    /// `n` where this is `top_utest(n)`.
+    pub fn as_top_utest(self) -> Option<u32> {
+        (self.file == FileId(u32::MAX - 3)).then_some(self.index)
+    }
+
     pub fn builtin(b: Builtin) -> NameId {
         NameId { file: FileId::BUILTIN, index: b as u32 }
     }

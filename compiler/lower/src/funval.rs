@@ -122,7 +122,11 @@ impl Lowerer<'_> {
         out: &mut Vec<Stmt>,
     ) -> Lowered<FunVal> {
         if let ExprKind::Var(n) = &head.kind {
-            if cx.get(n.id).is_none() && n.id.as_builtin().is_none() && self.is_top_level(n.id) {
+            if cx.get(n.id).is_none()
+                && n.id.as_builtin().is_none()
+                && self.is_top_level(n.id)
+                && !self.computed_function(n.id)
+            {
                 let from_args =
                     args.iter().rev().fold(result.clone(), |acc, a| Ty::arrow(apply(&a.ty, &cx.subst), acc));
                 let own = apply(&head.ty, &cx.subst);

@@ -62,6 +62,9 @@ pub(crate) struct Lowerer<'a> {
     /// Host code: the functions that take fewer arguments than their
     /// type's arrows (`kept_arity`), and how many.
     pub(crate) kept: FxHashMap<FnId, usize>,
+    /// Host code: the program's top-level utests, in order
+    /// (`NameId::top_utest`).
+    top_utests: Vec<&'a pmx_ast::Utest>,
     /// Host code: functions of the `mexpr` body lowered as top-level ones
     /// (`defer_in_main`).
     pub(crate) deferred: FxHashSet<NameId>,
@@ -128,6 +131,9 @@ pub fn lower_host(
             if *id == NameId::MAIN {
                 return l.main_function();
             }
+            if let Some(n) = id.as_top_utest() {
+                return l.utest_function(n as usize);
+            }
             let span = l.decls.get(id).map_or(Span::BUILTIN, |b| b.span);
             l.instance(*id, &[], span).ok().map(|(f, _)| f)
         })
@@ -160,6 +166,7 @@ impl<'a> Lowerer<'a> {
             host_sites: FxHashMap::default(),
             kept: FxHashMap::default(),
             deferred: FxHashSet::default(),
+            top_utests: Vec::new(),
             main: None,
             running_utests: FxHashSet::default(),
             using_names: Vec::new(),
@@ -273,7 +280,11 @@ impl<'a> Lowerer<'a> {
                     self.externals.insert(d.name.id, d);
                     cur = rest;
                 }
-                ExprKind::TypeDecl(_, rest) | ExprKind::ConDecl(_, rest) | ExprKind::Utest(_, rest) => cur = rest,
+                ExprKind::Utest(u, rest) => {
+                    self.top_utests.push(u);
+                    cur = rest;
+                }
+                ExprKind::TypeDecl(_, rest) | ExprKind::ConDecl(_, rest) => cur = rest,
                 _ => return,
             }
         }
@@ -450,6 +461,7 @@ impl<'a> Lowerer<'a> {
     /// native code reads where the interpreter keeps it rather than
     /// computing it again at each use.
     pub fn computed_function(&self, id: NameId) -> bool {
+        // (`host_arity` 0 for a function type.)
         self.target == Target::Host
             && self.interpreted.contains(&id)
             && self.decls.get(&id).is_some_and(|b| {
@@ -507,7 +519,8 @@ impl<'a> Lowerer<'a> {
         self.instances.insert((id, key), f);
         if self.target == Target::Host {
             self.origins.insert(f, (b, map.clone()));
-            if let Some(k) = kept_arity(&b.value, &ty) {
+            let k = host_arity(&b.value, &ty);
+            if k < arrows(&ty).0.len() {
                 self.kept.insert(f, k);
             }
         }
@@ -558,6 +571,26 @@ impl<'a> Lowerer<'a> {
         let shown = SmolStr::new_static("mexpr");
         self.functions[f.0 as usize] =
             Some(Function::new(f, name, shown.clone(), shown, main.span, params, result, body));
+        Some(f)
+    }
+
+    /// Host code: the program's `n`th top-level utest as a function of no
+    /// parameters (`None` where it cannot be lowered: reported).
+    fn utest_function(&mut self, n: usize) -> Option<FnId> {
+        let u = *self.top_utests.get(n)?;
+        let f = self.reserve();
+        let mut cx = Cx::new(Subst::default(), SmolStr::new_static("utest"));
+        let name = self.fn_name("utest");
+        let mut stmts = Vec::new();
+        let (params, result, body) = match self.utest(&mut cx, u, &mut stmts) {
+            Ok(()) => (Vec::new(), Type::Unit, Block { stmts, result: Atom::Lit(Lit::Unit) }),
+            Err(Reported) => {
+                self.given_up.insert(f);
+                self.given_up(&mut cx, u.span)
+            }
+        };
+        let shown = SmolStr::new_static("utest");
+        self.functions[f.0 as usize] = Some(Function::new(f, name, shown.clone(), shown, u.span, params, result, body));
         Some(f)
     }
 
@@ -734,6 +767,19 @@ pub fn kept_arity(value: &pmx_ast::Expr, ty: &pmx_ast::Ty) -> Option<usize> {
         body = inner;
     }
     (k > 0 && k < arrows(ty).0.len() && !computes_nothing(body)).then_some(k)
+}
+
+/// Host code: how many arguments the native function that stands for a
+/// top-level binding of `value`, of type `ty`, takes: one per arrow, but
+/// for a function that keeps its own lambdas (`kept_arity`) and a value
+/// that computes something (none: the function computes the value).
+pub fn host_arity(value: &pmx_ast::Expr, ty: &pmx_ast::Ty) -> usize {
+    let arrows = arrows(ty).0.len();
+    match &value.kind {
+        ExprKind::Lam { .. } => kept_arity(value, ty).unwrap_or(arrows),
+        _ if computes_nothing(value) => arrows,
+        _ => 0,
+    }
 }
 
 /// Whether evaluating `e` (a function value) computes nothing: a variable,
