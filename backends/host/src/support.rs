@@ -35,6 +35,10 @@ pub fn native(program: &Program, t: &Type) -> bool {
             // A reference or symbol: the interpreter's, held by pointer.
             Type::Opaque(_, args) => args.iter().all(|a| go(program, a, seen)),
             Type::Variant(v) if seen.contains(v) => true,
+            // An abstract type (`type Thread a`, no constructor): its
+            // values are the runtime's own (a thread's is an `Int`), which
+            // native code does not hold as a variant's yet.
+            Type::Variant(v) if program.variants[v.0 as usize].constructors.is_empty() => false,
             Type::Variant(v) => {
                 seen.push(*v);
                 program.variants[v.0 as usize].constructors.iter().all(|c| go(program, &c.payload, seen))
