@@ -28,6 +28,14 @@ pub fn scalar(t: &Type) -> bool {
 pub fn native(program: &Program, t: &Type) -> bool {
     fn go(program: &Program, t: &Type, seen: &mut Vec<pmx_lower::VariantId>) -> bool {
         match t {
+            // A sequence of values of an abstract type (`type Thread a`,
+            // no constructor; the runtime's own values, a thread's an
+            // `Int`): building one natively gives a sequence the runtime
+            // misreads (`create n (lam. threadSpawn f)`, then
+            // `threadJoin` of an element), not found yet.
+            Type::Seq(e) if matches!(&**e, Type::Variant(v) if program.variants[v.0 as usize].constructors.is_empty()) => {
+                false
+            }
             Type::Seq(e) | Type::Tensor(e) => go(program, e, seen),
             Type::Record(fields) => fields.iter().all(|(_, f)| go(program, f, seen)),
             // A function value: the interpreter's, held by pointer.
@@ -35,10 +43,6 @@ pub fn native(program: &Program, t: &Type) -> bool {
             // A reference or symbol: the interpreter's, held by pointer.
             Type::Opaque(_, args) => args.iter().all(|a| go(program, a, seen)),
             Type::Variant(v) if seen.contains(v) => true,
-            // An abstract type (`type Thread a`, no constructor): its
-            // values are the runtime's own (a thread's is an `Int`), which
-            // native code does not hold as a variant's yet.
-            Type::Variant(v) if program.variants[v.0 as usize].constructors.is_empty() => false,
             Type::Variant(v) => {
                 seen.push(*v);
                 program.variants[v.0 as usize].constructors.iter().all(|c| go(program, &c.payload, seen))
