@@ -105,21 +105,20 @@ pub fn compile_program(
     // be an unused `let x = never`, or hold a type error reported as a
     // warning.
     let live = pmx_ast::reach::Liveness::of(modules);
-    let mut utests = 0;
+    // Utests compiled to native functions of no parameters.
+    let native_utests: FxHashMap<(usize, usize), Arc<crate::native::Native>> =
+        pmx_ast::top_utests(modules).filter_map(|(at, id, _)| Some((at, c.natives.get(&id)?.clone()))).collect();
     for (mi, module) in modules.iter().enumerate() {
         for (ii, item) in module.items.iter().enumerate() {
-            if let Item::Utest(u) = item {
-                // Compiled to a native function of no parameters.
-                let id = NameId::top_utest(utests);
-                utests += 1;
-                if let (false, Some(native)) = (live.is_dead(mi, ii), c.natives.get(&id)) {
+            if live.is_dead(mi, ii) {
+                continue;
+            }
+            match (item, native_utests.get(&(mi, ii))) {
+                (Item::Utest(u), Some(native)) => {
                     steps.push(Step::NativeUtest { span: u.span, native: native.clone() });
                     places.push(start(u.span));
-                    continue;
                 }
-            }
-            if !live.is_dead(mi, ii) {
-                c.placed_item(item, &mut steps, &mut places);
+                _ => c.placed_item(item, &mut steps, &mut places),
             }
         }
     }

@@ -74,7 +74,7 @@ fn plan(
     // Each `accelerate` becomes a binding of its own there, which calls
     // the engine of the boundary at its span.
     let (program, lifted) = pmx_accelerate::lift_with(pmx_accelerate::program::to_expr(modules), true);
-    let ids: Vec<pmx_ast::NameId> = candidates.roots.iter().map(|r| r.id).collect();
+    let ids: Vec<(pmx_ast::NameId, Span)> = candidates.roots.iter().map(|r| (r.id, r.span)).collect();
     let main = modules.last().and_then(|m| m.main.as_ref()).map(|m| m.span);
     let running = running_utests(modules, utests);
     let (lowered, asked, diags) =
@@ -121,7 +121,8 @@ fn plan(
     // A function refused as a root runs in the interpreter where code the
     // interpreter runs uses it (compiled code has its own instances).
     let compiled: rustc_hash::FxHashSet<pmx_ast::NameId> = entries.iter().map(|(r, _)| r.id).collect();
-    let interpreted: Vec<pmx_ast::NameId> = ids.into_iter().filter(|id| !compiled.contains(id)).collect();
+    let interpreted: Vec<pmx_ast::NameId> =
+        ids.into_iter().map(|(id, _)| id).filter(|id| !compiled.contains(id)).collect();
     let used = roots::used_by_interpreter(modules, &live, utests, &compiled, &interpreted);
     let mut shown: Vec<(SmolStr, String, Span)> = refused
         .into_iter()

@@ -180,22 +180,12 @@ pub fn used_by_interpreter(
 }
 
 /// The top-level utests a run reaches, each with its identity
-/// (`NameId::top_utest`: counting every utest item, in load order).
-pub fn top_utests<'a>(
+/// (`pmx_ast::top_utests`).
+fn top_utests<'a>(
     modules: &'a [&'a Module],
     live: &'a Liveness,
 ) -> impl Iterator<Item = (NameId, &'a pmx_ast::Utest)> + 'a {
-    modules
-        .iter()
-        .enumerate()
-        .flat_map(|(mi, m)| m.items.iter().enumerate().map(move |(ii, item)| (mi, ii, item)))
-        .filter_map(|(mi, ii, item)| match item {
-            Item::Utest(u) => Some((mi, ii, u)),
-            _ => None,
-        })
-        .enumerate()
-        .filter(|(_, (mi, ii, _))| !live.is_dead(*mi, *ii))
-        .map(|(n, (_, _, u))| (NameId::top_utest(n as u32), u))
+    pmx_ast::top_utests(modules).filter(|((mi, ii), ..)| !live.is_dead(*mi, *ii)).map(|(_, id, u)| (id, u))
 }
 
 /// The items of the modules that a run reaches.

@@ -210,6 +210,25 @@ impl Item {
     }
 }
 
+/// The top-level utests of a program's modules (in load order), each
+/// with where it is (module, item) and its identity (`NameId::top_utest`:
+/// the utests numbered in that order), the one numbering every tier
+/// keys them by.
+pub fn top_utests<'a>(
+    modules: &'a [&'a Module],
+) -> impl Iterator<Item = ((usize, usize), crate::NameId, &'a Utest)> + 'a {
+    modules
+        .iter()
+        .enumerate()
+        .flat_map(|(mi, m)| m.items.iter().enumerate().map(move |(ii, item)| ((mi, ii), item)))
+        .filter_map(|(at, item)| match item {
+            Item::Utest(u) => Some((at, u)),
+            _ => None,
+        })
+        .enumerate()
+        .map(|(n, (at, u))| (at, crate::NameId::top_utest(n as u32), u))
+}
+
 /// One source file: its includes, its declarations and its `mexpr` body.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Module {

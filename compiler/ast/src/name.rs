@@ -22,16 +22,16 @@ impl NameId {
     /// tier's functions) is keyed by binding.
     pub const MAIN: NameId = NameId { file: FileId(u32::MAX - 2), index: 0 };
 
-    /// The `n`th top-level `utest` of a program (counting every item of
-    /// its modules in load order), where something (the native host
-    /// tier's functions) is keyed by binding.
+    /// The `n`th top-level `utest` of a program (`top_utests` numbers
+    /// them), where something (the native host tier's functions) is keyed
+    /// by binding.
     pub fn top_utest(n: u32) -> NameId {
         NameId { file: FileId(u32::MAX - 3), index: n }
     }
 
-    /// `n` where this is `top_utest(n)`.
-    pub fn as_top_utest(self) -> Option<u32> {
-        (self.file == FileId(u32::MAX - 3)).then_some(self.index)
+    /// Whether this is a `top_utest`'s.
+    pub fn is_top_utest(self) -> bool {
+        self.file == FileId(u32::MAX - 3)
     }
 
     pub fn builtin(b: Builtin) -> NameId {

@@ -56,13 +56,18 @@ pub fn children<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
 /// returns a function, which code generators that make one function of
 /// all the parameters must refuse (they would compute it at every call).
 pub fn leading_lambdas(e: &Expr) -> usize {
+    under_lambdas(e).0
+}
+
+/// [`leading_lambdas`], and the body they leave.
+pub fn under_lambdas(e: &Expr) -> (usize, &Expr) {
     let mut n = 0;
     let mut v = e;
     while let ExprKind::Lam { body, .. } = &v.kind {
         n += 1;
         v = body;
     }
-    n
+    (n, v)
 }
 
 /// Calls `f` on each direct sub-expression of `e`, mutably.

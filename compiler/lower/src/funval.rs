@@ -165,7 +165,7 @@ impl Lowerer<'_> {
     /// How many arguments a callee takes before it computes, where that
     /// may be fewer than its type's arrows (host code: a built-in whose
     /// result is a function value, `get fs i`, or a function that
-    /// computes before it returns one, `kept_arity`).
+    /// computes before it returns one, `host_arity`).
     fn own_arity(&self, callee: Callee) -> Option<usize> {
         match callee {
             _ if self.target != Target::Host => None,
@@ -397,7 +397,7 @@ impl Lowerer<'_> {
         let result = self.ty(cx, &result_ty, span)?;
         let direct = match f.callee {
             // One that takes fewer arguments than the keyword passes
-            // (`kept_arity`) is applied by a wrapper.
+            // (`host_arity`) is applied by a wrapper.
             Callee::Function(id) => self.kept.get(&id).is_none_or(|k| *k == f.args.len() + n),
             Callee::Math(_) | Callee::Value => true,
             Callee::Builtin(b) => signature::is_primitive(b),

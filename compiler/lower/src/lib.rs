@@ -78,7 +78,7 @@ mod validate;
 mod tests;
 
 pub use ir::*;
-pub use lower::{host_arity, kept_arity, lower, lower_host};
+pub use lower::{host_arity, lower, lower_host};
 pub use order::callees;
 pub use pmx_diagnostics::Diagnostic;
 pub use print::{print, print_only};

@@ -60,11 +60,10 @@ pub(crate) struct Lowerer<'a> {
     /// stub can apply only those.
     interpreted: FxHashSet<NameId>,
     /// Host code: the functions that take fewer arguments than their
-    /// type's arrows (`kept_arity`), and how many.
+    /// type's arrows (`host_arity`), and how many.
     pub(crate) kept: FxHashMap<FnId, usize>,
-    /// Host code: the program's top-level utests, in order
-    /// (`NameId::top_utest`).
-    top_utests: Vec<&'a pmx_ast::Utest>,
+    /// Host code: the program's top-level utests, by span.
+    top_utests: FxHashMap<Span, &'a pmx_ast::Utest>,
     /// Host code: functions of the `mexpr` body lowered as top-level ones
     /// (`defer_in_main`).
     pub(crate) deferred: FxHashSet<NameId>,
@@ -106,15 +105,17 @@ pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>
 /// did not (what the native host tier reports as its reasons to leave a
 /// function to the interpreter).
 ///
-/// `roots` may hold [`NameId::MAIN`]: the program's `mexpr` body (the
-/// expression of the chain at span `main`, whose own `let`s are not
-/// declarations), lowered as a function of no parameters named `main`.
+/// `roots`: each with its span (a binding's, or a utest's); they may hold
+/// [`NameId::MAIN`]: the program's `mexpr` body (the expression of the
+/// chain at span `main`, whose own `let`s are not declarations), lowered
+/// as a function of no parameters named `main`, and top-level utests
+/// (`NameId::top_utest`), each a function of no parameters.
 /// `interpreted`: the top-level bindings the interpreter defines, which
 /// a function that cannot be lowered may apply instead (a stub);
 /// `running_utests`: the utests that run (by span).
 pub fn lower_host(
     program: &pmx_ast::Expr,
-    roots: &[NameId],
+    roots: &[(NameId, Span)],
     interpreted: &FxHashSet<NameId>,
     main: Option<Span>,
     running_utests: &FxHashSet<Span>,
@@ -127,15 +128,14 @@ pub fn lower_host(
     l.running_utests = running_utests.clone();
     let asked: Vec<Option<FnId>> = roots
         .iter()
-        .map(|id| {
+        .map(|(id, span)| {
             if *id == NameId::MAIN {
                 return l.main_function();
             }
-            if let Some(n) = id.as_top_utest() {
-                return l.utest_function(n as usize);
+            if id.is_top_utest() {
+                return l.utest_function(*span);
             }
-            let span = l.decls.get(id).map_or(Span::BUILTIN, |b| b.span);
-            l.instance(*id, &[], span).ok().map(|(f, _)| f)
+            l.instance(*id, &[], *span).ok().map(|(f, _)| f)
         })
         .collect();
     l.finish(Vec::new(), &asked)
@@ -166,7 +166,7 @@ impl<'a> Lowerer<'a> {
             host_sites: FxHashMap::default(),
             kept: FxHashMap::default(),
             deferred: FxHashSet::default(),
-            top_utests: Vec::new(),
+            top_utests: FxHashMap::default(),
             main: None,
             running_utests: FxHashSet::default(),
             using_names: Vec::new(),
@@ -258,6 +258,7 @@ impl<'a> Lowerer<'a> {
     /// The declarations of the program's chain; with `main`, the chain
     /// ends at the expression at that span (the `mexpr` body).
     fn collect(&mut self, program: &'a pmx_ast::Expr, main: Option<Span>) {
+        use pmx_accelerate::chain::{self, Decl};
         let mut cur = program;
         loop {
             if Some(cur.span) == main {
@@ -265,27 +266,19 @@ impl<'a> Lowerer<'a> {
                 self.defer_in_main(cur);
                 return;
             }
-            match &cur.kind {
-                ExprKind::Let(b, rest) => {
+            let Some((d, rest)) = chain::split(cur) else { return };
+            cur = rest;
+            match d {
+                Decl::Let(_) | Decl::Rec(_) => d.bindings().iter().for_each(|b| {
                     self.decls.insert(b.name.id, b);
-                    cur = rest;
+                }),
+                Decl::External(x) => {
+                    self.externals.insert(x.name.id, x);
                 }
-                ExprKind::RecLets(bs, rest) => {
-                    bs.iter().for_each(|b| {
-                        self.decls.insert(b.name.id, b);
-                    });
-                    cur = rest;
+                Decl::Utest(u) => {
+                    self.top_utests.insert(u.span, u);
                 }
-                ExprKind::External(d, rest) => {
-                    self.externals.insert(d.name.id, d);
-                    cur = rest;
-                }
-                ExprKind::Utest(u, rest) => {
-                    self.top_utests.push(u);
-                    cur = rest;
-                }
-                ExprKind::TypeDecl(_, rest) | ExprKind::ConDecl(_, rest) => cur = rest,
-                _ => return,
+                Decl::Type(_) | Decl::Con(_) => {}
             }
         }
     }
@@ -297,27 +290,14 @@ impl<'a> Lowerer<'a> {
     /// rather than in place at none; one that nothing lowered uses is
     /// never lowered.
     fn defer_in_main(&mut self, main: &'a pmx_ast::Expr) {
-        let mut cur = main;
-        loop {
-            let (bs, group): (&'a [Binding], bool) = match &cur.kind {
-                ExprKind::Let(b, rest) => {
-                    cur = rest;
-                    (std::slice::from_ref(&**b), false)
-                }
-                ExprKind::RecLets(bs, rest) => {
-                    cur = rest;
-                    (bs, true)
-                }
-                ExprKind::TypeDecl(_, rest) | ExprKind::ConDecl(_, rest) | ExprKind::Utest(_, rest) => {
-                    cur = rest;
-                    continue;
-                }
-                _ => return,
-            };
+        use pmx_accelerate::chain::{self, Decl};
+        for (d, _) in chain::decls(main) {
             // A recursive group has no place in a body (its functions
             // call each other by name), so it is lowered so too.
+            let group = matches!(d, Decl::Rec(_));
+            let bs = d.bindings();
             let poly = |b: &Binding| !type_vars(&b.scheme).is_empty();
-            if bs.iter().all(|b| matches!(b.value.kind, ExprKind::Lam { .. }) && (group || poly(b))) {
+            if !bs.is_empty() && bs.iter().all(|b| matches!(b.value.kind, ExprKind::Lam { .. }) && (group || poly(b))) {
                 for b in bs {
                     self.decls.insert(b.name.id, b);
                     self.deferred.insert(b.name.id);
@@ -461,13 +441,10 @@ impl<'a> Lowerer<'a> {
     /// native code reads where the interpreter keeps it rather than
     /// computing it again at each use.
     pub fn computed_function(&self, id: NameId) -> bool {
-        // (`host_arity` 0 for a function type.)
         self.target == Target::Host
             && self.interpreted.contains(&id)
             && self.decls.get(&id).is_some_and(|b| {
-                !matches!(b.value.kind, ExprKind::Lam { .. })
-                    && !computes_nothing(&b.value)
-                    && type_vars(&b.scheme).is_empty()
+                type_vars(&b.scheme).is_empty() && b.scheme.as_arrow().is_some() && host_arity(&b.value, &b.scheme) == 0
             })
     }
 
@@ -574,10 +551,10 @@ impl<'a> Lowerer<'a> {
         Some(f)
     }
 
-    /// Host code: the program's `n`th top-level utest as a function of no
-    /// parameters (`None` where it cannot be lowered: reported).
-    fn utest_function(&mut self, n: usize) -> Option<FnId> {
-        let u = *self.top_utests.get(n)?;
+    /// Host code: the program's top-level utest at `span` as a function
+    /// of no parameters (`None` where it cannot be lowered: reported).
+    fn utest_function(&mut self, span: Span) -> Option<FnId> {
+        let u = *self.top_utests.get(&span)?;
         let f = self.reserve();
         let mut cx = Cx::new(Subst::default(), SmolStr::new_static("utest"));
         let name = self.fn_name("utest");
@@ -668,7 +645,7 @@ impl<'a> Lowerer<'a> {
             self.value(cx, body, &mut out)?
         } else if keep {
             // Host code: the function returns the function value its body
-            // computes (`kept_arity`).
+            // computes (`host_arity`).
             let a = self.value(cx, body, &mut out)?;
             return Ok((params, a.ty(), Block { stmts: out, result: a }));
         } else if self.target == Target::Host && !computes_nothing(body) {
@@ -750,35 +727,23 @@ pub(crate) fn shown_name(n: &pmx_ast::Name) -> SmolStr {
     }
 }
 
-/// Host code: how many arguments a function defined as `value`, of type
-/// `ty`, takes, where that is fewer than `ty`'s arrows: one that computes
-/// something before it returns a function keeps its own lambdas (`lam x.
-/// e; lam y. ..` computes `e` once per application to `x` in the
-/// interpreter; one function of both parameters would compute it at
-/// every call), and returns the function value. `None`: it takes one
-/// argument per arrow (eta-expanded where its body is a partial
-/// application). A value (no lambda) is `None` too: it is not a function
-/// of host code.
-pub fn kept_arity(value: &pmx_ast::Expr, ty: &pmx_ast::Ty) -> Option<usize> {
-    let mut body = value;
-    let mut k = 0;
-    while let ExprKind::Lam { body: inner, .. } = &body.kind {
-        k += 1;
-        body = inner;
-    }
-    (k > 0 && k < arrows(ty).0.len() && !computes_nothing(body)).then_some(k)
-}
-
 /// Host code: how many arguments the native function that stands for a
-/// top-level binding of `value`, of type `ty`, takes: one per arrow, but
-/// for a function that keeps its own lambdas (`kept_arity`) and a value
-/// that computes something (none: the function computes the value).
+/// top-level binding of `value`, of type `ty`, takes: one per arrow of
+/// `ty` where what its lambdas leave computes nothing (a partial
+/// application is eta-expanded), else as many as its lambdas. So a
+/// function that computes something before it returns a function keeps
+/// its own lambdas (`lam x. e; lam y. ..` computes `e` once per
+/// application to `x` in the interpreter; one function of both
+/// parameters would compute it at every call) and returns the function
+/// value, and a value that computes something takes none (the function
+/// computes the value).
 pub fn host_arity(value: &pmx_ast::Expr, ty: &pmx_ast::Ty) -> usize {
+    let (lambdas, body) = pmx_ast::visit::under_lambdas(value);
     let arrows = arrows(ty).0.len();
-    match &value.kind {
-        ExprKind::Lam { .. } => kept_arity(value, ty).unwrap_or(arrows),
-        _ if computes_nothing(value) => arrows,
-        _ => 0,
+    if lambdas < arrows && computes_nothing(body) {
+        arrows
+    } else {
+        lambdas
     }
 }
 
