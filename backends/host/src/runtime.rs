@@ -452,13 +452,14 @@ pub extern "C" fn call_builtin(ctx: *mut Ctx, id: u64, words: *const u64) -> u64
             (pmx_cpu::accelerate::run_binding(m, *id, args, call.span), name.as_str())
         }
     };
-    result_word(ctx, r, call.result, &format!("`{what}`"), call.span)
+    result_word(ctx, r, call.result, &format_args!("`{what}`"), call.span)
 }
 
 /// The result of a call into the interpreter's runtime as a word of kind
 /// `kind` (a boxed value in a box of its own), or its failure recorded
-/// (`what`: the callee, should a result not be of its kind).
-fn result_word(ctx: &mut Ctx, r: pmx_cpu::Res<Value>, kind: Kind, what: &str, span: Span) -> u64 {
+/// (`what`: the callee, should a result not be of its kind; written only
+/// then, as this is on every runtime call's path).
+fn result_word(ctx: &mut Ctx, r: pmx_cpu::Res<Value>, kind: Kind, what: &dyn std::fmt::Display, span: Span) -> u64 {
     match r {
         Ok(v) => match kind.scalar_word(&v) {
             Some(w) => w,
@@ -501,7 +502,7 @@ pub extern "C" fn apply(ctx: *mut Ctx, id: u64, f: *const Value, words: *const u
     // Safety: as in `call_builtin`.
     let m = unsafe { &mut *ctx.machine };
     let r = m.apply(f, args, call.span);
-    let w = result_word(ctx, r, call.result, "a function value", call.span);
+    let w = result_word(ctx, r, call.result, &"a function value", call.span);
     finish_apply(ctx, tables, w, tail)
 }
 
