@@ -316,11 +316,12 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
             }
             match chosen {
                 Ok(choice) => {
-                    profile = Some(choice.profile);
+                    profile = Some(choice.profile.clone());
                     Some(pmx_cpu::Accelerated {
                         program: a.extracted.clone(),
                         boundaries: a.accelerates.iter().map(|x| x.boundary.clone()).collect(),
                         engines: choice.engines,
+                        profile: choice.profile,
                     })
                 }
                 // A build that fails in generated code is a bug in pmx
@@ -470,8 +471,14 @@ fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, all: 
             print!("{}", pmx_host::host_ir(&modules, &boundaries, &render::locator(&db)));
             return ExitCode::SUCCESS;
         }
-        Stage::Cuda => return emit_cuda(&db, &analysis, output, unchecked, color),
-        Stage::Futhark => return emit_futhark(&db, &analysis, output, unchecked, color),
+        Stage::Cuda => {
+            let code = pmx_diagnostics::Code::CudaUnsupported;
+            return emit_generated(pmx_cuda::gen::Cuda, code, &db, &analysis, output, unchecked, color);
+        }
+        Stage::Futhark => {
+            let code = pmx_diagnostics::Code::FutharkUnsupported;
+            return emit_generated(pmx_futhark::gen::Futhark, code, &db, &analysis, output, unchecked, color);
+        }
     };
     let mut module = pmx_accelerate::program::to_module(program);
     let mut text = String::new();
@@ -511,62 +518,31 @@ fn write_output(output: Option<&Path>, text: &str) -> ExitCode {
     }
 }
 
-/// The generated CUDA C++ of the program's CUDA-class bindings.
-fn emit_cuda(
+/// The generated program of one class of bindings (`pmx emit --stage
+/// cuda|futhark`), through the generators' seam; what the generator does
+/// not take is an error `code`.
+fn emit_generated<G: pmx_lower::Generator>(
+    generator: G,
+    code: pmx_diagnostics::Code,
     db: &Database,
     analysis: &pmx_accelerate::Analysis,
     output: Option<&Path>,
     unchecked: bool,
     color: &OutputArgs,
 ) -> ExitCode {
-    let (program, diagnostics) = pmx_lower::lower(analysis, pmx_accelerate::Backend::Cuda);
+    let (program, diagnostics) = pmx_lower::lower(analysis, G::BACKEND);
     if !diagnostics.is_empty() {
         render::human(db, &diagnostics, color);
         return ExitCode::from(1);
     }
-    let options = pmx_cuda::gen::Options { checked: !unchecked };
-    match pmx_cuda::gen::generate(&program, &render::locator(db), options) {
-        Ok(g) => write_output(output, &g.source),
+    let options = pmx_lower::Options { checked: !unchecked, ..pmx_lower::Options::RUN };
+    match generator.generate(&program, &render::locator(db), &options) {
+        Ok(g) => write_output(output, pmx_lower::Generated::source(&g)),
         Err(errors) => {
+            let label = format!("the {} generator does not take this yet", G::BACKEND.name());
             let diagnostics: Vec<pmx_diagnostics::Diagnostic> = errors
                 .into_iter()
-                .map(|e| {
-                    pmx_diagnostics::Diagnostic::error(pmx_diagnostics::Code::CudaUnsupported, e.span, e.message)
-                        .with_label("the CUDA generator does not take this yet")
-                })
-                .collect();
-            render::human(db, &diagnostics, color);
-            ExitCode::from(1)
-        }
-    }
-}
-
-/// The generated Futhark program of the program's Futhark-class bindings.
-fn emit_futhark(
-    db: &Database,
-    analysis: &pmx_accelerate::Analysis,
-    output: Option<&Path>,
-    unchecked: bool,
-    color: &OutputArgs,
-) -> ExitCode {
-    let (program, diagnostics) = pmx_lower::lower(analysis, pmx_accelerate::Backend::Futhark);
-    if !diagnostics.is_empty() {
-        render::human(db, &diagnostics, color);
-        return ExitCode::from(1);
-    }
-    match pmx_futhark::gen::generate(
-        &program,
-        &render::locator(db),
-        &pmx_futhark::gen::Options { checked: !unchecked, ..pmx_futhark::gen::Options::RUN },
-    ) {
-        Ok(g) => write_output(output, &g.source),
-        Err(errors) => {
-            let diagnostics: Vec<pmx_diagnostics::Diagnostic> = errors
-                .into_iter()
-                .map(|e| {
-                    pmx_diagnostics::Diagnostic::error(pmx_diagnostics::Code::FutharkUnsupported, e.span, e.message)
-                        .with_label("the Futhark generator does not take this yet")
-                })
+                .map(|e| pmx_diagnostics::Diagnostic::error(code, e.span, e.message).with_label(label.clone()))
                 .collect();
             render::human(db, &diagnostics, color);
             ExitCode::from(1)

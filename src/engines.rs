@@ -1,36 +1,42 @@
 //! Which engine runs each accelerate binding of a run (`--target`), built
 //! and registered here, at the edge: the runtime only sees the dispatch
-//! table (`pmx_cpu::Accelerated::engines`).
+//! table (`pmx_cpu::Accelerated::engines`), and does every call's common
+//! steps itself (`pmx_cpu::accelerate::run_site`).
+//!
+//! Each class of bindings is a row of [`classes`]: its generator (at the
+//! seam `pmx_lower::Generator`), the tool it needs, and its builders, the
+//! GPU's first. A class's program is lowered and generated once, then
+//! built by the first builder that the target allows, that can run here
+//! and whose build succeeds:
 //!
 //! - `interp`: every binding in the interpreter.
-//! - `cpu`: CUDA-class bindings as generated CUDA compiled for the CPU
-//!   (`pmx_cuda::cpu`); Futhark-class bindings as generated Futhark
-//!   compiled by `futhark multicore` (`pmx_futhark::engine`). Without a
-//!   `futhark` (`PMX_FUTHARK`, `PATH`), `--target cpu` on a program with
-//!   Futhark-class bindings is an error that says what to install.
-//! - `gpu`: CUDA-class bindings on the GPU (`pmx_cuda::gpu`), Futhark-class
-//!   bindings compiled by `futhark cuda` (`pmx_futhark::backend`); an
-//!   error that says what is missing without a usable device (driver,
-//!   device, NVRTC; for Futhark also `futhark` and CUDA's headers).
-//! - `auto` (the default): each class on the GPU when one is usable and
-//!   its build succeeds (else a note and the CPU); otherwise `cpu` for each
-//!   class whose toolchain is there (`futhark` and a C compiler for
-//!   Futhark-class code, a C++ compiler for CUDA-class code), else the
-//!   interpreter, saying once on stderr what is missing and what to
-//!   install; code a generator does not take yet also stays in the
-//!   interpreter, with a note.
+//! - `cpu`: the CPU builder: CUDA-class code compiled for the CPU by the
+//!   C++ compiler (OpenMP), Futhark-class code by `futhark multicore`. A
+//!   missing tool is an error that says what to install.
+//! - `gpu`: the GPU builder (`futhark cuda`; the CUDA engine); an error
+//!   that says what is missing without a usable device (driver, device,
+//!   NVRTC; for Futhark also CUDA's headers).
+//! - `auto` (the default): the GPU builder when a device is usable and
+//!   the build succeeds (else a note and the CPU builder), else the CPU
+//!   builder; a class whose tool is missing, or whose code a generator
+//!   does not take yet, stays in the interpreter, said once on stderr.
+//!
+//! Everything said is a [`Note`] (plain data), rendered by the CLI.
 
-use pmx_accelerate::{Analysis, Backend, Class};
-use pmx_cpu::Engine;
+use pmx_accelerate::{Accelerate, Analysis, Backend, Class};
+use pmx_cpu::{Engine, Registered};
 use pmx_futhark::backend::Backend as FutharkBackend;
-use pmx_futhark::engine::{BuildError, FindError};
+use pmx_futhark::engine::{BuildError, FindError, Futhark};
+use pmx_lower::Generator;
+use pmx_native::profile::Profile;
 use pmx_native::Target;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub struct Choice {
-    pub engines: FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
-    pub profile: Arc<pmx_native::profile::Profile>,
+    pub engines: FxHashMap<pmx_ast::NameId, Registered>,
+    pub profile: Arc<Profile>,
 }
 
 /// Something said about the choice of engines: plain data, rendered by
@@ -62,16 +68,6 @@ impl Note {
     }
 }
 
-/// The notes of a choice being made (`Cx` is shared by reference).
-#[derive(Default)]
-struct Notes(std::cell::RefCell<Vec<Note>>);
-
-impl Notes {
-    fn push(&self, kind: NoteKind, text: String) {
-        self.0.borrow_mut().push(Note { kind, text });
-    }
-}
-
 /// The engines for `target`, with what the choice has to say (in order,
 /// for the CLI to show, also when it fails); `Err` is a message for the
 /// user.
@@ -83,151 +79,322 @@ pub fn choose(
     utests: pmx_cpu::UtestFiles,
     locate: &dyn Fn(pmx_ast::Span) -> String,
 ) -> (Result<Choice, String>, Vec<Note>) {
-    let notes = Notes::default();
-    let chosen = choose_noting(analysis, target, checked, verbose, utests, locate, &notes);
-    (chosen, notes.0.into_inner())
+    let mut cx = Cx {
+        analysis,
+        target,
+        verbose,
+        locate,
+        profile: Arc::new(Profile::default()),
+        notes: Vec::new(),
+        engines: FxHashMap::default(),
+    };
+    let counts = |s: pmx_ast::Span| utests.includes(s);
+    // Utests inside the code run and count as in the interpreter
+    // (`pmx test`).
+    let options = pmx_lower::Options { utests: &counts, checked };
+    let chosen = classes(&mut cx, &options).map(|()| {
+        // The rest run in the interpreter, profiled too.
+        for a in &analysis.accelerates {
+            if !cx.engines.contains_key(&a.boundary.id) {
+                if verbose {
+                    let at = locate(a.boundary.span);
+                    cx.note(NoteKind::Info, format!("{} ({at}) runs in the interpreter", a.boundary.name));
+                }
+                cx.interpreted(a, Arc::new(pmx_cpu::Interpreter));
+            }
+        }
+    });
+    let Cx { notes, engines, profile, .. } = cx;
+    (chosen.map(|()| Choice { engines, profile }), notes)
 }
 
-fn choose_noting(
-    analysis: &Analysis,
-    target: Target,
-    checked: bool,
-    verbose: bool,
-    utests: pmx_cpu::UtestFiles,
-    locate: &dyn Fn(pmx_ast::Span) -> String,
-    notes: &Notes,
-) -> Result<Choice, String> {
-    let profile = Arc::new(pmx_native::profile::Profile::default());
-    let mut engines: FxHashMap<pmx_ast::NameId, Arc<dyn Engine>> = FxHashMap::default();
-    let of = |b: Backend| analysis.accelerates.iter().filter(move |a| a.class == Class::One(b));
-    match target {
-        Target::Interp => {}
-        Target::Gpu => {
-            // The first binding of either class that needs the GPU names
-            // what cannot run when there is none.
-            let first = of(Backend::Futhark).next().or_else(|| of(Backend::Cuda).next());
-            if let Some(a) = first {
-                pmx_cuda::gpu::usable().map_err(|e| {
-                    format!(
-                        "--target gpu: {e}; {} at {} cannot run on a GPU (use --target cpu)",
-                        a.boundary.name,
-                        locate(a.boundary.span)
-                    )
-                })?;
-            }
-            let cx = Cx { analysis, target: "gpu", auto: false, verbose, locate, profile: &profile, notes };
-            if of(Backend::Futhark).next().is_some() {
-                futhark_native(&cx, &[FutharkBackend::Cuda], utests, checked, &mut engines)?;
-            }
-            if of(Backend::Cuda).next().is_some() {
-                if let Some(generated) = cuda_generated(&cx, checked)? {
-                    cuda_on_gpu(&cx, &generated, &mut engines)?;
-                }
-            }
-        }
-        Target::Cpu | Target::Auto => {
-            let auto = target == Target::Auto;
-            let target = if auto { "auto" } else { "cpu" };
-            let cx = Cx { analysis, target, auto, verbose, locate, profile: &profile, notes };
-            if of(Backend::Futhark).next().is_some() {
-                // Not asked for explicitly: the GPU when there is a
-                // usable device (not kernels emulated on the CPU, which
-                // only the CUDA engine does) and the build succeeds, else
-                // the CPU.
-                let backends: &[FutharkBackend] = if auto && pmx_gpu::device::usable().is_ok() {
-                    &[FutharkBackend::Cuda, FutharkBackend::Multicore]
-                } else {
-                    &[FutharkBackend::Multicore]
-                };
-                futhark_native(&cx, backends, utests, checked, &mut engines)?;
-            }
-            if of(Backend::Cuda).next().is_some() {
-                // Not asked for explicitly: when the GPU cannot be used
-                // after all, say why and run the bindings on the CPU, from
-                // the same generated code. Without a C++ compiler, nothing
-                // is generated.
-                let compiler = pmx_native::cc::Compiler::find(pmx_native::cc::Language::Cxx).is_some();
-                let on_gpu = auto && pmx_cuda::gpu::usable().is_ok();
-                if !compiler && !on_gpu {
-                    let why = "no C++ compiler found (CXX, or c++ on PATH)".into();
-                    cx.missing("CUDA-class", why, "install g++ to compile it")?;
-                } else if let Some(generated) = cuda_generated(&cx, checked)? {
-                    let ran = on_gpu
-                        && match cuda_on_gpu(&cx, &generated, &mut engines) {
-                            Ok(()) => true,
-                            Err(e) => {
-                                cx.notes.push(NoteKind::Note, format!("{e}; CUDA-class bindings run on the CPU"));
-                                false
-                            }
-                        };
-                    if !ran {
-                        cuda_on_cpu(&cx, &generated, &mut engines)?;
-                    }
-                }
-            }
-        }
-    }
-    // The rest run in the interpreter, timed for `--profile`.
-    for a in &analysis.accelerates {
-        if engines.contains_key(&a.boundary.id) {
-            continue;
-        }
-        if verbose {
-            notes.push(
-                NoteKind::Info,
-                format!("{} ({}) runs in the interpreter", a.boundary.name, locate(a.boundary.span)),
-            );
-        }
-        engines.insert(a.boundary.id, interpreted(&profile, a, false));
-    }
-    Ok(Choice { engines, profile })
+/// The table: each class of bindings with its generator, the tool it
+/// needs and its builders, the GPU's first.
+fn classes(cx: &mut Cx, options: &pmx_lower::Options) -> Result<(), String> {
+    class(
+        cx,
+        options,
+        &ClassRow {
+            generator: pmx_futhark::gen::Futhark,
+            tool: futhark_tool,
+            builders: &[
+                Builder { device: Device::Gpu, usable: gpu_device, build: |g, f| futhark(g, f, FutharkBackend::Cuda) },
+                Builder {
+                    device: Device::Cpu,
+                    usable: nothing_more,
+                    build: |g, f| futhark(g, f, FutharkBackend::Multicore),
+                },
+            ],
+        },
+    )?;
+    class(
+        cx,
+        options,
+        &ClassRow {
+            generator: pmx_cuda::gen::Cuda,
+            tool: |_| Ok(()),
+            builders: &[
+                Builder { device: Device::Gpu, usable: cuda_gpu_usable, build: |g, ()| cuda_on_gpu(g) },
+                Builder { device: Device::Cpu, usable: cxx, build: |g, ()| cuda_on_cpu(g) },
+            ],
+        },
+    )
 }
 
-/// What the native engines of a run share while they are chosen.
+/// Where a builder's engines run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Device {
+    Cpu,
+    Gpu,
+}
+
+/// Something a class or builder needs that is not here: why, and what to
+/// install.
+struct Missing {
+    why: String,
+    install: String,
+}
+
+/// A class of bindings (`G::BACKEND`): its generator, the tool `T` all its
+/// builders need (found once), and its builders.
+struct ClassRow<G: Generator + 'static, T: 'static> {
+    generator: G,
+    /// Finds the tool; the error for an explicit target, or what is
+    /// missing.
+    tool: fn(&Cx) -> Result<T, ToolError>,
+    builders: &'static [Builder<G::Output, T>],
+}
+
+enum ToolError {
+    /// An error for the user (an explicit target).
+    Fatal(String),
+    /// What is missing: an error for `--target cpu`, a note under `auto`.
+    Missing(Missing),
+}
+
+/// One way to build a class's engines from its generated program.
+struct Builder<O: 'static, T: 'static> {
+    device: Device,
+    /// Whether it can run here (a device, a compiler); `Err` says what is
+    /// missing.
+    usable: fn() -> Result<(), Missing>,
+    build: fn(&O, &T) -> Result<Built, Failed>,
+}
+
+/// A built library: one engine per entry, and how it runs.
+struct Built {
+    engines: Vec<(pmx_ast::NameId, Arc<dyn Engine>)>,
+    /// The engine's name (the profile's column).
+    name: &'static str,
+    /// How it runs, for `--verbose` (completed with whether it was
+    /// compiled now).
+    how: String,
+    cached: bool,
+    compile_time: Duration,
+}
+
+/// Why a build failed.
+enum Failed {
+    /// A bug of the tool that compiles the code, which pmx cannot fix: the
+    /// bindings give their results all the same, from the interpreter with
+    /// the checks the native code would have made.
+    ToolBug(String),
+    Other(String),
+}
+
+/// What the choice of a run's engines shares.
 struct Cx<'a> {
     analysis: &'a Analysis,
-    /// The target as the user named it, for messages.
-    target: &'static str,
-    /// `--target auto`: what cannot run natively stays in the
-    /// interpreter, said once on stderr; with `--target cpu` it is an
-    /// error.
-    auto: bool,
+    target: Target,
     verbose: bool,
     locate: &'a dyn Fn(pmx_ast::Span) -> String,
-    profile: &'a Arc<pmx_native::profile::Profile>,
-    notes: &'a Notes,
+    profile: Arc<Profile>,
+    notes: Vec<Note>,
+    engines: FxHashMap<pmx_ast::NameId, Registered>,
 }
 
 impl Cx<'_> {
-    /// A piece that is missing: an error for `--target cpu`, a note (and
-    /// the interpreter) for `auto`. `Ok(())` means "leave it".
-    fn missing(&self, class: &str, why: String, install: &str) -> Result<(), String> {
-        if self.auto {
-            self.notes.push(NoteKind::Info, format!("{why}: {class} accelerate runs in the interpreter; {install}"));
+    fn note(&mut self, kind: NoteKind, text: String) {
+        self.notes.push(Note { kind, text });
+    }
+
+    /// The bindings of class `b`.
+    fn of(&self, b: Backend) -> impl Iterator<Item = &Accelerate> {
+        self.analysis.accelerates.iter().filter(move |a| a.class == Class::One(b))
+    }
+
+    /// A piece that is missing: an error for an explicit target, a note
+    /// (and the interpreter) for `auto`. `Ok(())` means "leave it".
+    fn missing(&mut self, class: &str, m: Missing) -> Result<(), String> {
+        if self.target == Target::Auto {
+            self.note(NoteKind::Info, format!("{}: {class} accelerate runs in the interpreter; {}", m.why, m.install));
             Ok(())
         } else {
-            Err(format!("--target {}: {why}; {install}", self.target))
+            Err(format!("--target {}: {}; {}", self.target, m.why, m.install))
+        }
+    }
+
+    /// Registers binding `a` to run on `engine` (an interpreter).
+    fn interpreted(&mut self, a: &Accelerate, engine: Arc<dyn Engine>) {
+        let profile = self.profile.add(pmx_native::profile::Entry {
+            name: a.boundary.name.to_string(),
+            engine: "interpreter".into(),
+            cached: true,
+            ..Default::default()
+        });
+        self.engines.insert(a.boundary.id, Registered { engine, profile });
+    }
+
+    /// Registers the engines of a built library, saying with `--verbose`
+    /// how each runs.
+    fn register(&mut self, built: Built) {
+        for (id, engine) in built.engines {
+            let Some(a) = self.analysis.accelerates.iter().find(|a| a.boundary.id == id) else { continue };
+            let profile = self.profile.add(pmx_native::profile::Entry {
+                name: a.boundary.name.to_string(),
+                engine: built.name.to_string(),
+                cached: built.cached,
+                compile: built.compile_time,
+                ..Default::default()
+            });
+            if self.verbose {
+                let when = if built.cached {
+                    "found in the cache".to_string()
+                } else {
+                    format!("compiled in {:.2} s", built.compile_time.as_secs_f64())
+                };
+                let at = (self.locate)(a.boundary.span);
+                let text = format!("{} ({at}) runs as {}; {when})", a.boundary.name, built.how);
+                self.note(NoteKind::Info, text);
+            }
+            self.engines.insert(id, Registered { engine, profile });
         }
     }
 }
 
-/// Futhark-class bindings as Futhark compiled by `futhark multicore` or
-/// `futhark cuda`: the first of `backends` whose build succeeds (the
-/// others' failures said on stderr), an error when none does.
-fn futhark_native(
-    cx: &Cx,
-    backends: &[FutharkBackend],
-    utests: pmx_cpu::UtestFiles,
-    checked: bool,
-    engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
-) -> Result<(), String> {
-    const CLASS: &str = "Futhark-class";
+/// The bindings of one class: its builders that the target allows and
+/// that can run here, its program lowered and generated once, then built
+/// by the first that succeeds.
+fn class<G: Generator, T>(cx: &mut Cx, options: &pmx_lower::Options, row: &ClassRow<G, T>) -> Result<(), String> {
+    let backend = G::BACKEND;
+    let class = match backend {
+        Backend::Futhark => "Futhark-class",
+        Backend::Cuda => "CUDA-class",
+    };
+    let Some(first) = cx.of(backend).next() else { return Ok(()) };
+    let (name, at) = (first.boundary.name.to_string(), (cx.locate)(first.boundary.span));
+    let mut candidates = Vec::new();
+    let mut unusable = None;
+    for b in row.builders {
+        let allowed = match cx.target {
+            Target::Interp => false,
+            Target::Gpu => b.device == Device::Gpu,
+            Target::Cpu => b.device == Device::Cpu,
+            Target::Auto => true,
+        };
+        if !allowed {
+            continue;
+        }
+        match (b.usable)() {
+            Ok(()) => candidates.push(b),
+            // Without a device, the GPU is not asked for: say nothing.
+            Err(m) if cx.target == Target::Gpu => {
+                return Err(format!("--target gpu: {}; {name} at {at} cannot run on a GPU (use --target cpu)", m.why));
+            }
+            Err(m) if b.device == Device::Cpu => unusable = Some(m),
+            Err(_) => {}
+        }
+    }
+    if cx.target == Target::Interp {
+        return Ok(());
+    }
+    let tool = match (row.tool)(cx) {
+        Ok(t) => t,
+        Err(ToolError::Fatal(e)) => return Err(e),
+        Err(ToolError::Missing(m)) => return cx.missing(class, m),
+    };
+    if candidates.is_empty() {
+        let m = unusable.unwrap_or_else(|| Missing { why: "no engine".into(), install: String::new() });
+        return cx.missing(class, m);
+    }
+    let (program, diagnostics) = pmx_lower::lower(cx.analysis, backend);
+    let not_taken = |what: &str| Missing {
+        why: what.to_string(),
+        install: format!("the {} backend does not take it yet", backend.name()),
+    };
+    if let Some(d) = diagnostics.first() {
+        let why = format!("{} at {}", d.message, (cx.locate)(d.span()));
+        return cx.missing(class, not_taken(&why));
+    }
+    let generated = match row.generator.generate(&program, cx.locate, options) {
+        Ok(g) => g,
+        Err(errors) => {
+            let e = &errors[0];
+            let why = format!("{} code generation: {} at {}", backend.name(), e.message, (cx.locate)(e.span));
+            return cx.missing(class, not_taken(&why));
+        }
+    };
+    for (k, b) in candidates.iter().enumerate() {
+        match (b.build)(&generated, &tool) {
+            Ok(built) => {
+                cx.register(built);
+                return Ok(());
+            }
+            Err(Failed::ToolBug(e) | Failed::Other(e)) if k + 1 < candidates.len() => {
+                cx.note(NoteKind::Note, format!("{e}; {class} bindings run on the CPU"));
+            }
+            Err(Failed::ToolBug(e)) => {
+                let analysis = cx.analysis;
+                for a in analysis.accelerates.iter().filter(|a| a.class == Class::One(backend)) {
+                    cx.interpreted(a, Arc::new(pmx_cpu::Checked));
+                }
+                cx.note(NoteKind::Warning, format!("{e}; {class} bindings run in the interpreter instead"));
+                return Ok(());
+            }
+            Err(Failed::Other(e)) if e.starts_with(pmx_cpu::INTERNAL_PREFIX) => return Err(e),
+            Err(Failed::Other(e)) => return Err(format!("--target {}: {e}", cx.target)),
+        }
+    }
+    Ok(())
+}
+
+/// Builders of any class that need nothing more than the class's tool.
+fn nothing_more() -> Result<(), Missing> {
+    Ok(())
+}
+
+/// A real device (not kernels emulated on the CPU, which only the CUDA
+/// engine does).
+fn gpu_device() -> Result<(), Missing> {
+    pmx_gpu::device::usable().map(|_| ()).map_err(|why| Missing { why, install: String::new() })
+}
+
+/// The CUDA engine: a device (or kernels on the CPU,
+/// `PMX_GPU_KERNELS=cpu`), and a C++ compiler for its host code.
+fn cuda_gpu_usable() -> Result<(), Missing> {
+    pmx_cuda::gpu::usable().map_err(|why| Missing { why, install: String::new() })?;
+    cxx()
+}
+
+fn cxx() -> Result<(), Missing> {
+    match pmx_native::cc::Compiler::find(pmx_native::cc::Language::Cxx) {
+        Some(_) => Ok(()),
+        None => Err(Missing {
+            why: "no C++ compiler found (CXX, or c++ on PATH)".into(),
+            install: "install g++ to compile it".into(),
+        }),
+    }
+}
+
+/// `futhark` (`PMX_FUTHARK`, `PATH`) of a version pmx takes, and a C
+/// compiler.
+fn futhark_tool(cx: &Cx) -> Result<Futhark, ToolError> {
     let futhark = match pmx_futhark::engine::find() {
         Ok(f) => f,
-        Err(e) if !cx.auto => {
-            let a = cx.analysis.accelerates.iter().find(|a| a.class == Class::One(Backend::Futhark));
+        Err(e) if cx.target != Target::Auto => {
+            let a = cx.of(Backend::Futhark).next();
             let at = a.map(|a| format!(" (needed for {} at {})", a.boundary.name, (cx.locate)(a.boundary.span)));
-            return Err(format!("--target {}: {e}{}", cx.target, at.unwrap_or_default()));
+            return Err(ToolError::Fatal(format!("--target {}: {e}{}", cx.target, at.unwrap_or_default())));
         }
         Err(e) => {
             let install = format!("install Futhark to compile it ({})", pmx_futhark::engine::RELEASES);
@@ -236,222 +403,72 @@ fn futhark_native(
                 FindError::Unsupported { why, .. } => why,
                 FindError::Missing(_) => "futhark not found (PATH or PMX_FUTHARK)".into(),
             };
-            return cx.missing(CLASS, why, &install);
+            return Err(ToolError::Missing(Missing { why, install }));
         }
     };
     if pmx_native::cc::Compiler::find(pmx_native::cc::Language::C).is_none() {
-        return cx.missing(CLASS, "no C compiler found (CC, or cc on PATH)".into(), "install gcc to compile it");
+        let why = "no C compiler found (CC, or cc on PATH)".into();
+        return Err(ToolError::Missing(Missing { why, install: "install gcc to compile it".into() }));
     }
-    let (program, diagnostics) = pmx_lower::lower(cx.analysis, Backend::Futhark);
-    if let Some(d) = diagnostics.first() {
-        let why = format!("{} at {}", d.message, (cx.locate)(d.span()));
-        return cx.missing(CLASS, why, "the Futhark backend does not take it yet");
-    }
-    // Utests inside the code run and count as in the interpreter
-    // (`pmx test`).
-    let counts = |s: pmx_ast::Span| utests.includes(s);
-    let options = pmx_futhark::gen::Options { utests: &counts, checked };
-    let generated = match pmx_futhark::gen::generate(&program, cx.locate, &options) {
-        Ok(g) => g,
-        Err(errors) => {
-            let e = &errors[0];
-            let why = format!("Futhark code generation: {} at {}", e.message, (cx.locate)(e.span));
-            return cx.missing(CLASS, why, "the Futhark backend does not take it yet");
+    Ok(futhark)
+}
+
+/// Futhark-class bindings as Futhark compiled by `futhark multicore` or
+/// `futhark cuda`.
+fn futhark(g: &pmx_futhark::gen::Generated, futhark: &Futhark, backend: FutharkBackend) -> Result<Built, Failed> {
+    let library = match pmx_futhark::engine::build(g, futhark, backend) {
+        Ok(l) => Arc::new(l),
+        Err(BuildError::FutharkBug(e)) => {
+            return Err(Failed::ToolBug(format!("{e} (a newer Futhark may compile the program)")));
         }
+        Err(BuildError::Other(e)) => return Err(Failed::Other(e)),
     };
-    let mut built = None;
-    for (k, &backend) in backends.iter().enumerate() {
-        match pmx_futhark::engine::build(&generated, &futhark, backend) {
-            Ok(l) => {
-                built = Some(l);
-                break;
-            }
-            Err(e) if k + 1 < backends.len() => {
-                cx.notes.push(NoteKind::Note, format!("{e}; Futhark-class bindings run on the CPU"));
-            }
-            Err(BuildError::FutharkBug(e)) => {
-                // Futhark's bug, which pmx cannot fix: the bindings give
-                // their results all the same, from the interpreter, with
-                // the checks the native code would have made.
-                for a in cx.analysis.accelerates.iter().filter(|a| a.class == Class::One(Backend::Futhark)) {
-                    engines.insert(a.boundary.id, interpreted(cx.profile, a, true));
-                }
-                cx.notes.push(
-                    NoteKind::Warning,
-                    format!(
-                        "{e}; Futhark-class bindings run in the interpreter instead (a newer Futhark may compile the \
-                         program)"
-                    ),
-                );
-                return Ok(());
-            }
-            Err(BuildError::Other(e)) if e.starts_with("internal error") => return Err(e),
-            Err(BuildError::Other(e)) => return Err(format!("--target {}: {e}", cx.target)),
-        }
-    }
-    let library = Arc::new(built.ok_or("internal error: no Futhark backend to build")?);
-    let how = match library.backend {
+    let how = match backend {
         FutharkBackend::Multicore => format!("Futhark compiled by {} for the CPU (multicore", futhark.version),
         FutharkBackend::Cuda => format!("Futhark compiled by {} for the GPU (cuda", futhark.version),
     };
-    let entries = generated.entries.iter().map(|e| (e.id, e));
-    register(cx, entries, engines, |entry, index| {
-        let engine = pmx_futhark::engine::FutharkEngine {
-            library: library.clone(),
-            entry: entry.clone(),
-            profile: Some((cx.profile.clone(), index)),
-        };
-        let name = library.backend.engine_name();
-        (Arc::new(engine) as Arc<dyn Engine>, name, how.clone(), library.cached, library.compile_time)
-    });
-    Ok(())
-}
-
-/// The CUDA program of the CUDA-class bindings, or `None` when the
-/// lowering or the generator does not take them yet under `auto` (said
-/// on stderr).
-fn cuda_generated(cx: &Cx, checked: bool) -> Result<Option<pmx_cuda::gen::Generated>, String> {
-    const CLASS: &str = "CUDA-class";
-    let (program, diagnostics) = pmx_lower::lower(cx.analysis, Backend::Cuda);
-    if let Some(d) = diagnostics.first() {
-        let why = format!("{} at {}", d.message, (cx.locate)(d.span()));
-        return cx.missing(CLASS, why, "the CUDA backend does not take it yet").map(|()| None);
-    }
-    match pmx_cuda::gen::generate(&program, cx.locate, pmx_cuda::gen::Options { checked }) {
-        Ok(g) => Ok(Some(g)),
-        Err(errors) => {
-            let e = &errors[0];
-            let why = format!("{} at {}", e.message, (cx.locate)(e.span));
-            cx.missing(CLASS, why, "the CUDA backend does not take it yet").map(|()| None)
-        }
-    }
+    let engines = g
+        .entries
+        .iter()
+        .map(|entry| {
+            let engine = pmx_futhark::engine::FutharkEngine { library: library.clone(), entry: entry.clone() };
+            (entry.id, Arc::new(engine) as Arc<dyn Engine>)
+        })
+        .collect();
+    let name = backend.engine_name();
+    Ok(Built { engines, name, how, cached: library.cached, compile_time: library.compile_time })
 }
 
 /// CUDA-class bindings as their CUDA compiled for the CPU (C++, OpenMP).
-fn cuda_on_cpu(
-    cx: &Cx,
-    generated: &pmx_cuda::gen::Generated,
-    engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
-) -> Result<(), String> {
-    let library = Arc::new(pmx_cuda::cpu::build(generated)?);
+fn cuda_on_cpu(g: &pmx_cuda::gen::Generated) -> Result<Built, Failed> {
+    let library = Arc::new(pmx_cuda::cpu::build(g).map_err(Failed::Other)?);
+    let engines = g
+        .entries
+        .iter()
+        .map(|entry| {
+            let engine =
+                pmx_cuda::cpu::CpuEngine(pmx_cuda::host::Entry { library: library.clone(), entry: entry.clone() });
+            (entry.id, Arc::new(engine) as Arc<dyn Engine>)
+        })
+        .collect();
     let how = "CUDA compiled for the CPU (OpenMP".to_string();
-    let entries = generated.entries.iter().map(|e| (e.id, e));
-    register(cx, entries, engines, |entry, index| {
-        let engine = pmx_cuda::cpu::CpuEngine(pmx_cuda::host::Entry {
-            library: library.clone(),
-            entry: entry.clone(),
-            profile: Some((cx.profile.clone(), index)),
-        });
-        (Arc::new(engine) as Arc<dyn Engine>, "cuda-cpu", how.clone(), library.cached, library.compile_time)
-    });
-    Ok(())
+    Ok(Built { engines, name: "cuda-cpu", how, cached: library.cached, compile_time: library.compile_time })
 }
 
 /// CUDA-class bindings on the GPU (the device was found usable).
-fn cuda_on_gpu(
-    cx: &Cx,
-    generated: &pmx_cuda::gen::Generated,
-    engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
-) -> Result<(), String> {
-    let program = Arc::new(pmx_cuda::gpu::build(generated).map_err(|e| format!("--target {}: {e}", cx.target))?);
-    let entries = generated.entries.iter().map(|e| (e.id, e));
-    register(cx, entries, engines, |entry, index| {
-        let engine = pmx_cuda::gpu::GpuEngine {
-            entry: pmx_cuda::host::Entry {
-                library: program.host.clone(),
-                entry: entry.clone(),
-                profile: Some((cx.profile.clone(), index)),
-            },
-            program: program.clone(),
-        };
-        (Arc::new(engine) as Arc<dyn Engine>, "cuda-gpu", program.how.clone(), program.cached, program.compile_time)
-    });
-    Ok(())
-}
-
-/// Registers one native engine per generated entry, with its profile
-/// entry, saying with `--verbose` how it runs. `make` builds the engine of
-/// an entry given its profile index, and says its engine name, how it runs
-/// (completed here with whether it was compiled now), whether the library
-/// came from the cache and its compile time.
-fn register<'e, E: 'e>(
-    cx: &Cx,
-    entries: impl Iterator<Item = (pmx_ast::NameId, &'e E)>,
-    engines: &mut FxHashMap<pmx_ast::NameId, Arc<dyn Engine>>,
-    make: impl Fn(&'e E, usize) -> (Arc<dyn Engine>, &'static str, String, bool, std::time::Duration),
-) {
-    for (id, entry) in entries {
-        let Some(a) = cx.analysis.accelerates.iter().find(|a| a.boundary.id == id) else { continue };
-        let index =
-            cx.profile.add(pmx_native::profile::Entry { name: a.boundary.name.to_string(), ..Default::default() });
-        let (engine, name, how, cached, compile) = make(entry, index);
-        cx.profile.update(index, |e| {
-            e.engine = name.to_string();
-            e.cached = cached;
-            e.compile = compile;
-        });
-        if cx.verbose {
-            let when = if cached {
-                "found in the cache".to_string()
-            } else {
-                format!("compiled in {:.2} s", compile.as_secs_f64())
+fn cuda_on_gpu(g: &pmx_cuda::gen::Generated) -> Result<Built, Failed> {
+    let program = Arc::new(pmx_cuda::gpu::build(g).map_err(Failed::Other)?);
+    let engines = g
+        .entries
+        .iter()
+        .map(|entry| {
+            let engine = pmx_cuda::gpu::GpuEngine {
+                entry: pmx_cuda::host::Entry { library: program.host.clone(), entry: entry.clone() },
+                program: program.clone(),
             };
-            let at = (cx.locate)(a.boundary.span);
-            cx.notes.push(NoteKind::Info, format!("{} ({at}) runs as {how}; {when})", a.boundary.name));
-        }
-        engines.insert(id, engine);
-    }
-}
-
-/// The interpreter for binding `a`, its calls and time recorded in the
-/// profile; `checked`: with debug mode's checks.
-fn interpreted(
-    profile: &Arc<pmx_native::profile::Profile>,
-    a: &pmx_accelerate::Accelerate,
-    checked: bool,
-) -> Arc<dyn Engine> {
-    let index = profile.add(pmx_native::profile::Entry {
-        name: a.boundary.name.to_string(),
-        engine: "interpreter".into(),
-        cached: true,
-        ..Default::default()
-    });
-    Arc::new(Timed { profile: profile.clone(), index, checked })
-}
-
-/// The interpreter, with its calls and time recorded in the profile.
-struct Timed {
-    profile: Arc<pmx_native::profile::Profile>,
-    index: usize,
-    /// Standing in for native code that Futhark failed to build: the
-    /// binding runs with debug mode's checks, which are what the native
-    /// code checks (an irregular sequence is an error, not a value).
-    checked: bool,
-}
-
-impl Engine for Timed {
-    fn name(&self) -> &str {
-        "interpreter"
-    }
-
-    fn call(
-        &self,
-        m: &mut pmx_cpu::Machine,
-        site: &pmx_cpu::Site,
-        args: pmx_cpu::Args,
-    ) -> pmx_cpu::Res<pmx_cpu::value::Value> {
-        let started = std::time::Instant::now();
-        let r = if self.checked {
-            pmx_cpu::accelerate::check_boundary(m, site, &args)
-                .and_then(|()| pmx_cpu::accelerate::checked(m, site, args))
-        } else {
-            pmx_cpu::Interpreter.call(m, site, args)
-        };
-        let elapsed = started.elapsed();
-        self.profile.update(self.index, |e| {
-            e.calls += 1;
-            e.inside += elapsed;
-        });
-        r
-    }
+            (entry.id, Arc::new(engine) as Arc<dyn Engine>)
+        })
+        .collect();
+    let (how, cached, compile_time) = (program.how.clone(), program.cached, program.compile_time);
+    Ok(Built { engines, name: "cuda-gpu", how, cached, compile_time })
 }

@@ -18,19 +18,50 @@ use crate::eval::{Args, Machine};
 use crate::value::Value;
 use pmx_accelerate::{Backend, Boundary};
 use pmx_ast::NameId;
+use pmx_native::profile::Profile;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
-/// One way to run accelerate bindings. The CLI registers one per binding;
-/// bindings without one run in the interpreter.
+/// One way to run accelerate bindings: the seam every engine implements
+/// (the interpreter, and the engines of the generated code, which the CLI
+/// builds from a generator's output; see `pmx_lower::Generator`). What
+/// every call needs is done once, here, in [`run_site`], not in each
+/// engine: debug mode's boundary checks, the size constraints checked
+/// before native code runs, the dummy parameter of a binding that takes
+/// none, and the profile's calls and time.
 pub trait Engine: Send + Sync {
     /// What runs the binding, for messages (`interpreter`, ...).
     fn name(&self) -> &str;
+    /// Whether this is native code, which takes the parameters without
+    /// the dummy one (`Boundary::dummy`) and only after the size
+    /// constraints on them were found to hold; the interpreter takes them
+    /// as the lifted binding does.
+    fn native(&self) -> bool {
+        true
+    }
     /// Runs the binding on the values of its parameters, in the boundary's
-    /// order (one dummy `Int` when it takes none). Tensors are the
-    /// caller's: writes must be visible in them (and in every view of
-    /// them) when this returns.
-    fn call(&self, m: &mut Machine, site: &Site, args: Args) -> Res<Value>;
+    /// order, recording what it copied (and its kernels' time) in `stats`.
+    /// Tensors are the caller's: writes must be visible in them (and in
+    /// every view of them) when this returns.
+    fn call(&self, m: &mut Machine, site: &Site, args: Args, stats: &mut CallStats) -> Res<Value>;
+}
+
+/// What an engine reports of one call for the profile (`--profile`); the
+/// dispatch point adds the call and its time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CallStats {
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// Time in kernel launches, waits included (zero: not measured).
+    pub kernels: std::time::Duration,
+}
+
+/// An engine as the CLI registers it for a binding: with its row of the
+/// run's profile.
+#[derive(Clone)]
+pub struct Registered {
+    pub engine: Arc<dyn Engine>,
+    pub profile: usize,
 }
 
 /// The accelerated part of a program, as the runtime gets it.
@@ -38,8 +69,11 @@ pub struct Accelerated {
     /// The extracted program: the accelerate bindings and what they use.
     pub program: pmx_ast::Expr,
     pub boundaries: Vec<Boundary>,
-    /// Engines registered for bindings (by binding id).
-    pub engines: FxHashMap<NameId, Arc<dyn Engine>>,
+    /// Engines registered for bindings (by binding id); a binding without
+    /// one runs in the interpreter, unprofiled.
+    pub engines: FxHashMap<NameId, Registered>,
+    /// The rows of `engines`.
+    pub profile: Arc<Profile>,
 }
 
 /// One accelerate binding at run time.
@@ -48,6 +82,8 @@ pub struct Site {
     /// The global holding the compiled binding (its lifted function).
     pub global: u32,
     pub engine: Arc<dyn Engine>,
+    /// Where its calls are recorded: the run's profile and the row.
+    pub profile: Option<(Arc<Profile>, usize)>,
 }
 
 /// The interpreter: runs the compiled binding in this process, its
@@ -59,19 +95,50 @@ impl Engine for Interpreter {
         "interpreter"
     }
 
-    fn call(&self, m: &mut Machine, site: &Site, args: Args) -> Res<Value> {
-        let f = m.global(site.global)?;
-        let span = site.boundary.span;
-        let saved = std::mem::replace(&mut m.accelerated, true);
-        let outer = m.accelerate_site.replace(span);
-        let futhark = site.boundary.backend() == Some(Backend::Futhark);
-        let regular = std::mem::replace(&mut m.regular, m.checking && futhark);
-        let r = m.apply(f, args, span);
-        m.accelerated = saved;
-        m.accelerate_site = outer;
-        m.regular = regular;
-        r
+    fn native(&self) -> bool {
+        false
     }
+
+    fn call(&self, m: &mut Machine, site: &Site, args: Args, _: &mut CallStats) -> Res<Value> {
+        interpret(m, site, args)
+    }
+}
+
+/// The interpreter standing in for native code that could not be built
+/// (a bug of the tool that compiles it): the binding runs with debug
+/// mode's checks, which are what the native code checks (an irregular
+/// sequence is an error, not a value), so it gives the same results and
+/// failures.
+pub struct Checked;
+
+impl Engine for Checked {
+    fn name(&self) -> &str {
+        "interpreter"
+    }
+
+    fn native(&self) -> bool {
+        false
+    }
+
+    fn call(&self, m: &mut Machine, site: &Site, args: Args, _: &mut CallStats) -> Res<Value> {
+        check_boundary(m, site, &args)?;
+        checked(m, site, args)
+    }
+}
+
+/// Runs the lifted binding in the interpreter.
+fn interpret(m: &mut Machine, site: &Site, args: Args) -> Res<Value> {
+    let f = m.global(site.global)?;
+    let span = site.boundary.span;
+    let saved = std::mem::replace(&mut m.accelerated, true);
+    let outer = m.accelerate_site.replace(span);
+    let futhark = site.boundary.backend() == Some(Backend::Futhark);
+    let regular = std::mem::replace(&mut m.regular, m.checking && futhark);
+    let r = m.apply(f, args, span);
+    m.accelerated = saved;
+    m.accelerate_site = outer;
+    m.regular = regular;
+    r
 }
 
 /// Debug mode's failure for a call that a native engine could not finish:
@@ -91,19 +158,39 @@ pub fn diagnose(m: &mut Machine, site: &Site, args: Args) -> Option<crate::error
 /// it (sequentially).
 pub fn checked(m: &mut Machine, site: &Site, args: Args) -> Res<Value> {
     let checking = std::mem::replace(&mut m.checking, true);
-    let r = Interpreter.call(m, site, args);
+    let r = interpret(m, site, args);
     m.checking = checking;
     r
 }
 
-/// Runs site `index` on its loaded parameters.
+/// Runs site `index` on its loaded parameters (the lifted binding's:
+/// one dummy `Int` when it takes none): the one dispatch point of every
+/// engine.
 pub fn run_site(m: &mut Machine, index: usize, args: Args) -> Res<Value> {
     let shared = m.shared.clone();
     let site = &shared.sites[index];
+    let native = site.engine.native();
+    let args = if native && site.boundary.dummy { Args::new() } else { args };
     if m.shared.options.debug {
         check_boundary(m, site, &args)?;
+    } else if native {
+        // Cheap (lengths only), and reported where debug mode reports it.
+        check_sizes(m, site, &args)?;
     }
-    site.engine.call(m, site, args)
+    let started = std::time::Instant::now();
+    let mut stats = CallStats::default();
+    let r = site.engine.call(m, site, args, &mut stats);
+    if let Some((profile, row)) = &site.profile {
+        let inside = started.elapsed();
+        profile.update(*row, |e| {
+            e.calls += 1;
+            e.inside += inside;
+            e.bytes_in += stats.bytes_in;
+            e.bytes_out += stats.bytes_out;
+            e.kernels += stats.kernels;
+        });
+    }
+    r
 }
 
 /// Runs the site of accelerate binding `id` (`Boundary::id`) on its
@@ -189,8 +276,11 @@ pub(crate) fn sites(acc: &Accelerated, globals: &FxHashMap<NameId, u32>) -> Vec<
         .iter()
         .filter_map(|b| {
             let global = *globals.get(&b.id)?;
-            let engine = acc.engines.get(&b.id).cloned().unwrap_or_else(|| Arc::new(Interpreter));
-            Some(Site { boundary: b.clone(), global, engine })
+            let (engine, profile) = match acc.engines.get(&b.id) {
+                Some(r) => (r.engine.clone(), Some((acc.profile.clone(), r.profile))),
+                None => (Arc::new(Interpreter) as Arc<dyn Engine>, None),
+            };
+            Some(Site { boundary: b.clone(), global, engine, profile })
         })
         .collect()
 }

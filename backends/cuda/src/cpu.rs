@@ -9,7 +9,7 @@ use crate::gen::Generated;
 use crate::host::{self, Entry, Library};
 use crate::memory::HostMemory;
 use pmx_cpu::value::Value;
-use pmx_cpu::{Args, Engine, Machine, Site};
+use pmx_cpu::{Args, CallStats, Engine, Machine, Site};
 
 /// Compiles (or finds in the cache) and loads the generated source.
 pub fn build(g: &Generated) -> Result<Library, String> {
@@ -24,7 +24,8 @@ impl Engine for CpuEngine {
         "cuda-cpu"
     }
 
-    fn call(&self, m: &mut Machine, site: &Site, args: Args) -> pmx_cpu::Res<Value> {
-        self.0.call(m, site, args, &mut HostMemory::default(), None, "cuda-cpu")
+    fn call(&self, m: &mut Machine, site: &Site, args: Args, stats: &mut CallStats) -> pmx_cpu::Res<Value> {
+        let call = host::Call { memory: &mut HostMemory::default(), launcher: None, engine: "cuda-cpu" };
+        self.0.call(m, site, args, call, stats)
     }
 }

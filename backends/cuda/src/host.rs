@@ -15,7 +15,7 @@ use crate::marshal::{self, Arg};
 use crate::memory::{Carver, Memory};
 use pmx_ast::Span;
 use pmx_cpu::value::Value;
-use pmx_cpu::{Args, Machine, RuntimeError, Site};
+use pmx_cpu::{Args, CallStats, Machine, RuntimeError, Site};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -287,33 +287,41 @@ impl CallCtx<'_> {
 
 type EntryFn = unsafe extern "C" fn(*const Arg, *mut Arg, *const Runtime) -> i64;
 
-/// One binding's entry in a library, and where its profile goes.
+/// Where one call's buffers come from and its kernels run.
+pub struct Call<'a> {
+    pub memory: &'a mut dyn Memory,
+    pub launcher: Option<&'a dyn Launcher>,
+    /// The engine, as errors name it.
+    pub engine: &'a str,
+}
+
+/// One binding's entry in a library.
 pub struct Entry {
     pub library: Arc<Library>,
     pub entry: EntryAbi,
-    pub profile: Option<(Arc<pmx_native::profile::Profile>, usize)>,
 }
 
 impl Entry {
     /// Calls the entry on `args` with buffers from `memory` and kernel
-    /// launches by `launcher`; `engine` names the engine in errors.
+    /// launches by `launcher` (timed into `stats`); `engine` names the
+    /// engine in errors.
     pub fn call(
         &self,
         m: &mut Machine,
         site: &Site,
         args: Args,
-        memory: &mut dyn Memory,
-        launcher: Option<&dyn Launcher>,
-        engine: &str,
+        call: Call,
+        stats: &mut CallStats,
     ) -> pmx_cpu::Res<Value> {
+        let Call { memory, launcher, engine } = call;
         let span = site.boundary.span;
-        let started = Instant::now();
-        let values: Vec<Value> = if site.boundary.dummy { Vec::new() } else { args.into_iter().collect() };
+        let values: Vec<Value> = args.into_iter().collect();
         let written: Vec<bool> = site.boundary.params.iter().map(|p| p.written).collect();
         let marshaled = marshal::marshal(&values, &self.entry.params, &written, &self.entry.variants, memory)
             .map_err(|e| RuntimeError::from_engine(e, span))?;
         let mut result = vec![Arg::default(); crate::gen::leaves(&self.entry.result).max(1)];
-        let timed = self.profile.is_some();
+        // Timing costs each launch a wait; the profile is always kept.
+        let timed = true;
         let mut cx = CallCtx {
             memory,
             carver: Carver::default(),
@@ -359,16 +367,7 @@ impl Entry {
         let mut k = 0;
         let value = marshal::unmarshal(&self.entry.result, &result, &mut k, &self.entry.variants)
             .map_err(|e| RuntimeError::from_engine(e, span))?;
-        if let Some((profile, index)) = &self.profile {
-            let elapsed = started.elapsed();
-            profile.update(*index, |e| {
-                e.calls += 1;
-                e.inside += elapsed;
-                e.bytes_in += marshaled.bytes_in;
-                e.bytes_out += bytes_out;
-                e.kernels += cx.kernels;
-            });
-        }
+        *stats = CallStats { bytes_in: marshaled.bytes_in, bytes_out, kernels: cx.kernels };
         Ok(value)
     }
 }

@@ -19,7 +19,7 @@ use crate::gen::{EntryAbi, Generated, FILE};
 use crate::manifest::{Manifest, Type as ManifestType};
 use crate::marshal::{self, Buf, Input, Output};
 use pmx_cpu::value::Value;
-use pmx_cpu::{Args, Engine, Machine, RuntimeError, Site};
+use pmx_cpu::{Args, CallStats, Engine, Machine, RuntimeError, Site};
 use rustc_hash::FxHashMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt::Write;
@@ -809,7 +809,6 @@ impl Drop for Library {
 pub struct FutharkEngine {
     pub library: Arc<Library>,
     pub entry: EntryAbi,
-    pub profile: Option<(Arc<pmx_native::profile::Profile>, usize)>,
 }
 
 impl Engine for FutharkEngine {
@@ -817,11 +816,9 @@ impl Engine for FutharkEngine {
         self.library.backend.engine_name()
     }
 
-    fn call(&self, m: &mut Machine, site: &Site, args: Args) -> pmx_cpu::Res<Value> {
+    fn call(&self, m: &mut Machine, site: &Site, args: Args, stats: &mut CallStats) -> pmx_cpu::Res<Value> {
         let span = site.boundary.span;
-        let started = Instant::now();
-        let values: Vec<Value> = if site.boundary.dummy { Vec::new() } else { args.into_iter().collect() };
-        pmx_cpu::accelerate::check_sizes(m, site, &values)?;
+        let values: Vec<Value> = args.into_iter().collect();
         let inputs = marshal::inputs(&values, &self.entry.params, &self.entry.inputs)
             .map_err(|e| RuntimeError::from_engine(e, span))?;
         let bytes_in: u64 = self.entry.inputs.iter().zip(&inputs).map(|(l, i)| i.bytes(l.scalar)).sum();
@@ -863,19 +860,9 @@ impl Engine for FutharkEngine {
         }
         m.utests_passed(channel as usize);
         drop(inputs);
-        let bytes_out: u64 = if self.profile.is_some() { leaves.iter().map(value_bytes).sum() } else { 0 };
-        let value = marshal::assemble(&self.entry.result, &mut leaves.into_iter())
-            .map_err(|e| RuntimeError::from_engine(e, span))?;
-        if let Some((profile, index)) = &self.profile {
-            let elapsed = started.elapsed();
-            profile.update(*index, |e| {
-                e.calls += 1;
-                e.inside += elapsed;
-                e.bytes_in += bytes_in;
-                e.bytes_out += bytes_out;
-            });
-        }
-        Ok(value)
+        stats.bytes_in = bytes_in;
+        stats.bytes_out = leaves.iter().map(value_bytes).sum();
+        marshal::assemble(&self.entry.result, &mut leaves.into_iter()).map_err(|e| RuntimeError::from_engine(e, span))
     }
 }
 

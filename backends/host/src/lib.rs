@@ -104,7 +104,7 @@ fn plan(
             Some(f) if good.contains(f) => entries.push((root, *f)),
             Some(f) => {
                 let u = &bad[f];
-                left.push((root.name.clone(), u.what.clone(), u.span));
+                left.push((root.name.clone(), u.message.clone(), u.span));
             }
             None => {
                 let why = diags

@@ -6,16 +6,13 @@
 //! that call only such functions. What it does not compile stays in the
 //! interpreter, with the reason.
 
-use pmx_ast::{Builtin, Span};
+use pmx_ast::Builtin;
 use pmx_lower::{Atom, Block, Callee, Expr, FnId, Function, Program, Type, VarId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-/// Why a function is left to the interpreter.
-#[derive(Clone, Debug)]
-pub struct Unsupported {
-    pub what: String,
-    pub span: Span,
-}
+/// Why a function is left to the interpreter: what it holds that the
+/// generator does not take, where (the generators' one type).
+pub use pmx_lower::Unsupported;
 
 pub fn scalar(t: &Type) -> bool {
     matches!(t, Type::Int | Type::Float | Type::Bool | Type::Char | Type::Unit)
@@ -140,7 +137,7 @@ pub fn supported(program: &Program, wanted: &[FnId]) -> (FxHashSet<FnId>, FxHash
             if let Some(c) = called.iter().find(|c| bad.contains_key(c)) {
                 let callee = &program.functions[c.0 as usize];
                 let what = format!("it calls `{}`, which is left to the interpreter", callee.source);
-                bad.insert(f, Unsupported { what, span: program.functions[f.0 as usize].span });
+                bad.insert(f, Unsupported { message: what, span: program.functions[f.0 as usize].span });
                 changed = true;
             }
         }
@@ -157,18 +154,21 @@ fn check_function(program: &Program, f: &Function) -> Result<(), Unsupported> {
         return match native(program, &f.result) {
             true => Ok(()),
             false => Err(Unsupported {
-                what: format!("the top-level value `{}` is of type {}", f.source, f.result),
+                message: format!("the top-level value `{}` is of type {}", f.source, f.result),
                 span: f.span,
             }),
         };
     }
     for p in &f.params {
         if !native(program, &p.ty) {
-            return Err(Unsupported { what: format!("its parameter `{}` is of type {}", p.name, p.ty), span: f.span });
+            return Err(Unsupported {
+                message: format!("its parameter `{}` is of type {}", p.name, p.ty),
+                span: f.span,
+            });
         }
     }
     if !native(program, &f.result) {
-        return Err(Unsupported { what: format!("its result is of type {}", f.result), span: f.span });
+        return Err(Unsupported { message: format!("its result is of type {}", f.result), span: f.span });
     }
     let messages = error_messages(&f.body);
     check_block(program, &f.body, &messages)
@@ -213,7 +213,7 @@ pub fn error_messages(body: &Block) -> FxHashSet<VarId> {
 
 fn check_block(program: &Program, b: &Block, messages: &FxHashSet<VarId>) -> Result<(), Unsupported> {
     for s in &b.stmts {
-        let unsupported = |what: String| Err(Unsupported { what, span: s.span });
+        let unsupported = |what: String| Err(Unsupported { message: what, span: s.span });
         match &s.expr {
             Expr::Seq(_) if messages.contains(&s.var.id) => continue,
             _ if !native(program, &s.var.ty) => return unsupported(format!("a value of type {}", s.var.ty)),

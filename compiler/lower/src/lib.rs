@@ -57,12 +57,14 @@
 //!    sequence has and an `Int` size; `SizeCoerce` appears only in
 //!    Futhark programs.
 //!
-//! API: [`lower`], [`validate`], [`print`], and the IR types in `ir.rs`.
+//! API: [`lower`], [`validate`], [`print`], the IR types in `ir.rs`, and
+//! the seam code generators implement ([`generator`]).
 
 mod accelerate;
 mod body;
 mod cx;
 mod funval;
+pub mod generator;
 mod ir;
 mod lower;
 mod order;
@@ -77,6 +79,7 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
+pub use generator::{Generated, Generator, Options, Unsupported};
 pub use ir::*;
 pub use lower::{host_arity, lower, lower_host};
 pub use order::callees;

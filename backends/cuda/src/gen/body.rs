@@ -86,7 +86,7 @@ pub struct Body<'p> {
     /// `error` says.
     strings: FxHashMap<VarId, String>,
     p: &'p Program,
-    options: Options,
+    options: Options<'p>,
     pub kernels: String,
     /// One CPU launcher per kernel (host code of the CPU build).
     pub cpu_launchers: String,
@@ -168,7 +168,7 @@ fn scalar(t: &Type) -> bool {
 }
 
 impl<'p> Body<'p> {
-    pub fn new(p: &'p Program, options: Options, host_fns: FxHashSet<FnId>, plan: super::hoist::Plan) -> Body<'p> {
+    pub fn new(p: &'p Program, options: Options<'p>, host_fns: FxHashSet<FnId>, plan: super::hoist::Plan) -> Body<'p> {
         Body {
             strings: p.string_literals(),
             p,

@@ -67,11 +67,7 @@ pub fn blocks_for(n: i64) -> u32 {
     ((n + tpb - 1) / tpb).min(MAX_BLOCKS as i64) as u32
 }
 
-#[derive(Clone, Copy, Debug)]
-pub struct Options {
-    /// Bounds, rank and division checks (`--unchecked` drops them).
-    pub checked: bool,
-}
+pub use pmx_lower::{Options, Unsupported};
 
 /// One entry's symbol and what crosses it.
 #[derive(Clone, Debug)]
@@ -100,11 +96,33 @@ pub struct Generated {
     pub failures: Vec<(Span, String)>,
 }
 
-/// An error of the generator: a construct it does not take, where.
-#[derive(Clone, Debug)]
-pub struct Unsupported {
-    pub span: Span,
-    pub message: String,
+/// The CUDA generator, at the seam (`pmx_lower::Generator`). Utests do
+/// not run in CUDA-class code (only size constraints are checked), so
+/// `Options::utests` is not read.
+pub struct Cuda;
+
+impl pmx_lower::Generator for Cuda {
+    type Output = Generated;
+    const BACKEND: pmx_accelerate::Backend = pmx_accelerate::Backend::Cuda;
+
+    fn generate(
+        &self,
+        p: &Program,
+        locate: &dyn Fn(Span) -> String,
+        options: &Options,
+    ) -> Result<Generated, Vec<Unsupported>> {
+        generate(p, locate, options)
+    }
+}
+
+impl pmx_lower::Generated for Generated {
+    fn source(&self) -> &str {
+        &self.source
+    }
+
+    fn bindings(&self) -> Vec<pmx_ast::NameId> {
+        self.entries.iter().map(|e| e.id).collect()
+    }
 }
 
 /// How many `pmx_arg` slots a value of type `t` takes (a sequence or a
@@ -117,11 +135,15 @@ pub fn leaves(t: &Type) -> usize {
     }
 }
 
-pub fn generate(p: &Program, locate: &dyn Fn(Span) -> String, options: Options) -> Result<Generated, Vec<Unsupported>> {
+pub fn generate(
+    p: &Program,
+    locate: &dyn Fn(Span) -> String,
+    options: &Options,
+) -> Result<Generated, Vec<Unsupported>> {
     let mut types = Types::new(p);
     let host_fns = host_functions(p);
     let plan = if options.checked { hoist::analyse(p) } else { hoist::Plan::default() };
-    let mut cx = Body::new(p, options, host_fns.clone(), plan);
+    let mut cx = Body::new(p, *options, host_fns.clone(), plan);
     let mut functions = String::new();
     let mut prototypes = String::new();
     let sites = call_sites(p);

@@ -21,7 +21,7 @@ use crate::gen::Generated;
 use crate::host::{self, Entry, Launcher, Library};
 use crate::memory::{HostMemory, Memory};
 use pmx_cpu::value::Value;
-use pmx_cpu::{Args, Engine, Machine, Site};
+use pmx_cpu::{Args, CallStats, Engine, Machine, Site};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -88,7 +88,7 @@ impl Engine for GpuEngine {
         "cuda-gpu"
     }
 
-    fn call(&self, m: &mut Machine, site: &Site, args: Args) -> pmx_cpu::Res<Value> {
+    fn call(&self, m: &mut Machine, site: &Site, args: Args, stats: &mut CallStats) -> pmx_cpu::Res<Value> {
         let mut memory: Box<dyn Memory> = match self.program.device {
             Some(d) => {
                 d.bind().map_err(|e| m.fail(format!("cuda-gpu: {e}"), site.boundary.span))?;
@@ -96,6 +96,7 @@ impl Engine for GpuEngine {
             }
             None => Box::new(HostMemory::separate()),
         };
-        self.entry.call(m, site, args, &mut *memory, Some(&*self.program.kernels), "cuda-gpu")
+        let call = host::Call { memory: &mut *memory, launcher: Some(&*self.program.kernels), engine: "cuda-gpu" };
+        self.entry.call(m, site, args, call, stats)
     }
 }

@@ -99,31 +99,33 @@ impl Generated {
     }
 }
 
-/// A construct the generator does not take, where.
-#[derive(Clone, Debug)]
-pub struct Unsupported {
-    pub span: Span,
-    pub message: String,
+pub use pmx_lower::{Options, Unsupported};
+
+/// The Futhark generator, at the seam (`pmx_lower::Generator`).
+pub struct Futhark;
+
+impl pmx_lower::Generator for Futhark {
+    type Output = Generated;
+    const BACKEND: pmx_accelerate::Backend = pmx_accelerate::Backend::Futhark;
+
+    fn generate(
+        &self,
+        p: &Program,
+        locate: &dyn Fn(Span) -> String,
+        options: &Options,
+    ) -> Result<Generated, Vec<Unsupported>> {
+        generate(p, locate, options)
+    }
 }
 
-/// What the program is generated for.
-pub struct Options<'a> {
-    /// Whether the utest at a span runs and counts (`pmx test`: those of
-    /// the main file, or all with `--all-utests`; `pmx run`: none). A
-    /// size constraint is checked either way.
-    pub utests: &'a dyn Fn(Span) -> bool,
-    /// `false` (`--unchecked`): every entry's body is `#[unsafe]`, so
-    /// Futhark drops all run-time checks in it and in what it calls:
-    /// index bounds, size coercions and every `assert` pmx writes
-    /// (division by zero, `head`/`tail` of an empty sequence, size
-    /// equalities, utests, `error`, `never`). Code that would fail there
-    /// gives unspecified results instead of an error.
-    pub checked: bool,
-}
+impl pmx_lower::Generated for Generated {
+    fn source(&self) -> &str {
+        &self.source
+    }
 
-impl Options<'_> {
-    /// As `pmx run` runs it: no utest runs; checked.
-    pub const RUN: Options<'static> = Options { utests: &|_| false, checked: true };
+    fn bindings(&self) -> Vec<NameId> {
+        self.entries.iter().map(|e| e.id).collect()
+    }
 }
 
 /// The Futhark program of `p`; `locate` writes a span as
