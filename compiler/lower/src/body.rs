@@ -133,6 +133,12 @@ impl Lowerer<'_> {
             ExprKind::RecLets(bs, body) if bs.iter().all(|b| self.deferred.contains(&b.name.id)) => {
                 self.value(cx, body, out)
             }
+            // Host code: a recursive group that uses its scope's data (in
+            // the `mexpr` body, `defer_in_main` leaves those here).
+            ExprKind::RecLets(bs, body) if self.target == Target::Host => {
+                self.rec_group(cx, bs)?;
+                self.value(cx, body, out)
+            }
             ExprKind::RecLets(..) => Err(self.error(
                 Code::LowerUnsupported,
                 e.span,

@@ -457,55 +457,8 @@ impl Lowerer<'_> {
     /// are the data it uses from its scope (the variables of function
     /// values it uses included); it is referred to applied to them.
     fn lambda(&mut self, cx: &mut Cx, e: &pmx_ast::Expr) -> Lowered<FunVal> {
-        let mut inner = Cx::new(cx.subst.clone(), cx.source.clone());
-        let mut params = Vec::new();
-        let mut bound = Vec::new();
-        // Each variable of the scope becomes one parameter, however many
-        // captured names (and function values) use it.
-        let mut map: FxHashMap<VarId, Var> = FxHashMap::default();
-        let mut param = |l: &mut Self, inner: &mut Cx, v: &Var| -> Var {
-            if let Some(p) = map.get(&v.id) {
-                return p.clone();
-            }
-            let p = l.var(inner, &v.name, v.ty.clone());
-            map.insert(v.id, p.clone());
-            params.push(p.clone());
-            bound.push(Arg::Atom(Atom::Var(v.clone())));
-            p
-        };
-        // A polymorphic value the lambda uses is lowered inside it, so what
-        // that value uses is captured too.
-        let mut fvs = pmx_ast::visit::free_vars(e);
-        let mut i = 0;
-        while i < fvs.len() {
-            if let Some(Bound::Poly(b)) = cx.get(fvs[i].id) {
-                for more in pmx_ast::visit::free_vars(&b.value) {
-                    if !fvs.iter().any(|f| f.id == more.id) {
-                        fvs.push(more);
-                    }
-                }
-            }
-            i += 1;
-        }
-        for fv in fvs {
-            match cx.get(fv.id).cloned() {
-                Some(Bound::Value(Atom::Var(v))) => {
-                    let p = param(self, &mut inner, &v);
-                    inner.bind(fv.id, Bound::Value(Atom::Var(p)));
-                }
-                Some(Bound::Value(lit)) => inner.bind(fv.id, Bound::Value(lit)),
-                Some(Bound::Fun(f)) => {
-                    let mut vars = Vec::new();
-                    f.vars(&mut vars);
-                    let renaming: FxHashMap<VarId, Var> =
-                        vars.iter().map(|v| (v.id, param(self, &mut inner, v))).collect();
-                    inner.bind(fv.id, Bound::Fun(f.renamed(&renaming)));
-                }
-                Some(Bound::Poly(b)) => inner.bind(fv.id, Bound::Poly(b)),
-                // Top-level functions and built-ins: the same everywhere.
-                None => {}
-            }
-        }
+        let scope = scope_used(cx, pmx_ast::visit::free_vars(e));
+        let (mut inner, params, bound) = self.lifted_scope(cx, &scope);
         let id = self.reserve();
         let name = self.fn_name(&format!("{}_lam", cx.source));
         let (params, result, body) = match self.define(&mut inner, e, params, false) {
@@ -519,6 +472,114 @@ impl Lowerer<'_> {
         self.functions[id.0 as usize] = Some(lifted(id, name, cx, e.span, params, result, body));
         Ok(FunVal { callee: Callee::Function(id), args: bound, ty: apply(&e.ty, &cx.subst) })
     }
+
+    /// Host code: a recursive group in the `mexpr` body that uses the
+    /// body's data (`recursive let rows = lam i. .. n ..`), lifted in
+    /// place as lambdas are: each function takes the data the group uses
+    /// as leading parameters, and passes them on where it refers to the
+    /// group's functions; the body refers to them applied to its own.
+    pub fn rec_group(&mut self, cx: &mut Cx, bs: &[pmx_ast::Binding]) -> Lowered<()> {
+        let names: Vec<pmx_ast::NameId> = bs.iter().map(|b| b.name.id).collect();
+        let mut fvs: Vec<pmx_ast::visit::FreeVar> = Vec::new();
+        for b in bs {
+            for fv in pmx_ast::visit::free_vars(&b.value) {
+                if !names.contains(&fv.id) && !fvs.iter().any(|f| f.id == fv.id) {
+                    fvs.push(fv);
+                }
+            }
+        }
+        let scope = scope_used(cx, fvs);
+        let ids: Vec<FnId> = bs.iter().map(|_| self.reserve()).collect();
+        let tys: Vec<Ty> = bs.iter().map(|b| apply(&b.value.ty, &cx.subst)).collect();
+        let mut outer = Vec::new();
+        let mut failed = None;
+        for (k, b) in bs.iter().enumerate() {
+            let (mut inner, params, bound) = self.lifted_scope(cx, &scope);
+            outer = bound;
+            let own: Vec<Arg> = params.iter().map(|p| Arg::Atom(Atom::Var(p.clone()))).collect();
+            for (j, n) in names.iter().enumerate() {
+                let f = FunVal { callee: Callee::Function(ids[j]), args: own.clone(), ty: tys[j].clone() };
+                inner.bind(*n, Bound::Fun(f));
+            }
+            let name = self.fn_name(&b.name.text);
+            let (params, result, body) = match self.define(&mut inner, &b.value, params, false) {
+                Ok(d) => d,
+                Err(r) => {
+                    failed = Some(r);
+                    self.given_up(&mut inner, b.value.span)
+                }
+            };
+            let mut f = lifted(ids[k], name, cx, b.value.span, params, result, body);
+            f.shown = crate::lower::shown_name(&b.name);
+            self.functions[ids[k].0 as usize] = Some(f);
+        }
+        for (j, n) in names.iter().enumerate() {
+            cx.bind(
+                *n,
+                Bound::Fun(FunVal { callee: Callee::Function(ids[j]), args: outer.clone(), ty: tys[j].clone() }),
+            );
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// The scope of a function lifted from `cx`: a new context binding
+    /// what it uses (`scope_used`) to its leading parameters, those
+    /// parameters, and the arguments that pass them from `cx`. Each
+    /// variable of the scope becomes one parameter, however many captured
+    /// names (and function values) use it.
+    fn lifted_scope(&mut self, cx: &Cx, scope: &[(pmx_ast::NameId, Bound)]) -> (Cx, Vec<Var>, Vec<Arg>) {
+        let mut inner = Cx::new(cx.subst.clone(), cx.source.clone());
+        let mut params = Vec::new();
+        let mut bound = Vec::new();
+        let mut map: FxHashMap<VarId, Var> = FxHashMap::default();
+        let mut param = |l: &mut Self, inner: &mut Cx, v: &Var| -> Var {
+            if let Some(p) = map.get(&v.id) {
+                return p.clone();
+            }
+            let p = l.var(inner, &v.name, v.ty.clone());
+            map.insert(v.id, p.clone());
+            params.push(p.clone());
+            bound.push(Arg::Atom(Atom::Var(v.clone())));
+            p
+        };
+        for (id, b) in scope {
+            match b.clone() {
+                Bound::Value(Atom::Var(v)) => {
+                    let p = param(self, &mut inner, &v);
+                    inner.bind(*id, Bound::Value(Atom::Var(p)));
+                }
+                Bound::Value(lit) => inner.bind(*id, Bound::Value(lit)),
+                Bound::Fun(f) => {
+                    let mut vars = Vec::new();
+                    f.vars(&mut vars);
+                    let renaming: FxHashMap<VarId, Var> =
+                        vars.iter().map(|v| (v.id, param(self, &mut inner, v))).collect();
+                    inner.bind(*id, Bound::Fun(f.renamed(&renaming)));
+                }
+                Bound::Poly(b) => inner.bind(*id, Bound::Poly(b)),
+            }
+        }
+        (inner, params, bound)
+    }
+}
+
+/// What a function lifted from `cx` uses of its scope, given its free
+/// variables: their bindings in `cx` (top-level functions and built-ins,
+/// the same everywhere, are not in it). A polymorphic value it uses is
+/// lowered inside it, so what that value uses is taken too.
+fn scope_used(cx: &Cx, mut fvs: Vec<pmx_ast::visit::FreeVar>) -> Vec<(pmx_ast::NameId, Bound)> {
+    let mut i = 0;
+    while i < fvs.len() {
+        if let Some(Bound::Poly(b)) = cx.get(fvs[i].id) {
+            for more in pmx_ast::visit::free_vars(&b.value) {
+                if !fvs.iter().any(|f| f.id == more.id) {
+                    fvs.push(more);
+                }
+            }
+        }
+        i += 1;
+    }
+    fvs.iter().filter_map(|fv| cx.get(fv.id).map(|b| (fv.id, b.clone()))).collect()
 }
 
 fn lifted(

@@ -297,6 +297,18 @@ impl<'a> Lowerer<'a> {
             let group = matches!(d, Decl::Rec(_));
             let bs = d.bindings();
             let poly = |b: &Binding| !type_vars(&b.scheme).is_empty();
+            // A monomorphic group that uses the body's data is lifted in
+            // place, with that data as leading parameters (`rec_group`).
+            let names: Vec<NameId> = bs.iter().map(|b| b.name.id).collect();
+            let local = |v: &pmx_ast::visit::FreeVar| {
+                !names.contains(&v.id) && !self.decls.contains_key(&v.id) && !self.externals.contains_key(&v.id)
+            };
+            let in_place = group
+                && !bs.iter().any(poly)
+                && bs.iter().any(|b| pmx_ast::visit::free_vars(&b.value).iter().any(local));
+            if in_place {
+                continue;
+            }
             if !bs.is_empty() && bs.iter().all(|b| matches!(b.value.kind, ExprKind::Lam { .. }) && (group || poly(b))) {
                 for b in bs {
                     self.decls.insert(b.name.id, b);
