@@ -97,12 +97,20 @@ impl Lowerer<'_> {
                 Ok(self.emit(cx, out, ty, Expr::Record(atoms), e.span))
             }
             ExprKind::RecordUpdate(r, fields) => self.record_update(cx, r, fields, e, out),
-            ExprKind::Proj(r, l) => {
+            ExprKind::Proj(record, l) => {
                 let ty = self.ty(cx, &e.ty, e.span)?;
-                let r = self.value(cx, r, out)?;
+                let r = self.value(cx, record, out)?;
                 // A record type inference left open (its value is never
-                // made: `[]`'s elements) has no lowered form.
-                if !matches!(r.ty(), Type::Record(fields) if fields.iter().any(|(f, _)| *f == l.text)) {
+                // made: `[]`'s elements) has no lowered form. No value of
+                // it exists, so in host code the projection is never
+                // reached (`lam y. y.0` given to a function that never
+                // calls it), as `never` is.
+                let open = matches!(apply(&record.ty, &cx.subst).kind(), pmx_ast::TyKind::Meta(_));
+                let found = matches!(r.ty(), Type::Record(fields) if fields.iter().any(|(f, _)| *f == l.text));
+                if !found && open && self.target == Target::Host {
+                    return Ok(self.emit(cx, out, ty, Expr::Never, e.span));
+                }
+                if !found {
                     let message = format!(
                         "the record type of this projection (`{}`) is not determined by how the code is used",
                         l.text
