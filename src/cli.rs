@@ -305,12 +305,27 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
             return ExitCode::from(1);
         }
     };
-    let mut profile = None;
-    let accelerated = match analysis {
-        None => None,
-        Some(a) => {
+    // The engines are chosen and built on a thread of their own while the
+    // host code compiles here: the builds mostly wait (on compilers, the
+    // cache, a Futhark context), the host compile keeps a core busy, and
+    // neither needs the other (the host code calls a binding through its
+    // site, whatever engine runs it).
+    let boundaries: Vec<pmx_accelerate::Boundary> =
+        analysis.map_or_else(Vec::new, |a| a.accelerates.iter().map(|x| x.boundary.clone()).collect());
+    let compile_host = !run.debug && run.host != Host::Interp;
+    let (chosen, host) = std::thread::scope(|s| {
+        let engines = analysis.map(|a| {
             let locate = render::locator(&db);
-            let (chosen, notes) = crate::engines::choose(a, target, !run.unchecked, run.verbose, utest_files, &locate);
+            let (unchecked, verbose) = (run.unchecked, run.verbose);
+            s.spawn(move || crate::engines::choose(a, target, !unchecked, verbose, utest_files, &locate))
+        });
+        let host = compile_host.then(|| pmx_host::compile(&modules, &boundaries, &|span| utest_files.includes(span)));
+        let chosen = engines.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        (chosen, host)
+    });
+    let mut profile = None;
+    let accelerated = match (analysis, chosen) {
+        (Some(a), Some((chosen, notes))) => {
             for n in &notes {
                 eprintln!("{}", n.render());
             }
@@ -319,7 +334,7 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
                     profile = Some(choice.profile.clone());
                     Some(pmx_cpu::Accelerated {
                         program: a.extracted.clone(),
-                        boundaries: a.accelerates.iter().map(|x| x.boundary.clone()).collect(),
+                        boundaries,
                         engines: choice.engines,
                         profile: choice.profile,
                     })
@@ -338,6 +353,7 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
                 }
             }
         }
+        _ => None,
     };
     let options = pmx_cpu::Options {
         debug: run.debug,
@@ -346,11 +362,9 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         argv,
         check_order: run.check_order,
     };
-    let host = match (run.debug, run.host) {
-        (true, _) | (false, Host::Interp) => None,
-        (false, mode) => {
-            let boundaries = accelerated.as_ref().map_or(&[][..], |a| &a.boundaries[..]);
-            let host = pmx_host::compile(&modules, boundaries, &|span| utest_files.includes(span));
+    let host = match host {
+        None => None,
+        Some(host) => {
             let locate = render::locator(&db);
             if run.verbose {
                 eprintln!("{}", host_summary(&host.report));
@@ -358,7 +372,7 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
                     eprintln!("pmx: host code: `{name}` ({}) runs in the interpreter: {why}", locate(*span));
                 }
             }
-            if mode == Host::Native && !host.report.left.is_empty() {
+            if run.host == Host::Native && !host.report.left.is_empty() {
                 for (name, why, span) in &host.report.left {
                     eprintln!(
                         "error: --host native: `{name}` ({}) cannot be compiled to native code: {why}",

@@ -73,7 +73,12 @@ fn plan(
     // values stay where they are: native code reads the interpreter's.
     // Each `accelerate` becomes a binding of its own there, which calls
     // the engine of the boundary at its span.
-    let (program, lifted) = pmx_accelerate::lift_with(pmx_accelerate::program::to_expr(modules), true);
+    // Only the definitions the run reaches (and every declaration of a
+    // type, constructor, external or utest): the rest is never lowered.
+    let keep = |mi: usize, ii: usize| {
+        !live.is_dead(mi, ii) || !matches!(modules[mi].items[ii], pmx_ast::Item::Let(_) | pmx_ast::Item::RecLets(..))
+    };
+    let (program, lifted) = pmx_accelerate::lift_with(pmx_accelerate::program::to_expr_keeping(modules, &keep), true);
     let ids: Vec<(pmx_ast::NameId, Span)> = candidates.roots.iter().map(|r| (r.id, r.span)).collect();
     let main = modules.last().and_then(|m| m.main.as_ref()).map(|m| m.span);
     let running = running_utests(modules, utests);

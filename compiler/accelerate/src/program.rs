@@ -7,8 +7,19 @@
 use pmx_ast::*;
 
 pub fn to_expr(modules: &[&Module]) -> Expr {
+    to_expr_keeping(modules, &|_, _| true)
+}
+
+/// [`to_expr`] with only the items `keep` keeps (by module and item
+/// index): the native host tier leaves out the definitions a run does not
+/// reach, which it would otherwise copy and lift for nothing.
+pub fn to_expr_keeping(modules: &[&Module], keep: &dyn Fn(usize, usize) -> bool) -> Expr {
     let main = modules.last().and_then(|m| m.main.clone()).unwrap_or_else(|| Expr::unit(Span::BUILTIN));
-    let mut items: Vec<Item> = modules.iter().flat_map(|m| m.items.iter().cloned()).collect();
+    let mut items: Vec<Item> = modules
+        .iter()
+        .enumerate()
+        .flat_map(|(mi, m)| m.items.iter().enumerate().filter(move |(ii, _)| keep(mi, *ii)).map(|(_, i)| i.clone()))
+        .collect();
     let mut e = main;
     while let Some(item) = items.pop() {
         let span = item.span();
