@@ -31,6 +31,41 @@ pub struct Compiled {
 
 pub type EntryFn = unsafe extern "C" fn(*mut runtime::Ctx, *const u64, *mut u64);
 
+/// Compiles the functions' Cranelift IR to machine code on every core
+/// (each function on its own: what takes the time of a host compile is
+/// instruction selection and register allocation, not building the IR),
+/// then defines them in the module in order.
+fn define_in_parallel(
+    module: &mut JITModule,
+    functions: Vec<(FuncId, cranelift_codegen::ir::Function, pmx_ast::SmolStr)>,
+) -> Result<(), String> {
+    use rayon::prelude::*;
+    type Machine = (FuncId, Vec<u8>, u64, Vec<cranelift_module::ModuleReloc>);
+    let isa = module.isa();
+    let compiled: Vec<Result<Machine, String>> = functions
+        .into_par_iter()
+        .map(|(id, func, name)| {
+            let mut cx = cranelift_codegen::Context::for_function(func);
+            cx.compile(isa, &mut Default::default()).map_err(|e| format!("cranelift, in `{name}`: {:?}", e.inner))?;
+            let code = cx.compiled_code().ok_or_else(|| format!("cranelift, in `{name}`: no code"))?;
+            let alignment = code.buffer.alignment as u64;
+            let bytes = code.code_buffer().to_vec();
+            let relocs = code
+                .buffer
+                .relocs()
+                .iter()
+                .map(|r| cranelift_module::ModuleReloc::from_mach_reloc(r, &cx.func, id))
+                .collect();
+            Ok((id, bytes, alignment, relocs))
+        })
+        .collect();
+    for c in compiled {
+        let (id, bytes, alignment, relocs) = c?;
+        module.define_function_bytes(id, alignment, &bytes, &relocs).map_err(|e| format!("cranelift: {e}"))?;
+    }
+    Ok(())
+}
+
 pub fn cl_type(t: &Type) -> types::Type {
     match t {
         // A borrowed sequence or record: where its `Value` is.
@@ -104,6 +139,9 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
     set(&mut flags, "use_colocated_libcalls", "false")?;
     set(&mut flags, "is_pic", "false")?;
     set(&mut flags, "preserve_frame_pointers", "true")?;
+    // Cranelift's IR verifier checks the generator's output, a tenth of
+    // the compile time: on in the test builds, not in release ones.
+    set(&mut flags, "enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
     let isa = cranelift_native::builder()
         .map_err(|e| format!("this machine's architecture: {e}"))?
         .finish(settings::Flags::new(flags))
@@ -135,6 +173,7 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
     let mut ctx = module.make_context();
     let target = module.target_config();
     let mut fbc = FunctionBuilderContext::new();
+    let mut functions = Vec::with_capacity(order.len());
     for &f in &order {
         let func = &program.functions[f.0 as usize];
         ctx.func.signature = signature(&module, func, CallConv::Tail);
@@ -166,9 +205,11 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
             g.function(func);
             g.b.finalize(target);
         }
-        module.define_function(ids[&f], &mut ctx).map_err(|e| format!("cranelift, in `{}`: {e:?}", func.name))?;
+        let built = std::mem::replace(&mut ctx.func, cranelift_codegen::ir::Function::new());
+        functions.push((ids[&f], built, func.name.clone()));
         module.clear_context(&mut ctx);
     }
+    define_in_parallel(&mut module, functions)?;
     // Entries: the C calling convention, arguments in an array of words.
     let mut entry_ids = Vec::new();
     for &f in entries {
