@@ -54,7 +54,9 @@ enum Command {
         /// With `lifted`: also print the declarations of the standard
         /// library's files (by default only those of the program's own
         /// files are printed; later stages hold only what accelerated code
-        /// uses, and print all of it).
+        /// uses, and print all of it). With `host-ir`: the host code of
+        /// `pmx test --all-utests` (by default, of `pmx test`: the utests
+        /// of the file given).
         #[arg(long)]
         all: bool,
         #[command(flatten)]
@@ -482,7 +484,11 @@ fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, all: 
         Stage::HostIr => {
             let boundaries: Vec<pmx_accelerate::Boundary> =
                 analysis.accelerates.iter().map(|a| a.boundary.clone()).collect();
-            print!("{}", pmx_host::host_ir(&modules, &boundaries, &render::locator(&db)));
+            // The host code of `pmx test FILE`: the utests of the file
+            // (with `--all`, every file's).
+            let file = root.id(&db);
+            let utests = |s: pmx_diagnostics::Span| all || s.file == file;
+            print!("{}", pmx_host::host_ir(&modules, &boundaries, &utests, &render::locator(&db)));
             return ExitCode::SUCCESS;
         }
         Stage::Cuda => {

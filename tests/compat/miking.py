@@ -28,7 +28,10 @@ With `--std pmx`, includes go to pmx's own `std/` instead of Miking's
 pmx's standard library. (`tests/compat/miking_std.py` runs the utests of
 Miking's library files against `std/`.)
 
-Usage: python3 tests/compat/miking.py [--miking DIR] [--pmx PATH] [--std miking|pmx]
+With `--fallbacks`, each program runs with `--verbose`, and a tally says
+which functions the native host tier left to the interpreter, and why.
+
+Usage: python3 tests/compat/miking.py [--miking DIR] [--pmx PATH] [--std miking|pmx] [--fallbacks]
            [--target T] [--timeout S] [-j N] [--only SUBSTRING] [--markdown]
 Exit code: 0 when every plain file that `mi` runs passes, 1 otherwise.
 """
@@ -181,7 +184,7 @@ def first_error(text):
     return ""
 
 
-def run_one(pmx, miking, path, timeout, stdlib, target):
+def run_one(pmx, miking, path, timeout, stdlib, target, fallbacks=False):
     # As Miking's make.sh sets them for its tests.
     libs = f"stdlib={stdlib}:test={os.path.join(miking, 'test')}"
     env = dict(os.environ, MCORE_STDLIB=stdlib, MCORE_LIBS=libs, PMX_TARGET=target)
@@ -214,13 +217,17 @@ def run_one(pmx, miking, path, timeout, stdlib, target):
     start = time.perf_counter()
     try:
         args = ["10"] if row["file"].startswith(BENCHMARK_DIRS) else []
-        t = subprocess.run([pmx, "test", "--color=never", path] + args, capture_output=True, text=True,
+        verbose = ["--verbose"] if fallbacks else []
+        t = subprocess.run([pmx, "test", "--color=never", path] + verbose + args, capture_output=True, text=True,
                            env=env, cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL)
         out, err, rc = t.stdout, t.stderr, t.returncode
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         err, rc = f"timed out after {timeout} s", None
     row["secs"] = time.perf_counter() - start
+    # What the native host tier left to the interpreter, and why.
+    row["left"] = [l.split(" runs in the interpreter: ", 1) for l in err.splitlines()
+                   if l.startswith("pmx: host code: `") and " runs in the interpreter: " in l]
     m = re.search(r"(\d+) passed, (\d+) failed", out)
     row["passed"], row["failed"] = (int(m.group(1)), int(m.group(2))) if m else (None, None)
     row["rc"] = rc
@@ -248,6 +255,8 @@ def main():
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--std", choices=["miking", "pmx"], default="miking")
     ap.add_argument("--target", default="interp")
+    ap.add_argument("--fallbacks", action="store_true",
+                    help="run with --verbose and list what the native host tier leaves to the interpreter")
     a = ap.parse_args()
     miking = os.path.abspath(a.miking)
     stdlib = os.path.join(miking, "stdlib") if a.std == "miking" else os.path.join(ROOT, "std")
@@ -257,7 +266,7 @@ def main():
     plain = [f for f in files if f not in mlang and a.only in f]
     expect = miking_expectations(miking)
     with concurrent.futures.ThreadPoolExecutor(a.j) as pool:
-        rows = list(pool.map(lambda f: run_one(a.pmx, miking, f, a.timeout, stdlib, a.target), plain))
+        rows = list(pool.map(lambda f: run_one(a.pmx, miking, f, a.timeout, stdlib, a.target, a.fallbacks), plain))
     sep = " | "
     if a.markdown:
         print("| file | mi | check | passed | failed | s | error |\n|---|---|---|---:|---:|---:|---|")
@@ -287,6 +296,19 @@ def main():
               f"(foreign {sum(1 for r in fail if r['check'] == 'foreign')}, "
               f"extensions {sum(1 for r in fail if r['mi'] == 'ext')}), "
               f"{sum(1 for r in fail if not excused(r))} other failures")
+    if a.fallbacks:
+        # Per reason (its first words), how many passing programs leave a
+        # function to the interpreter for it.
+        reasons = {}
+        for r in rows:
+            if passed(r):
+                for why in {re.sub(r"`[^`]*`", "`..`", w)[:90] for _, w in r.get("left", [])}:
+                    reasons.setdefault(why, []).append(r["file"])
+        left = [r for r in rows if passed(r) and r.get("left")]
+        print(f"\nnative host tier: {len(left)} of {sum(1 for r in rows if passed(r))} passing programs "
+              f"leave something to the interpreter")
+        for why, fs in sorted(reasons.items(), key=lambda x: -len(x[1])):
+            print(f"  {len(fs):3}  {why}  (e.g. {fs[0]})")
     sys.exit(1 if any(not passed(r) and not excused(r) for r in rows) else 0)
 
 

@@ -26,10 +26,13 @@ pub fn native(program: &Program, t: &Type) -> bool {
     fn go(program: &Program, t: &Type, seen: &mut Vec<pmx_lower::VariantId>) -> bool {
         match t {
             // A sequence of values of an abstract type (`type Thread a`,
-            // no constructor; the runtime's own values, a thread's an
-            // `Int`): building one natively gives a sequence the runtime
-            // misreads (`create n (lam. threadSpawn f)`, then
-            // `threadJoin` of an element), not found yet.
+            // no constructor): the runtime's own values, which may be
+            // scalars (a thread is its `Int` id), so the runtime may hold
+            // such a sequence unboxed (`Seq::Int`, from the values it was
+            // built of), where native code reads a boxed element as the
+            // `Value` at its place (a thread id read as a `Float`, then
+            // `threadJoin` confused). Left to the interpreter, whose
+            // reads follow the storage.
             Type::Seq(e) if matches!(&**e, Type::Variant(v) if program.variants[v.0 as usize].constructors.is_empty()) => {
                 false
             }
@@ -171,7 +174,18 @@ fn check_function(program: &Program, f: &Function) -> Result<(), Unsupported> {
         return Err(Unsupported { message: format!("its result is of type {}", f.result), span: f.span });
     }
     let messages = error_messages(&f.body);
-    check_block(program, &f.body, &messages)
+    check_block(program, &f.body, &messages)?;
+    // The IR's invariants, checked before anything is generated from it:
+    // a violation is a bug in the lowering, which must not become machine
+    // code; the function (and what calls it) runs in the interpreter,
+    // with the reason.
+    match pmx_lower::validate_only(program, &|g| g == f.id).into_iter().next() {
+        Some(p) => Err(Unsupported {
+            message: format!("{}the lowered host code is not valid: {p}", pmx_cpu::INTERNAL_PREFIX),
+            span: f.span,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The sequence literals the generator does not build: those used only

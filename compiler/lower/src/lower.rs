@@ -44,7 +44,7 @@ pub(crate) struct Lowerer<'a> {
     /// `never`).
     given_up: FxHashSet<FnId>,
     /// Host code: the function standing for each top-level value read.
-    globals: FxHashMap<NameId, FnId>,
+    globals: FxHashMap<(NameId, Type), FnId>,
     /// Host code: each instance of a top-level binding, with its
     /// substitution (what a stub of it needs).
     origins: FxHashMap<FnId, (&'a Binding, Subst)>,
@@ -388,11 +388,11 @@ impl<'a> Lowerer<'a> {
             return Err(self.error(Code::LowerTypeNotConcrete, e.span, message, "here"));
         }
         let ty = self.ty(cx, &e.ty, e.span)?;
-        let f = match self.globals.get(&n.id) {
+        let f = match self.globals.get(&(n.id, ty.clone())) {
             Some(f) => *f,
             None => {
                 let f = self.interpreter_value(n.id, &b.name, ty.clone(), b.span);
-                self.globals.insert(n.id, f);
+                self.globals.insert((n.id, ty.clone()), f);
                 f
             }
         };
@@ -426,12 +426,13 @@ impl<'a> Lowerer<'a> {
     /// Host code: the value of external `id` at type `ty` (its IR type),
     /// read where the interpreter keeps it.
     pub fn external_value(&mut self, cx: &mut Cx, id: NameId, ty: Type, span: Span, out: &mut Vec<Stmt>) -> Atom {
-        let f = match self.globals.get(&id) {
+        // A polymorphic external is read at each type it is used at.
+        let f = match self.globals.get(&(id, ty.clone())) {
             Some(f) => *f,
             None => {
                 let d = self.externals[&id];
                 let f = self.interpreter_value(id, &d.name, ty.clone(), d.span);
-                self.globals.insert(id, f);
+                self.globals.insert((id, ty.clone()), f);
                 f
             }
         };
