@@ -213,11 +213,16 @@ fn launches_waited_for_one_by_one_or_without_tiles() -> Vec<Trial> {
         ("cuda_failure_before_launch", ("PMX_CUDA_SYNC", "1")),
         ("cuda_tiled_launch", ("PMX_CUDA_TILES", "0")),
     ];
-    per_fixture("launches", cases, |(name, _)| name.to_string(), |(name, setting)| {
-        let p = root().join("tests/run").join(format!("{name}.mc"));
-        let difference = difference_from_debug(&p, &["--target", "gpu"], &[("PMX_GPU_KERNELS", "cpu"), setting]);
-        assert!(difference.is_none(), "{name} with {setting:?}: {}", difference.unwrap_or_default());
-    })
+    per_fixture(
+        "launches",
+        cases,
+        |(name, _)| name.to_string(),
+        |(name, setting)| {
+            let p = root().join("tests/run").join(format!("{name}.mc"));
+            let difference = difference_from_debug(&p, &["--target", "gpu"], &[("PMX_GPU_KERNELS", "cpu"), setting]);
+            assert!(difference.is_none(), "{name} with {setting:?}: {}", difference.unwrap_or_default());
+        },
+    )
 }
 
 /// Without a usable device, `--target gpu` is an error that says what is

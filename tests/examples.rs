@@ -34,7 +34,8 @@ fn main() {
     trials.extend(per_fixture("library", libraries, name, |p| library_passes_its_own_utests(&p)));
     // `--target cpu` needs a Futhark compiler (the CUDA engine only the
     // C++ compiler the build already has).
-    trials.extend(needing(&process::futhark(), per_fixture("cpu", all, name, |p| runs_on_the_cpu_as_in_debug_mode(&p))));
+    trials
+        .extend(needing(&process::futhark(), per_fixture("cpu", all, name, |p| runs_on_the_cpu_as_in_debug_mode(&p))));
     harness::run(trials)
 }
 

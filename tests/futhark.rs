@@ -39,7 +39,10 @@ fn main() {
     }));
     with_futhark.push(trial("failures_in_futhark_code_are_located", || check_failures("cpu")));
     trials.extend(needing(&futhark, with_futhark));
-    trials.push(trial("missing_futhark_is_an_error_for_an_explicit_target", missing_futhark_is_an_error_for_an_explicit_target));
+    trials.push(trial(
+        "missing_futhark_is_an_error_for_an_explicit_target",
+        missing_futhark_is_an_error_for_an_explicit_target,
+    ));
     trials.push(trial(
         "auto_without_futhark_runs_in_the_interpreter_with_one_note",
         auto_without_futhark_runs_in_the_interpreter_with_one_note,

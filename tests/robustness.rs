@@ -43,7 +43,9 @@ fn main() {
     ];
     let valid: Vec<PathBuf> = valid_programs().into_iter().map(|(p, _)| p).collect();
     // `pass/NAME` or `types/NAME`: the two folders may share a name.
-    let name = |p: &PathBuf| format!("{}/{}", p.parent().and_then(Path::file_name).unwrap_or_default().to_string_lossy(), stem(p));
+    let name = |p: &PathBuf| {
+        format!("{}/{}", p.parent().and_then(Path::file_name).unwrap_or_default().to_string_lossy(), stem(p))
+    };
     trials.extend(per_fixture("valid", valid, name, |p| stays_valid_unmutated(&p)));
     harness::run(trials)
 }

@@ -29,7 +29,8 @@ fn loop_is_cuda_and_a_tensor_not_used_after_is_only_copied_in() {
 
 #[test]
 fn the_keyword_is_found_through_functions() {
-    let src = "let inc = lam s. map (lam x. addi x 1) s\nlet twice = lam s. inc (inc s)\nmexpr\naccelerate (twice [1, 2])";
+    let src =
+        "let inc = lam s. map (lam x. addi x 1) s\nlet twice = lam s. inc (inc s)\nmexpr\naccelerate (twice [1, 2])";
     assert_snapshot!(check(src), @r"
         accelerate1 at 4:1-4:26: Futhark
           why: accelerate1 (4:1-4:26) -> twice (2:5-2:10) -> inc (1:5-1:8) -> `map` at 1:18-1:21

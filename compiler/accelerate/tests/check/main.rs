@@ -31,7 +31,8 @@ fn check(src: &str) -> String {
             };
             out.push_str(&format!("{} at {}: {class}\n", b.name, support::at(db, b.span)));
             for r in &a.reasons {
-                let chain: Vec<String> = r.chain.iter().map(|(n, s)| format!("{n} ({})", support::at(db, *s))).collect();
+                let chain: Vec<String> =
+                    r.chain.iter().map(|(n, s)| format!("{n} ({})", support::at(db, *s))).collect();
                 let keyword = support::at(db, r.keyword_span);
                 out.push_str(&format!("  why: {} -> `{}` at {keyword}\n", chain.join(" -> "), r.keyword));
             }
