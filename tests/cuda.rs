@@ -85,7 +85,7 @@ fn main() {
         counter.fetch_add(1, Ordering::Relaxed);
         assert!(difference.is_none(), "{}: {}", p.display(), difference.unwrap_or_default());
     });
-    trials.extend(gpu.into_iter().map(|t| t.with_ignored_flag(true)));
+    trials.extend(harness::on_a_gpu(gpu));
     let conclusion = libtest_mimic::run(&Arguments::from_args(), trials);
     let (matched, differed) = (GPU_MATCHED.load(Ordering::Relaxed), GPU_DIFFERED.load(Ordering::Relaxed));
     if matched + differed > 0 {

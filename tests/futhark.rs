@@ -72,7 +72,7 @@ fn main() {
         gpu_usable();
         check_failures("gpu");
     }));
-    trials.extend(gpu.into_iter().map(|t| t.with_ignored_flag(true)));
+    trials.extend(harness::on_a_gpu(gpu));
     let conclusion = libtest_mimic::run(&Arguments::from_args(), trials);
     let ran = GPU_RAN.load(Ordering::Relaxed);
     if ran > 0 {

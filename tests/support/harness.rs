@@ -65,6 +65,16 @@ pub fn needing(tool: &Result<(), String>, trials: Vec<Trial>) -> Vec<Trial> {
     }
 }
 
+/// Trials that need a CUDA GPU: ignored, run by `-- --ignored on_a_gpu`
+/// on a machine with one; unless asked for, says so once.
+#[allow(dead_code)]
+pub fn on_a_gpu(trials: Vec<Trial>) -> Vec<Trial> {
+    if !std::env::args().any(|a| a == "--ignored" || a == "--include-ignored") {
+        eprintln!("ignored: {} on_a_gpu tests need a CUDA GPU (run them with `-- --ignored on_a_gpu`)", trials.len());
+    }
+    trials.into_iter().map(|t| t.with_ignored_flag(true)).collect()
+}
+
 /// Runs the trials as `cargo test` asks (filter, `--exact`, `--ignored`,
 /// `--list`, `--test-threads`) and exits with the result.
 #[allow(dead_code)]
