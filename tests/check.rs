@@ -1,19 +1,27 @@
 //! Data-driven front-end tests: every program under `tests/check/pass`
 //! checks without diagnostics; every program under `tests/check/fail` has
-//! its source and rendered diagnostics snapshotted side by side.
+//! its source and rendered diagnostics snapshotted side by side; every
+//! program under `tests/check/types` has the inferred types of its
+//! top-level bindings snapshotted. One trial per program: `pass::NAME`,
+//! `fail::NAME`, `types::NAME`.
 
+#[path = "support/harness.rs"]
+mod harness;
+
+use harness::{mc_files, per_fixture, stem};
 use pmx_driver::{program_diagnostics, with_stack, Database, Db};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn fixtures(dir: &str) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check").join(dir);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "mc"))
-        .collect();
-    files.sort();
-    files
+fn main() {
+    let fixtures = |dir: &str| {
+        let files = mc_files(&format!("tests/check/{dir}"));
+        assert!(!files.is_empty(), "no programs in tests/check/{dir}");
+        files
+    };
+    let mut trials = per_fixture("pass", fixtures("pass"), stem, |f| checks_cleanly(&f));
+    trials.extend(per_fixture("fail", fixtures("fail"), stem, |f| reports_expected_diagnostics(&f)));
+    trials.extend(per_fixture("types", fixtures("types"), stem, |f| inferred_types(&f)));
+    harness::run(trials)
 }
 
 /// Checks a program and renders its diagnostics as `pmx check` does.
@@ -27,36 +35,24 @@ fn check(path: &Path) -> (usize, String) {
     })
 }
 
-#[test]
-fn valid_programs_check_cleanly() {
-    let files = fixtures("pass");
-    assert!(!files.is_empty());
-    let mut failures = String::new();
-    for f in &files {
-        let (n, out) = check(f);
-        if n > 0 {
-            failures.push_str(&format!("{}:\n{out}\n", f.display()));
-        }
-    }
-    assert!(failures.is_empty(), "valid programs reported diagnostics:\n{failures}");
+/// A program under `tests/check/pass` checks without diagnostics.
+fn checks_cleanly(f: &Path) {
+    let (n, out) = check(f);
+    assert!(n == 0, "{} reported diagnostics:\n{out}", f.display());
 }
 
-#[test]
-fn invalid_programs_report_expected_diagnostics() {
-    let files = fixtures("fail");
-    assert!(!files.is_empty());
-    for f in files {
-        let (n, out) = check(&f);
-        assert!(n > 0, "{} reported nothing", f.display());
-        let source = std::fs::read_to_string(&f).expect("fixture readable");
-        let name = f.file_stem().expect("file name").to_string_lossy().into_owned();
-        let mut settings = insta::Settings::clone_current();
-        settings.set_snapshot_path("check/snapshots");
-        settings.set_prepend_module_to_snapshot(false);
-        settings.set_omit_expression(true);
-        let shown = format!("{source}\n----------------------------------------\n{out}");
-        settings.bind(|| insta::assert_snapshot!(name, shown));
-    }
+/// A program under `tests/check/fail` reports diagnostics, snapshotted
+/// beside its source.
+fn reports_expected_diagnostics(f: &Path) {
+    let (n, out) = check(f);
+    assert!(n > 0, "{} reported nothing", f.display());
+    let source = std::fs::read_to_string(f).expect("fixture readable");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("check/snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    let shown = format!("{source}\n----------------------------------------\n{out}");
+    settings.bind(|| insta::assert_snapshot!(stem(f), shown));
 }
 
 /// The inferred type of every top-level binding, one per line.
@@ -87,17 +83,16 @@ fn top_level_types(path: &Path) -> String {
     })
 }
 
-#[test]
-fn inferred_types() {
-    for f in fixtures("types") {
-        let out = top_level_types(&f);
-        let source = std::fs::read_to_string(&f).expect("fixture readable");
-        let name = format!("types_{}", f.file_stem().expect("file name").to_string_lossy());
-        let mut settings = insta::Settings::clone_current();
-        settings.set_snapshot_path("check/snapshots");
-        settings.set_prepend_module_to_snapshot(false);
-        settings.set_omit_expression(true);
-        let shown = format!("{source}\n----------------------------------------\n{out}");
-        settings.bind(|| insta::assert_snapshot!(name, shown));
-    }
+/// The types inferred for a program under `tests/check/types`, snapshotted
+/// beside its source.
+fn inferred_types(f: &Path) {
+    let out = top_level_types(f);
+    let source = std::fs::read_to_string(f).expect("fixture readable");
+    let name = format!("types_{}", stem(f));
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("check/snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    let shown = format!("{source}\n----------------------------------------\n{out}");
+    settings.bind(|| insta::assert_snapshot!(name, shown));
 }

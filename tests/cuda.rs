@@ -6,21 +6,105 @@
 //! `nvcc -c` compiles as it is. Without NVRTC (`pip install
 //! nvidia-cuda-nvrtc-cu12`) or nvcc (`pip install nvidia-cuda-nvcc
 //! nvidia-cuda-runtime`) those tests say they were skipped.
-//! Snapshots of the generated source sit in `tests/cuda/snapshots/`.
+//! Snapshots of the generated source sit in `tests/cuda/snapshots/`. One
+//! trial per program and check (`snapshots::NAME`, `cpu_compile::NAME`,
+//! `nvrtc::NAME`, `cpu::NAME`, `gpu_engine::NAME`, `nvcc::NAME`, and
+//! `on_a_gpu::NAME`, ignored: it needs a GPU); those without their tool
+//! are ignored after saying why.
 
 #[path = "support/fixtures.rs"]
 mod fixtures;
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/process.rs"]
 mod process;
 
 use fixtures::name;
+use harness::{needing, per_fixture, root, stem, trial};
+use libtest_mimic::{Arguments, Completion, Trial};
 use process::{pmx, pmx_with_env};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Programs matched and differed on a GPU, for the summary line that
+/// `benches/gpu_check.sh` reads.
+static GPU_MATCHED: AtomicUsize = AtomicUsize::new(0);
+static GPU_DIFFERED: AtomicUsize = AtomicUsize::new(0);
+
+fn main() {
+    let programs = programs();
+    assert!(!programs.is_empty(), "the CUDA-class fixtures are found");
+    let class = cuda_class(&programs);
+    assert!(!class.is_empty(), "programs with only CUDA-class bindings are found");
+    let pname = |p: &PathBuf| name(p);
+    let mut trials = per_fixture("snapshots", programs.clone(), pname, |p| generated_cuda_snapshot(&p));
+    trials.extend(per_fixture("cpu_compile", programs.clone(), pname, |p| compiles_for_the_cpu(&p)));
+    let nvrtc = pmx_cuda::nvrtc::load().map(|_| ()).map_err(|why| why.to_string());
+    let mut with_nvrtc = per_fixture("nvrtc", programs.clone(), pname, |p| compiles_with_nvrtc(&p));
+    with_nvrtc.push(trial("nvrtc_architecture_for_a_device", nvrtc_architecture_for_a_device));
+    trials.extend(needing(&nvrtc, with_nvrtc));
+    // Every CUDA-class test program runs with `--target cpu` (generated
+    // CUDA compiled for the CPU, with alias reconstruction into per-root
+    // buffers) as in debug mode; a failure inside generated code is
+    // located like the interpreter's.
+    trials.extend(per_fixture("cpu", class.clone(), pname, |p| same_as_debug(&p, &["--target", "cpu"], &[])));
+    // The GPU engine's whole path but the device: the host library built
+    // with `-DPMX_HOST_LAUNCH`, every launch a callback into Rust (here
+    // running the kernel's CPU launcher), sequences copied as for a
+    // device, launches queued and run when host code waits for them, as on
+    // a device (see `gpu::cpu_kernels`). Every CUDA-class program runs so
+    // as in debug mode.
+    trials.extend(per_fixture("gpu_engine", class.clone(), pname, |p| {
+        same_as_debug(&p, &["--target", "gpu"], &[("PMX_GPU_KERNELS", "cpu")])
+    }));
+    trials.extend(launches_waited_for_one_by_one_or_without_tiles());
+    let first = class[0].clone();
+    trials.push(Trial::ignorable_test("target_gpu_without_a_device_is_a_clear_error", move || {
+        Ok(target_gpu_without_a_device_is_a_clear_error(&first))
+    }));
+    let unsupported = harness::mc_files("tests/cuda/unsupported");
+    assert!(!unsupported.is_empty());
+    trials.extend(per_fixture("unsupported", unsupported, stem, |p| unsupported_cuda_is_a_located_error(&p)));
+    let nvcc = nvcc().map(|_| ());
+    let mut with_nvcc = per_fixture("nvcc", programs, pname, |p| compiles_with_nvcc(&p));
+    with_nvcc.push(trial(
+        "a_unit_linked_by_nvcc_runs_or_reports_the_cuda_error",
+        a_unit_linked_by_nvcc_runs_or_reports_the_cuda_error,
+    ));
+    trials.extend(needing(&nvcc, with_nvcc));
+    // On a machine with a GPU (`cargo test --release --test cuda --
+    // --ignored --nocapture on_a_gpu`, with NVRTC from `pip install
+    // nvidia-cuda-nvrtc-cu12`): every CUDA-class program with `--target
+    // gpu` as in debug mode. Prints `gpu: N programs matched, M differed`.
+    let gpu = per_fixture("on_a_gpu", class, pname, |p| {
+        if let Err(why) = pmx_cuda::gpu::device::usable() {
+            panic!("no usable GPU: {why}");
+        }
+        let difference = difference_from_debug(&p, &["--target", "gpu"], &[]);
+        let counter = if difference.is_none() { &GPU_MATCHED } else { &GPU_DIFFERED };
+        counter.fetch_add(1, Ordering::Relaxed);
+        assert!(difference.is_none(), "{}: {}", p.display(), difference.unwrap_or_default());
+    });
+    trials.extend(harness::on_a_gpu(gpu));
+    let conclusion = libtest_mimic::run(&Arguments::from_args(), trials);
+    let (matched, differed) = (GPU_MATCHED.load(Ordering::Relaxed), GPU_DIFFERED.load(Ordering::Relaxed));
+    if matched + differed > 0 {
+        println!("gpu: {matched} programs matched, {differed} differed");
+    }
+    conclusion.exit()
+}
 
 /// Test programs whose accelerate code includes CUDA-class bindings
 /// (they use `loop`).
 fn programs() -> Vec<PathBuf> {
     fixtures::accelerate_programs(|_, text| text.contains("loop"))
+}
+
+/// Those of `programs` without Futhark-class bindings, which run with
+/// `--target gpu` as a whole.
+fn cuda_class(programs: &[PathBuf]) -> Vec<PathBuf> {
+    let explained = fixtures::explained(programs.to_vec());
+    explained.into_iter().filter(|(_, e)| !e.contains("backend: Futhark")).map(|(p, _)| p).collect()
 }
 
 fn generated(p: &Path) -> String {
@@ -29,80 +113,56 @@ fn generated(p: &Path) -> String {
     out
 }
 
-#[test]
-fn generated_cuda_snapshots() {
-    for p in programs() {
-        let source = generated(&p);
-        let mut settings = insta::Settings::clone_current();
-        settings.set_snapshot_path("cuda/snapshots");
-        settings.set_prepend_module_to_snapshot(false);
-        settings.set_omit_expression(true);
-        // The prelude is the same in every file.
-        let body = source.split_once("// Records and variants.").map(|(_, b)| b).unwrap_or(&source).to_string();
-        settings.bind(|| insta::assert_snapshot!(name(&p), body));
-    }
+/// The generated CUDA past its prelude, snapshotted.
+fn generated_cuda_snapshot(p: &Path) {
+    let source = generated(p);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("cuda/snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    // The prelude is the same in every file.
+    let body = source.split_once("// Records and variants.").map(|(_, b)| b).unwrap_or(&source).to_string();
+    settings.bind(|| insta::assert_snapshot!(name(p), body));
 }
 
-#[test]
-fn generated_cuda_compiles_for_the_cpu() {
-    let dir = std::env::temp_dir().join(format!("pmx-cuda-cpu-{}", std::process::id()));
+/// The generated CUDA compiles for the CPU, and as the GPU engine's host
+/// library.
+fn compiles_for_the_cpu(p: &Path) {
+    let dir = std::env::temp_dir().join(format!("pmx-cuda-cpu-{}-{}", std::process::id(), name(p)));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let cxx = pmx_native::cc::Compiler::find(pmx_native::cc::Language::Cxx).expect("a C++ compiler");
-    let mut compiled = 0;
-    for p in programs() {
-        let src = dir.join(format!("{}.cu", name(&p)));
-        std::fs::write(&src, generated(&p)).expect("writable");
-        let lib = dir.join(format!("lib{}.so", name(&p)));
-        // The CPU build, and the GPU engine's host library.
-        for extra in [None, Some("-DPMX_HOST_LAUNCH")] {
-            let mut flags = vec!["-x", "c++", "-std=c++17", "-O1", "-fopenmp", "-Werror=return-type"];
-            flags.extend(extra);
-            if let Err(e) = cxx.shared_library(&[&src], &lib, &flags) {
-                panic!("{}: the generated CUDA does not compile for the CPU {extra:?}:\n{e}", p.display());
-            }
+    let src = dir.join(format!("{}.cu", name(p)));
+    std::fs::write(&src, generated(p)).expect("writable");
+    let lib = dir.join(format!("lib{}.so", name(p)));
+    // The CPU build, and the GPU engine's host library.
+    for extra in [None, Some("-DPMX_HOST_LAUNCH")] {
+        let mut flags = vec!["-x", "c++", "-std=c++17", "-O1", "-fopenmp", "-Werror=return-type"];
+        flags.extend(extra);
+        if let Err(e) = cxx.shared_library(&[&src], &lib, &flags) {
+            panic!("{}: the generated CUDA does not compile for the CPU {extra:?}:\n{e}", p.display());
         }
-        compiled += 1;
     }
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(compiled > 0);
-    eprintln!("{compiled} generated CUDA programs compiled for the CPU");
 }
 
-#[test]
-fn generated_cuda_compiles_with_nvrtc() {
-    if let Err(why) = pmx_cuda::nvrtc::load() {
-        eprintln!("skipped: {why}");
-        return;
-    }
-    // The GPU engine's choice for an sm_80 device (A100), and the oldest
-    // architecture CUDA 12 supports without a warning.
+/// NVRTC compiles the generated CUDA for the GPU engine's choice for an
+/// sm_80 device (A100), and for the oldest architecture CUDA 12 supports
+/// without a warning.
+fn compiles_with_nvrtc(p: &Path) {
     let sm80 = pmx_cuda::nvrtc::arch_for(80).expect("NVRTC 12 knows sm_80");
     assert_eq!(sm80, "compute_80");
-    let mut compiled = 0;
-    for p in programs() {
-        let source = generated(&p);
-        for arch in [pmx_cuda::nvrtc::DEFAULT_ARCH, sm80] {
-            if let Err(log) = pmx_cuda::nvrtc::compile(&source, arch) {
-                panic!("{}: NVRTC rejects the generated CUDA for {arch}:\n{log}", p.display());
-            }
+    let source = generated(p);
+    for arch in [pmx_cuda::nvrtc::DEFAULT_ARCH, sm80] {
+        if let Err(log) = pmx_cuda::nvrtc::compile(&source, arch) {
+            panic!("{}: NVRTC rejects the generated CUDA for {arch}:\n{log}", p.display());
         }
-        compiled += 1;
     }
-    eprintln!(
-        "{compiled} generated CUDA programs compiled by NVRTC (for {} and {sm80})",
-        pmx_cuda::nvrtc::DEFAULT_ARCH
-    );
 }
 
 /// A device newer than NVRTC gets the newest architecture NVRTC knows (the
 /// driver compiles that PTX for it); one older than any it knows is an
 /// error, not a panic.
-#[test]
 fn nvrtc_architecture_for_a_device() {
-    if let Err(why) = pmx_cuda::nvrtc::load() {
-        eprintln!("skipped: {why}");
-        return;
-    }
     let newest = pmx_cuda::nvrtc::arch_for(10_000).expect("some architecture");
     let number = |a: &str| a.trim_start_matches("compute_").parse::<i32>().expect("compute_NN");
     assert!(number(newest) >= 90, "{newest}");
@@ -110,26 +170,14 @@ fn nvrtc_architecture_for_a_device() {
     assert!(pmx_cuda::nvrtc::arch_for(10).is_err());
 }
 
-/// Runs every CUDA-class test program (those without Futhark-class
-/// bindings) with `args` and `env` and compares it with debug mode: the
-/// same output, utest counts and exit code, and a failure at the same
-/// place. Programs that debug mode rejects for a broken assumption of GPU
-/// code (a rank too large, say) are compared with the interpreter instead.
-/// Returns how many matched and a description of each that differed.
-fn compare_with_debug(args: &[&str], env: &[(&str, &str)]) -> (usize, Vec<String>) {
-    let mut matched = 0;
-    let mut differed = Vec::new();
-    for p in programs() {
-        let (_, explained, _) = pmx(&["explain", "--color=never"], &p);
-        if explained.contains("backend: Futhark") {
-            continue;
-        }
-        match difference_from_debug(&p, args, env) {
-            None => matched += 1,
-            Some(d) => differed.push(format!("{}: {d}", p.display())),
-        }
-    }
-    (matched, differed)
+/// A CUDA-class program (without Futhark-class bindings) run with `args`
+/// and `env` is the same as in debug mode: the same output, utest counts
+/// and exit code, and a failure at the same place. Programs that debug
+/// mode rejects for a broken assumption of GPU code (a rank too large,
+/// say) are compared with the interpreter instead.
+fn same_as_debug(p: &Path, args: &[&str], env: &[(&str, &str)]) {
+    let difference = difference_from_debug(p, args, env);
+    assert!(difference.is_none(), "{}: {}", p.display(), difference.unwrap_or_default());
 }
 
 /// How `pmx test ARGS` of program `p` with `env` differs from debug mode
@@ -153,106 +201,52 @@ fn difference_from_debug(p: &Path, args: &[&str], env: &[(&str, &str)]) -> Optio
     }
 }
 
-/// Every CUDA-class test program runs with `--target cpu` (generated CUDA
-/// compiled for the CPU, with alias reconstruction into per-root buffers)
-/// as in debug mode; a failure inside generated code is located like the
-/// interpreter's.
-#[test]
-fn cuda_class_programs_run_on_the_cpu_as_in_debug_mode() {
-    let (matched, differed) = compare_with_debug(&["--target", "cpu"], &[]);
-    assert!(differed.is_empty(), "{}", differed.join("\n\n"));
-    assert!(matched > 0);
-    eprintln!("{matched} CUDA-class programs ran with --target cpu");
-}
-
-/// The GPU engine's whole path but the device: the host library built
-/// with `-DPMX_HOST_LAUNCH`, every launch a callback into Rust (here
-/// running the kernel's CPU launcher), sequences copied as for a device,
-/// launches queued and run when host code waits for them, as on a device
-/// (see `gpu::cpu_kernels`). Every CUDA-class program runs
-/// so as in debug mode.
-#[test]
-fn cuda_class_programs_run_through_the_gpu_engine_with_kernels_on_the_cpu() {
-    let (matched, differed) = compare_with_debug(&["--target", "gpu"], &[("PMX_GPU_KERNELS", "cpu")]);
-    assert!(differed.is_empty(), "{}", differed.join("\n\n"));
-    assert!(matched > 0);
-    eprintln!("{matched} CUDA-class programs ran through the GPU engine with kernels on the CPU");
-}
-
 /// The same engine with each launch run and waited for at once
 /// (`PMX_CUDA_SYNC=1`, as on a device without concurrent managed access)
 /// on the programs whose host code works between launches or fails
 /// around them, and without tiles of rows (`PMX_CUDA_TILES=0`) on the one
 /// with tiles: the same output and the same first failure.
-#[test]
-fn launches_waited_for_one_by_one_or_without_tiles_give_the_same_results() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run");
+fn launches_waited_for_one_by_one_or_without_tiles() -> Vec<Trial> {
     let cases = [
         ("cuda_host_between_launches", ("PMX_CUDA_SYNC", "1")),
         ("cuda_failure_after_launch", ("PMX_CUDA_SYNC", "1")),
         ("cuda_failure_before_launch", ("PMX_CUDA_SYNC", "1")),
         ("cuda_tiled_launch", ("PMX_CUDA_TILES", "0")),
     ];
-    for (name, setting) in cases {
-        let p = root.join(format!("{name}.mc"));
-        let difference = difference_from_debug(&p, &["--target", "gpu"], &[("PMX_GPU_KERNELS", "cpu"), setting]);
-        assert!(difference.is_none(), "{name} with {setting:?}: {}", difference.unwrap_or_default());
-    }
-}
-
-/// On a machine with a GPU (`cargo test --release --test cuda --
-/// --ignored --nocapture on_a_gpu`, with NVRTC from `pip install
-/// nvidia-cuda-nvrtc-cu12`): every CUDA-class program with `--target gpu`
-/// as in debug mode. Prints `gpu: N programs matched, M differed`.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn cuda_class_programs_run_on_a_gpu_as_in_debug_mode() {
-    if let Err(why) = pmx_cuda::gpu::device::usable() {
-        panic!("no usable GPU: {why}");
-    }
-    let (matched, differed) = compare_with_debug(&["--target", "gpu"], &[]);
-    for d in &differed {
-        eprintln!("{d}\n");
-    }
-    println!("gpu: {matched} programs matched, {} differed", differed.len());
-    assert!(differed.is_empty() && matched > 0);
+    per_fixture(
+        "launches",
+        cases,
+        |(name, _)| name.to_string(),
+        |(name, setting)| {
+            let p = root().join("tests/run").join(format!("{name}.mc"));
+            let difference = difference_from_debug(&p, &["--target", "gpu"], &[("PMX_GPU_KERNELS", "cpu"), setting]);
+            assert!(difference.is_none(), "{name} with {setting:?}: {}", difference.unwrap_or_default());
+        },
+    )
 }
 
 /// Without a usable device, `--target gpu` is an error that says what is
 /// missing, with exit code 1 (cudarc would panic if asked blindly).
-#[test]
-fn target_gpu_without_a_device_is_a_clear_error() {
+fn target_gpu_without_a_device_is_a_clear_error(p: &Path) -> Completion {
     if pmx_cuda::gpu::device::open().is_ok() {
-        eprintln!("skipped: this machine has a CUDA device");
-        return;
+        return Completion::ignored_with("this machine has a CUDA device");
     }
-    let p = programs()
-        .into_iter()
-        .find(|p| !pmx(&["explain", "--color=never"], p).1.contains("backend: Futhark"))
-        .expect("a CUDA-class program");
-    let (code, _, err) = pmx(&["run", "--target", "gpu", "--color=never"], &p);
+    let (code, _, err) = pmx(&["run", "--target", "gpu", "--color=never"], p);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("--target gpu: ") && err.contains("use --target cpu"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+    Completion::Completed
 }
 
 /// What the generator cannot do yet is a located error of `--target cpu`
 /// and of `pmx emit --stage cuda`, never generated code that runs wrongly.
-#[test]
-fn unsupported_cuda_is_a_located_error() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda/unsupported");
-    let mut files: Vec<PathBuf> =
-        std::fs::read_dir(&dir).expect("tests/cuda/unsupported").flatten().map(|e| e.path()).collect();
-    files.sort();
-    assert!(!files.is_empty());
-    for p in files {
-        for args in [&["run", "--target", "cpu", "--color=never"][..], &["emit", "--stage", "cuda", "--color=never"]] {
-            let (code, out, err) = pmx(args, &p);
-            assert_eq!(code, 1, "{} {args:?}: {out}{err}", p.display());
-            let file = p.file_name().unwrap().to_string_lossy().into_owned();
-            assert!(err.contains(&file) && err.contains("CUDA"), "{} {args:?}: {err}", p.display());
-            assert!(!err.contains("panicked"), "{err}");
-        }
+fn unsupported_cuda_is_a_located_error(p: &Path) {
+    for args in [&["run", "--target", "cpu", "--color=never"][..], &["emit", "--stage", "cuda", "--color=never"]] {
+        let (code, out, err) = pmx(args, p);
+        assert_eq!(code, 1, "{} {args:?}: {out}{err}", p.display());
+        let file = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(err.contains(&file) && err.contains("CUDA"), "{} {args:?}: {err}", p.display());
+        assert!(!err.contains("panicked"), "{err}");
     }
 }
 
@@ -276,39 +270,28 @@ fn nvcc() -> Result<PathBuf, String> {
     }
 }
 
-/// [`nvcc`], or `None` after saying why the test is skipped.
-fn nvcc_or_skip() -> Option<PathBuf> {
-    nvcc().map_err(|why| eprintln!("skipped: {why}")).ok()
-}
-
 /// What `pmx emit --stage cuda` prints is one translation unit that
 /// `nvcc -c` compiles as it is (kernels launched with `<<<...>>>`).
-#[test]
-fn generated_cuda_compiles_with_nvcc() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
-    let dir = std::env::temp_dir().join(format!("pmx-cuda-nvcc-{}", std::process::id()));
+fn compiles_with_nvcc(p: &Path) {
+    let nvcc = nvcc().expect("nvcc");
+    let dir = std::env::temp_dir().join(format!("pmx-cuda-nvcc-{}-{}", std::process::id(), name(p)));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut compiled = 0;
-    for p in programs() {
-        let src = dir.join(format!("{}.cu", name(&p)));
-        std::fs::write(&src, generated(&p)).expect("writable");
-        let out = std::process::Command::new(&nvcc)
-            .args(["-c", "-std=c++17"])
-            .arg(&src)
-            .arg("-o")
-            .arg(dir.join(format!("{}.o", name(&p))))
-            .output()
-            .expect("nvcc runs");
-        assert!(
-            out.status.success(),
-            "{}: nvcc rejects the generated CUDA:\n{}",
-            p.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        compiled += 1;
-    }
+    let src = dir.join(format!("{}.cu", name(p)));
+    std::fs::write(&src, generated(p)).expect("writable");
+    let out = std::process::Command::new(&nvcc)
+        .args(["-c", "-std=c++17"])
+        .arg(&src)
+        .arg("-o")
+        .arg(dir.join(format!("{}.o", name(p))))
+        .output()
+        .expect("nvcc runs");
     let _ = std::fs::remove_dir_all(&dir);
-    eprintln!("{compiled} generated CUDA programs compiled by nvcc");
+    assert!(
+        out.status.success(),
+        "{}: nvcc rejects the generated CUDA:\n{}",
+        p.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The unit that `pmx emit --stage cuda` prints, linked by nvcc into a
@@ -318,9 +301,8 @@ fn generated_cuda_compiles_with_nvcc() {
 /// result must be right; where it sees none (this machine, without a
 /// driver), the entry must fail (it fails at its start, clearing the
 /// kernels' flag: errors of launches and kernels themselves need a GPU).
-#[test]
 fn a_unit_linked_by_nvcc_runs_or_reports_the_cuda_error() {
-    let Some(nvcc) = nvcc_or_skip() else { return };
+    let nvcc = nvcc().expect("nvcc");
     let lib = nvcc.parent().and_then(Path::parent).expect("nvcc's folder").join("lib");
     let Some(cudart) = ["libcudart.so.13", "libcudart.so.12", "libcudart.so"].iter().find(|f| lib.join(f).exists())
     else {

@@ -4,23 +4,96 @@
 //! the program run with `--target cpu` (Futhark's multicore backend
 //! through its C API) behaves as in debug mode. Without `futhark`
 //! (`PMX_FUTHARK`, then `PATH`) the tests that need it say they were
-//! skipped.
+//! skipped (their trials ignored). One trial per program and check:
+//! `snapshots::NAME`, `futhark_check::NAME`, `cpu::NAME`, and
+//! `on_a_gpu::NAME` (ignored: it needs a GPU).
 
 #[path = "support/fixtures.rs"]
 mod fixtures;
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/process.rs"]
 mod process;
 
 use fixtures::name;
+use harness::{needing, per_fixture, trial};
+use libtest_mimic::Arguments;
 use process::pmx;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Utests passed and programs compared on a GPU, for the summary line that
+/// `benches/gpu_check.sh` reads.
+static GPU_UTESTS: AtomicUsize = AtomicUsize::new(0);
+static GPU_RAN: AtomicUsize = AtomicUsize::new(0);
+
+fn main() {
+    let programs = programs();
+    assert!(programs.len() >= 20, "the Futhark-class fixtures are found");
+    let futhark = process::futhark();
+    let pname = |p: &PathBuf| name(p);
+    let mut trials = per_fixture("snapshots", programs.clone(), pname, |p| generated_futhark_snapshot(&p));
+    let mut with_futhark = per_fixture("futhark_check", programs.clone(), pname, |p| passes_futhark_check(&p));
+    with_futhark.extend(per_fixture("cpu", programs.clone(), pname, |p| {
+        runs_as_in_debug_mode(&p, "cpu");
+    }));
+    with_futhark.push(trial("failures_in_futhark_code_are_located", || check_failures("cpu")));
+    trials.extend(needing(&futhark, with_futhark));
+    trials.push(trial(
+        "missing_futhark_is_an_error_for_an_explicit_target",
+        missing_futhark_is_an_error_for_an_explicit_target,
+    ));
+    trials.push(trial(
+        "auto_without_futhark_runs_in_the_interpreter_with_one_note",
+        auto_without_futhark_runs_in_the_interpreter_with_one_note,
+    ));
+    trials.push(trial(
+        "a_futhark_of_an_unsupported_version_is_a_clear_error",
+        a_futhark_of_an_unsupported_version_is_a_clear_error,
+    ));
+    trials.push(trial(
+        "a_failure_of_futhark_itself_runs_the_bindings_in_the_interpreter",
+        a_failure_of_futhark_itself_runs_the_bindings_in_the_interpreter,
+    ));
+    trials.push(trial(
+        "unchecked_futhark_code_drops_the_checks_and_runs_the_same",
+        unchecked_futhark_code_drops_the_checks_and_runs_the_same,
+    ));
+    // On a machine with a GPU (`cargo test --release --test futhark --
+    // --ignored --nocapture on_a_gpu`, or `benches/gpu_check.sh`): every
+    // Futhark-class program with `--target gpu` (Futhark's `cuda`
+    // backend) as in debug mode, and the failures located as on the CPU.
+    let mut gpu = per_fixture("on_a_gpu", programs, pname, |p| {
+        gpu_usable();
+        GPU_UTESTS.fetch_add(runs_as_in_debug_mode(&p, "gpu"), Ordering::Relaxed);
+        GPU_RAN.fetch_add(1, Ordering::Relaxed);
+    });
+    gpu.push(trial("on_a_gpu::failures_are_located", || {
+        gpu_usable();
+        check_failures("gpu");
+    }));
+    trials.extend(harness::on_a_gpu(gpu));
+    let conclusion = libtest_mimic::run(&Arguments::from_args(), trials);
+    let ran = GPU_RAN.load(Ordering::Relaxed);
+    if ran > 0 {
+        let utests = GPU_UTESTS.load(Ordering::Relaxed);
+        println!("futhark-gpu: {ran} programs ran with --target gpu as in --debug ({utests} utests passed)");
+    }
+    conclusion.exit()
+}
 
 /// Test programs with Futhark-class accelerate bindings.
 fn programs() -> Vec<PathBuf> {
-    fixtures::accelerate_programs(|p, _| {
-        let (_, explained, _) = pmx(&["explain", "--color=never"], p);
-        explained.contains("backend: Futhark")
-    })
+    let all = fixtures::accelerate_programs(|_, _| true);
+    fixtures::explained(all).into_iter().filter(|(_, e)| e.contains("backend: Futhark")).map(|(p, _)| p).collect()
+}
+
+/// Fails the trial unless Futhark and a usable GPU are there.
+fn gpu_usable() {
+    assert!(process::futhark().is_ok(), "no futhark");
+    if let Err(why) = pmx_cuda::gpu::device::usable() {
+        panic!("no usable GPU: {why}");
+    }
 }
 
 fn generated(p: &Path) -> String {
@@ -29,111 +102,58 @@ fn generated(p: &Path) -> String {
     out
 }
 
-/// The Futhark compiler, or why the test is skipped.
-fn futhark() -> Option<PathBuf> {
-    match pmx_futhark::engine::find() {
-        Ok(f) => Some(f.program),
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            None
-        }
-    }
+/// The generated Futhark, snapshotted.
+fn generated_futhark_snapshot(p: &Path) {
+    let source = generated(p);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("futhark/snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!(name(p), source));
 }
 
-#[test]
-fn generated_futhark_snapshots() {
-    let programs = programs();
-    assert!(programs.len() >= 20, "the Futhark-class fixtures are found");
-    for p in programs {
-        let source = generated(&p);
-        let mut settings = insta::Settings::clone_current();
-        settings.set_snapshot_path("futhark/snapshots");
-        settings.set_prepend_module_to_snapshot(false);
-        settings.set_omit_expression(true);
-        settings.bind(|| insta::assert_snapshot!(name(&p), source));
-    }
-}
-
-#[test]
-fn generated_futhark_passes_futhark_check() {
-    let Some(futhark) = futhark() else { return };
-    let dir = std::env::temp_dir().join(format!("pmx-futhark-check-{}", std::process::id()));
+/// The generated Futhark passes `futhark check`.
+fn passes_futhark_check(p: &Path) {
+    let futhark = pmx_futhark::engine::find().expect("futhark").program;
+    let dir = std::env::temp_dir().join(format!("pmx-futhark-check-{}-{}", std::process::id(), name(p)));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut checked = 0;
-    for p in programs() {
-        let src = dir.join(format!("{}.fut", name(&p)));
-        std::fs::write(&src, generated(&p)).expect("writable");
-        let out = std::process::Command::new(&futhark).arg("check").arg(&src).output().expect("futhark runs");
-        assert!(
-            out.status.success(),
-            "{}: futhark check rejects the generated program:\n{}",
-            p.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        checked += 1;
-    }
+    let src = dir.join(format!("{}.fut", name(p)));
+    std::fs::write(&src, generated(p)).expect("writable");
+    let out = std::process::Command::new(&futhark).arg("check").arg(&src).output().expect("futhark runs");
     let _ = std::fs::remove_dir_all(&dir);
-    eprintln!("{checked} generated Futhark programs passed futhark check");
+    assert!(
+        out.status.success(),
+        "{}: futhark check rejects the generated program:\n{}",
+        p.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
-/// Every Futhark-class test program runs with `--target cpu` and prints
+/// A Futhark-class test program runs with `--target TARGET` and prints
 /// what it prints in debug mode, with the same exit code and the same
 /// utests (those inside Futhark code are counted by the generated code);
 /// a failure is located where debug mode locates it, except a size
 /// constraint found false inside generated code, which is located at the
 /// utest (naming the `accelerate`) where debug mode, which checks it
-/// before the call, locates it at the `accelerate`.
-#[test]
-fn futhark_class_programs_run_on_the_cpu_as_in_debug_mode() {
-    if futhark().is_none() {
-        return;
-    }
-    let (ran, utests) = compare_with_debug("cpu");
-    eprintln!("{ran} Futhark-class programs ran with --target cpu as in --debug ({utests} utests passed)");
-}
-
-/// On a machine with a GPU (`cargo test --release --test futhark --
-/// --ignored --nocapture on_a_gpu`, or `benches/gpu_check.sh`): every
-/// Futhark-class program with `--target gpu` (Futhark's `cuda` backend)
-/// as in debug mode, and the failures located as on the CPU.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn futhark_class_programs_run_on_a_gpu_as_in_debug_mode() {
-    assert!(futhark().is_some(), "no futhark");
-    if let Err(why) = pmx_cuda::gpu::device::usable() {
-        panic!("no usable GPU: {why}");
-    }
-    let (ran, utests) = compare_with_debug("gpu");
-    check_failures("gpu");
-    println!("futhark-gpu: {ran} programs ran with --target gpu as in --debug ({utests} utests passed)");
-}
-
-/// Every Futhark-class program with `--target TARGET` against debug mode
-/// (see above); how many ran, and the utests they passed.
-fn compare_with_debug(target: &str) -> (usize, usize) {
-    let mut ran = 0;
-    let mut utests = 0;
-    for p in programs() {
-        let (_, ir, _) = pmx(&["emit", "--stage", "futhark-ir", "--color=never"], &p);
-        let sizes = ir.contains("sizeEq");
-        let debug = pmx(&["test", "--debug", "--color=never"], &p);
-        let native = pmx(&["test", "--target", target, "--color=never"], &p);
-        assert_eq!(debug.0, native.0, "{}: exit codes differ\n{}\n---\n{}", p.display(), debug.2, native.2);
-        assert_eq!(debug.1, native.1, "{}: outputs or utest counts differ\n{}", p.display(), native.2);
-        if debug.0 != 0 {
-            let at = |s: &str| s.lines().find(|l| l.contains("┌─")).map(str::to_string);
-            assert!(at(&native.2).is_some(), "{}: the failure is located\n{}", p.display(), native.2);
-            if !sizes {
-                let (d, n) = (&debug.2, &native.2);
-                assert_eq!(at(d), at(n), "{}: failures differ\n{d}\n---\n{n}", p.display());
-            }
-            assert!(!native.2.contains("internal error"), "{}: {}", p.display(), native.2);
+/// before the call, locates it at the `accelerate`. Returns the utests
+/// passed.
+fn runs_as_in_debug_mode(p: &Path, target: &str) -> usize {
+    let (_, ir, _) = pmx(&["emit", "--stage", "futhark-ir", "--color=never"], p);
+    let sizes = ir.contains("sizeEq");
+    let debug = pmx(&["test", "--debug", "--color=never"], p);
+    let native = pmx(&["test", "--target", target, "--color=never"], p);
+    assert_eq!(debug.0, native.0, "{}: exit codes differ\n{}\n---\n{}", p.display(), debug.2, native.2);
+    assert_eq!(debug.1, native.1, "{}: outputs or utest counts differ\n{}", p.display(), native.2);
+    if debug.0 != 0 {
+        let at = |s: &str| s.lines().find(|l| l.contains("┌─")).map(str::to_string);
+        assert!(at(&native.2).is_some(), "{}: the failure is located\n{}", p.display(), native.2);
+        if !sizes {
+            let (d, n) = (&debug.2, &native.2);
+            assert_eq!(at(d), at(n), "{}: failures differ\n{d}\n---\n{n}", p.display());
         }
-        utests += passed(&native.1);
-        ran += 1;
+        assert!(!native.2.contains("internal error"), "{}: {}", p.display(), native.2);
     }
-    assert!(ran > 0);
-    (ran, utests)
+    passed(&native.1)
 }
 
 /// The number of passed utests in `pmx test`'s summary.
@@ -143,14 +163,6 @@ fn passed(out: &str) -> usize {
 
 /// Bad input at the boundary and failures inside generated code are
 /// run-time errors at the MExpr location, exit code 1.
-#[test]
-fn failures_in_futhark_code_are_located() {
-    if futhark().is_none() {
-        return;
-    }
-    check_failures("cpu");
-}
-
 fn check_failures(target: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/futhark");
     for (file, message, at) in [
@@ -173,7 +185,6 @@ fn check_failures(target: &str) {
 
 /// An explicit `--target cpu` without a Futhark compiler is an error that
 /// says what to install.
-#[test]
 fn missing_futhark_is_an_error_for_an_explicit_target() {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/accelerate/listing2.mc");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pmx"))
@@ -190,7 +201,6 @@ fn missing_futhark_is_an_error_for_an_explicit_target() {
 /// `--target auto` (the default) without a Futhark compiler runs
 /// Futhark-class code in the interpreter, saying so once with what to
 /// install; the output is the same.
-#[test]
 fn auto_without_futhark_runs_in_the_interpreter_with_one_note() {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run/utest_in_accelerate.mc");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pmx"))
@@ -236,7 +246,6 @@ fn fake_futhark(name: &str, script: &str) -> (PathBuf, impl Fn(&str) -> std::pro
 /// A futhark of a version pmx does not generate for is named, with the
 /// supported range: an error of `--target cpu`, a note under `auto`
 /// (which runs the bindings in the interpreter).
-#[test]
 fn a_futhark_of_an_unsupported_version_is_a_clear_error() {
     let (dir, run) = fake_futhark("unsupported", "echo 'Futhark 0.29.0'\n");
     let cpu = run("cpu");
@@ -257,7 +266,6 @@ fn a_futhark_of_an_unsupported_version_is_a_clear_error() {
 /// error of its own, or is killed (0.22.7 can take all the memory there is
 /// on some programs): both bugs of that version (FUTHARK_BUGS.md), the
 /// program still gives its results, from the interpreter, and says why.
-#[test]
 fn a_failure_of_futhark_itself_runs_the_bindings_in_the_interpreter() {
     let ice = "echo 'Internal compiler error.  Please report this:' >&2\n\
                echo '  https://github.com/diku-dk/futhark/issues' >&2\n\
@@ -287,13 +295,13 @@ fn a_failure_of_futhark_itself_runs_the_bindings_in_the_interpreter() {
 
 /// `--unchecked` marks every entry `#[unsafe]` (Futhark drops its run-time
 /// checks there); a correct program runs the same.
-#[test]
 fn unchecked_futhark_code_drops_the_checks_and_runs_the_same() {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/futhark/constructs.mc");
     let (code, out, err) = pmx(&["emit", "--stage", "futhark", "--unchecked", "--color=never"], &p);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.matches("#[unsafe]").count(), out.matches("\nentry ").count(), "{out}");
-    if futhark().is_none() {
+    if let Err(why) = process::futhark() {
+        eprintln!("unchecked_futhark_code_drops_the_checks_and_runs_the_same: not run with --target cpu: {why}");
         return;
     }
     let checked = pmx(&["test", "--target", "cpu", "--color=never"], &p);

@@ -5,11 +5,16 @@
 //! (`--target cpu`, and for CUDA-class code the GPU engine with its
 //! kernels on the CPU): the same exit code, output and error in every
 //! mode. Longer runs are a command: `cargo run --release -p pmx-fuzz --
-//! --minutes 30 --out tests/fuzz` (README, "Differential fuzzing").
+//! --minutes 30 --out tests/fuzz` (README, "Differential fuzzing"). One
+//! trial per seed and fixture: `cuda_seed::N`, `futhark_seed::N`,
+//! `fixture::NAME` (the Futhark-class ones ignored without Futhark).
 
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/process.rs"]
 mod process;
 
+use harness::{needing, per_fixture, stem};
 use pmx_fuzz::{check, generate, Class, Runner};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -18,55 +23,41 @@ use std::time::Duration;
 const CUDA_SEEDS: std::ops::Range<u64> = 0..8;
 const FUTHARK_SEEDS: std::ops::Range<u64> = 0..4;
 
+fn main() {
+    let (cuda, futhark_class): (Vec<_>, Vec<_>) = fixtures().into_iter().partition(|(_, class)| *class == Class::Cuda);
+    assert!(cuda.len() + futhark_class.len() >= 8, "the fixtures under tests/fuzz are found");
+    let name = |(p, _): &(PathBuf, Class)| stem(p);
+    let mut trials = per_fixture("cuda_seed", CUDA_SEEDS, u64::to_string, |seed| agrees(Class::Cuda, seed));
+    trials.extend(per_fixture("fixture", cuda, name, |(p, class)| fixture_agrees(&p, class)));
+    let mut with_futhark =
+        per_fixture("futhark_seed", FUTHARK_SEEDS, u64::to_string, |seed| agrees(Class::Futhark, seed));
+    with_futhark.extend(per_fixture("fixture", futhark_class, name, |(p, class)| fixture_agrees(&p, class)));
+    trials.extend(needing(&process::futhark(), with_futhark));
+    harness::run(trials)
+}
+
 fn runner() -> Runner {
     Runner { pmx: env!("CARGO_BIN_EXE_pmx").into(), cache: process::CACHE.into(), timeout: Duration::from_secs(300) }
 }
 
-/// The generated programs of `seeds` that show a difference.
-fn differences(class: Class, seeds: std::ops::Range<u64>) -> Vec<String> {
-    let dir = std::env::temp_dir().join(format!("pmx-fuzz-test-{}-{}", class.name(), std::process::id()));
+/// The generated program of `seed` gives the same in every mode.
+fn agrees(class: Class, seed: u64) {
+    let dir = std::env::temp_dir().join(format!("pmx-fuzz-test-{}-{seed}-{}", class.name(), std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary folder");
-    let runner = runner();
-    let mut found = Vec::new();
-    for seed in seeds {
-        let p = generate(class, seed);
-        let (_, diffs) = check(&runner, &p, &dir);
-        for d in diffs {
-            found.push(format!(
-                "{} seed {seed}: {} (pmx-fuzz --show {}:{seed})",
-                class.name(),
-                d.describe(),
-                class.name()
-            ));
-        }
-    }
+    let p = generate(class, seed);
+    let (_, diffs) = check(&runner(), &p, &dir);
     let _ = std::fs::remove_dir_all(&dir);
-    found
-}
-
-#[test]
-fn cuda_class_seeds_agree_in_every_mode() {
-    let found = differences(Class::Cuda, CUDA_SEEDS);
-    assert!(found.is_empty(), "{}", found.join("\n"));
-}
-
-#[test]
-fn futhark_class_seeds_agree_in_every_mode() {
-    if !process::futhark_or_skip() {
-        return;
-    }
-    let found = differences(Class::Futhark, FUTHARK_SEEDS);
+    let found: Vec<String> = diffs
+        .iter()
+        .map(|d| format!("{} seed {seed}: {} (pmx-fuzz --show {}:{seed})", class.name(), d.describe(), class.name()))
+        .collect();
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
 /// The fixtures: `futhark_*.mc` and `cuda_*.mc`, named by class.
 fn fixtures() -> Vec<(PathBuf, Class)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz");
-    let mut out: Vec<(PathBuf, Class)> = std::fs::read_dir(&dir)
-        .expect("tests/fuzz")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mc"))
+    harness::mc_files("tests/fuzz")
+        .into_iter()
         .filter_map(|p| {
             let name = p.file_name()?.to_str()?.to_string();
             let class = if name.starts_with("futhark_") {
@@ -78,27 +69,13 @@ fn fixtures() -> Vec<(PathBuf, Class)> {
             };
             Some((p, class))
         })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+        .collect()
 }
 
-#[test]
-fn fuzz_fixtures_agree_in_every_mode() {
-    let all = fixtures();
-    assert!(all.len() >= 8, "the fixtures under tests/fuzz are found");
-    let with_futhark = process::futhark_or_skip();
-    let runner = runner();
-    let mut found = Vec::new();
-    for (p, class) in all {
-        if class == Class::Futhark && !with_futhark {
-            continue;
-        }
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let (_, diffs) = runner.compare(p.strip_prefix(root).unwrap_or(&p), class);
-        for d in diffs {
-            found.push(format!("{}: {}", p.display(), d.describe()));
-        }
-    }
+/// A fixture gives the same in every mode.
+fn fixture_agrees(p: &Path, class: Class) {
+    let root = harness::root();
+    let (_, diffs) = runner().compare(p.strip_prefix(root).unwrap_or(p), class);
+    let found: Vec<String> = diffs.iter().map(|d| format!("{}: {}", p.display(), d.describe())).collect();
     assert!(found.is_empty(), "{}", found.join("\n"));
 }

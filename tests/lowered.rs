@@ -4,14 +4,39 @@
 //! (`pmx emit --stage futhark-ir|cuda-ir`, every node with its type) is a
 //! snapshot in `tests/accelerate/snapshots/lowered/`. The programs that
 //! must fail the accelerate checks are lowered too: whatever they report,
-//! the lowering does not panic.
+//! the lowering does not panic. One trial per program and check:
+//! `valid::NAME`, `typed::NAME`, `rejected::NAME`, NAME the snapshot's.
 
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/process.rs"]
 mod process;
 
+use harness::{per_fixture, root};
+use libtest_mimic::{Completion, Trial};
 use pmx_driver::Db;
 use process::pmx;
 use std::path::{Path, PathBuf};
+
+fn main() {
+    let files = programs();
+    assert!(files.len() > 20, "{files:?}");
+    let name = |f: &PathBuf| snapshot_name(f);
+    let mut trials = per_fixture("valid", files.clone(), name, |f| lowers_to_a_valid_program(&f));
+    trials.extend(per_fixture("typed", files, name, |f| lowered_program_with_types(&f)));
+    let rejected = rejected_programs();
+    assert!(rejected.len() > 10);
+    trials.extend(rejected.into_iter().map(|f| {
+        Trial::ignorable_test(format!("rejected::{}", snapshot_name(&f)), move || {
+            Ok(if lowers_without_panicking(&f) {
+                Completion::Completed
+            } else {
+                Completion::ignored_with("the front end rejects it")
+            })
+        })
+    }));
+    harness::run(trials)
+}
 
 fn mc_files(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("a test directory") {
@@ -27,7 +52,7 @@ fn mc_files(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) {
 /// The fixtures: `tests/accelerate/*.mc` and every run fixture that uses
 /// `accelerate`.
 fn programs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = root();
     let mut files = Vec::new();
     mc_files(&root.join("tests/accelerate"), false, &mut files);
     let mut run = Vec::new();
@@ -64,52 +89,51 @@ fn lower_both(path: &Path) -> Vec<(pmx_accelerate::Backend, Vec<pmx_lower::Diagn
     })
 }
 
-#[test]
-fn every_fixture_lowers_to_a_valid_program() {
-    let files = programs();
-    assert!(files.len() > 20, "{files:?}");
-    for f in files {
-        for (backend, diags, problems) in lower_both(&f) {
-            assert!(diags.is_empty(), "{} ({backend:?}): {diags:#?}", f.display());
-            assert!(problems.is_empty(), "{} ({backend:?}): {problems:#?}", f.display());
-        }
+/// A program lowers for both backends without diagnostics to programs
+/// the validator accepts.
+fn lowers_to_a_valid_program(f: &Path) {
+    for (backend, diags, problems) in lower_both(f) {
+        assert!(diags.is_empty(), "{} ({backend:?}): {diags:#?}", f.display());
+        assert!(problems.is_empty(), "{} ({backend:?}): {problems:#?}", f.display());
     }
 }
 
-#[test]
-fn lowered_programs_with_types() {
-    for f in programs() {
-        let name = snapshot_name(&f);
-        let (c1, futhark, e1) = pmx(&["emit", "--stage", "futhark-ir", "--color=never"], &f);
-        let (c2, cuda, e2) = pmx(&["emit", "--stage", "cuda-ir", "--color=never"], &f);
-        assert!(c1 == 0 && c2 == 0 && e1.is_empty() && e2.is_empty(), "{name}: {e1}{e2}");
-        let shown = format!("==================== futhark-ir\n{futhark}\n==================== cuda-ir\n{cuda}");
-        let mut settings = insta::Settings::clone_current();
-        settings.set_snapshot_path("accelerate/snapshots/lowered");
-        settings.set_prepend_module_to_snapshot(false);
-        settings.set_omit_expression(true);
-        settings.bind(|| insta::assert_snapshot!(name, shown));
-    }
+/// The lowered programs with types, snapshotted.
+fn lowered_program_with_types(f: &Path) {
+    let name = snapshot_name(f);
+    let (c1, futhark, e1) = pmx(&["emit", "--stage", "futhark-ir", "--color=never"], f);
+    let (c2, cuda, e2) = pmx(&["emit", "--stage", "cuda-ir", "--color=never"], f);
+    assert!(c1 == 0 && c2 == 0 && e1.is_empty() && e2.is_empty(), "{name}: {e1}{e2}");
+    let shown = format!("==================== futhark-ir\n{futhark}\n==================== cuda-ir\n{cuda}");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("accelerate/snapshots/lowered");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!(name, shown));
 }
 
-/// Programs the accelerate checks reject still lower without a panic (what
-/// the lowering reports about them is not checked here).
-#[test]
-fn rejected_programs_lower_without_panicking() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+/// The programs that use `accelerate` and that the accelerate checks
+/// reject (`tests/check/fail`), with one the front end accepts.
+fn rejected_programs() -> Vec<PathBuf> {
+    let root = root();
     let mut files = Vec::new();
     mc_files(&root.join("tests/check/fail"), false, &mut files);
     files.push(root.join("tests/check/pass/syntax_forms.mc"));
     files.retain(|f| std::fs::read_to_string(f).is_ok_and(|s| s.contains("accelerate")));
-    assert!(files.len() > 10);
-    for f in files {
-        let db = pmx_driver::Database::default();
-        // Only programs the front end accepts reach the accelerate passes.
-        let root = db.load(&f).expect("readable");
-        if pmx_driver::front_end_diagnostics(&db, root).iter().any(|d| d.is_error()) {
-            continue;
-        }
-        drop(db);
-        lower_both(&f);
+    files.sort();
+    files
+}
+
+/// A program the accelerate checks reject still lowers without a panic
+/// (what the lowering reports about it is not checked here); false if the
+/// front end rejects it, as then it never reaches the accelerate passes.
+fn lowers_without_panicking(f: &Path) -> bool {
+    let db = pmx_driver::Database::default();
+    let root = db.load(f).expect("readable");
+    if pmx_driver::front_end_diagnostics(&db, root).iter().any(|d| d.is_error()) {
+        return false;
     }
+    drop(db);
+    lower_both(f);
+    true
 }

@@ -5,7 +5,13 @@
 //! In-memory inputs go through the driver (`Database::set_file_text`),
 //! files through the `pmx` binary, which is also how a stack overflow (an
 //! abort, not a panic) is caught without taking the test process down.
+//! Each test is a trial, the property tests too (proptest's functions
+//! called by the harness), and `valid::NAME` one per valid program.
 
+#[path = "support/harness.rs"]
+mod harness;
+
+use harness::{per_fixture, stem, trial};
 use pmx_driver::{program_diagnostics, with_stack, Database, Db};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -13,6 +19,36 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+fn main() {
+    let mut trials = vec![
+        trial("arbitrary_bytes_never_panic", arbitrary_bytes_never_panic),
+        trial("token_soup_never_panics", token_soup_never_panics),
+        trial("arbitrary_files_never_crash_the_binary", arbitrary_files_never_crash_the_binary),
+        trial("mutated_programs_never_panic", mutated_programs_never_panic),
+        trial("mutated_programs_run_without_internal_errors", mutated_programs_run_without_internal_errors),
+        trial("invalid_utf8_is_reported_not_lowered", invalid_utf8_is_reported_not_lowered),
+        trial("deep_parentheses", deep_parentheses),
+        trial("deep_sequences", deep_sequences),
+        trial("long_let_chain", long_let_chain),
+        trial("deep_lambdas", deep_lambdas),
+        trial("deep_else_if", deep_else_if),
+        trial("long_application_spine", long_application_spine),
+        trial("deep_patterns", deep_patterns),
+        trial("deep_records_and_types", deep_records_and_types),
+        trial("wide_programs", wide_programs),
+        trial("too_deep_is_reported", too_deep_is_reported),
+        trial("odd_files", odd_files),
+        trial("a_file_that_includes_itself_or_a_folder", a_file_that_includes_itself_or_a_folder),
+    ];
+    let valid: Vec<PathBuf> = valid_programs().into_iter().map(|(p, _)| p).collect();
+    // `pass/NAME` or `types/NAME`: the two folders may share a name.
+    let name = |p: &PathBuf| {
+        format!("{}/{}", p.parent().and_then(Path::file_name).unwrap_or_default().to_string_lossy(), stem(p))
+    };
+    trials.extend(per_fixture("valid", valid, name, |p| stays_valid_unmutated(&p)));
+    harness::run(trials)
+}
 
 /// How long one small input may take before it counts as a hang. Far above
 /// what any of them needs (milliseconds), so that a slow, loaded CI
@@ -231,13 +267,11 @@ proptest! {
 
     /// Arbitrary bytes, as the text of an in-memory file (invalid UTF-8
     /// converted lossily, as an editor would).
-    #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
         check_text(String::from_utf8_lossy(&bytes).into_owned());
     }
 
     /// Arbitrary sequences of tokens.
-    #[test]
     fn token_soup_never_panics(text in token_soup()) {
         check_text(text);
     }
@@ -249,7 +283,6 @@ proptest! {
 
     /// Arbitrary bytes in a file, read by `pmx check`: text that is not
     /// UTF-8 is reported as unreadable, anything else is checked.
-    #[test]
     fn arbitrary_files_never_crash_the_binary(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
         let dir = TempDir::new("bytes");
         let file = dir.write("x.mc", &bytes);
@@ -263,7 +296,6 @@ proptest! {
     }
 }
 
-#[test]
 fn invalid_utf8_is_reported_not_lowered() {
     let dir = TempDir::new("utf8");
     // A lone continuation byte, a truncated sequence, an overlong encoding
@@ -392,7 +424,6 @@ proptest! {
     /// Valid programs, a little broken: deleted, duplicated and swapped
     /// ranges, inserted tokens. Byte ranges can split characters; the text
     /// is converted lossily.
-    #[test]
     fn mutated_programs_never_panic(
         pick in any::<prop::sample::Index>(),
         mutations in prop::collection::vec(mutation(), 1..5),
@@ -478,7 +509,6 @@ proptest! {
     // Each case starts the binary and may run for a while: few cases.
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    #[test]
     fn mutated_programs_run_without_internal_errors(
         pick in any::<prop::sample::Index>(),
         mutations in prop::collection::vec(mutation(), 1..4),
@@ -501,14 +531,12 @@ proptest! {
     }
 }
 
-#[test]
-fn valid_programs_stay_valid_unmutated() {
-    // The mutation test starts from programs that check cleanly (the same
-    // way, in memory); otherwise it would test nothing new.
-    for (path, bytes) in valid_programs() {
-        let text = String::from_utf8(bytes).expect("fixtures are UTF-8");
-        assert_eq!(check_text_at(&path, text), 0, "{} has diagnostics", path.display());
-    }
+/// A program the mutation test starts from checks cleanly (the same way,
+/// in memory); otherwise it would test nothing new.
+fn stays_valid_unmutated(path: &Path) {
+    let bytes = std::fs::read(path).expect("readable");
+    let text = String::from_utf8(bytes).expect("fixtures are UTF-8");
+    assert_eq!(check_text_at(path, text), 0, "{} has diagnostics", path.display());
 }
 
 // ---------------------------------------------------------------------
@@ -533,38 +561,31 @@ fn check_deep(name: &str, text: String, expect_ok: bool) -> String {
 
 const DEEP: usize = 100_000;
 
-#[test]
 fn deep_parentheses() {
     check_deep("parens", format!("let x = {}1{}\n", "(".repeat(DEEP), ")".repeat(DEEP)), true);
 }
 
-#[test]
 fn deep_sequences() {
     check_deep("brackets", format!("let x = {}1{}\n", "[".repeat(DEEP), "]".repeat(DEEP)), true);
 }
 
-#[test]
 fn long_let_chain() {
     check_deep("lets", format!("mexpr\n{}a\n", "let a = 1 in\n".repeat(DEEP)), true);
 }
 
-#[test]
 fn deep_lambdas() {
     check_deep("lams", format!("let f = {}x\n", "lam x. ".repeat(DEEP)), true);
 }
 
-#[test]
 fn deep_else_if() {
     check_deep("ifs", format!("let x = {}1\n", "if true then 1 else ".repeat(DEEP)), true);
 }
 
-#[test]
 fn long_application_spine() {
     // `f 1 1 1 ...`: applications nest to the left.
     check_deep("app", format!("let f = never\nlet x = f{}\n", " 1".repeat(DEEP)), true);
 }
 
-#[test]
 fn deep_patterns() {
     let seq = format!("let f = lam x. match x with {}a{} then 1 else 2\n", "[".repeat(DEEP), "]".repeat(DEEP));
     check_deep("seq_pattern", seq, true);
@@ -576,13 +597,11 @@ fn deep_patterns() {
     check_deep("con_pattern", con, true);
 }
 
-#[test]
 fn deep_records_and_types() {
     check_deep("records", format!("let x = {}1{}\n", "{a = ".repeat(DEEP), "}".repeat(DEEP)), true);
     check_deep("arrow_type", format!("let x : {}Int = never\n", "Int -> ".repeat(DEEP)), true);
 }
 
-#[test]
 fn wide_programs() {
     // Many fields, elements and bindings in one construct: the checks for
     // repeated labels and names must not compare every pair.
@@ -597,7 +616,6 @@ fn wide_programs() {
     check_deep("wide_recursive", format!("recursive\n{group}end\n"), true);
 }
 
-#[test]
 fn too_deep_is_reported() {
     // Over the syntax crate's limit (250,000 levels): a diagnostic, not a
     // crash.
@@ -609,7 +627,6 @@ fn too_deep_is_reported() {
 // ---------------------------------------------------------------------
 // Odd files.
 
-#[test]
 fn odd_files() {
     let long_line = "a".repeat(1 << 20);
     let cases: Vec<(&str, String)> = vec![
@@ -653,7 +670,6 @@ fn odd_files() {
     }
 }
 
-#[test]
 fn a_file_that_includes_itself_or_a_folder() {
     let dir = TempDir::new("self");
     std::fs::create_dir(dir.0.join("folder.mc")).expect("cannot create a folder");

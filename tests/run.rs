@@ -2,20 +2,37 @@
 //! `pmx test` (and the files under `tests/run/debug` with `pmx test
 //! --debug`); its standard output, standard error and exit code are
 //! snapshotted beside the source, so each built-in's behaviour and each
-//! run-time error message (with its source line) is pinned.
+//! run-time error message (with its source line) is pinned. Every file of
+//! the standard library and of the compatibility suite (`tests/compat`)
+//! passes its own utests. One trial per program: `run::NAME`,
+//! `debug::NAME`, `check_order::NAME`, `std::NAME`, `compat::NAME`.
 
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/process.rs"]
 mod process;
+
+use harness::{mc_files, per_fixture, root, stem};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn programs(dir: &str) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/run").join(dir);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
-        .map(|d| d.map(|e| e.expect("dir entry").path()).filter(|p| p.extension().is_some_and(|x| x == "mc")).collect())
-        .unwrap_or_default();
-    files.sort();
-    files
+fn main() {
+    let mut trials = Vec::new();
+    let groups: [(&str, &'static str, &'static [&'static str]); 3] = [
+        ("run", "", &[]),
+        ("debug", "debug/", &["--debug"]),
+        ("check_order", "check_order/", &["--debug", "--check-order"]),
+    ];
+    for (group, dir, flags) in groups {
+        let files = mc_files(&format!("tests/run/{dir}"));
+        assert!(!files.is_empty(), "no programs in tests/run/{dir}");
+        trials.extend(per_fixture(group, files, stem, move |f| snapshot(dir, &f, flags)));
+    }
+    trials.extend(per_fixture("std", std_files(), std_name, |f| passes_its_utests(&f, root())));
+    let compat = mc_files("tests/compat");
+    assert!(!compat.is_empty(), "no programs in tests/compat");
+    trials.extend(per_fixture("compat", compat, stem, |f| passes_its_utests(&f, &root().join("tests/compat"))));
+    harness::run(trials)
 }
 
 /// `pmx test` with the default target (`auto`), which runs accelerate
@@ -56,79 +73,43 @@ fn run(file: &Path, flags: &[&str]) -> String {
     )
 }
 
-fn snapshot_all(dir: &str, flags: &[&str]) {
-    let files = programs(dir);
-    assert!(!files.is_empty(), "no programs in tests/run/{dir}");
-    for f in files {
-        let out = run(&f, flags);
-        let source = std::fs::read_to_string(&f).expect("fixture readable");
-        let name = format!("{}{}", dir.replace('/', "_"), f.file_stem().expect("name").to_string_lossy());
-        let mut settings = insta::Settings::clone_current();
-        settings.set_snapshot_path("run/snapshots");
-        settings.set_prepend_module_to_snapshot(false);
-        settings.set_omit_expression(true);
-        // How many calls fit on the stack depends on the build's frame sizes.
-        settings.add_filter(r"and \d+ more calls", "and [N] more calls");
-        settings.add_filter(r"\(\d+ times\)", "([N] times)");
-        let shown = format!("{source}\n========================================\n{out}");
-        settings.bind(|| insta::assert_snapshot!(name, shown));
-    }
+/// Runs one program of `tests/run/DIR` and compares what it did with its
+/// snapshot (named `DIR` with `_` for `/`, then the file stem).
+fn snapshot(dir: &str, f: &Path, flags: &[&str]) {
+    let out = run(f, flags);
+    let source = std::fs::read_to_string(f).expect("fixture readable");
+    let name = format!("{}{}", dir.replace('/', "_"), stem(f));
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("run/snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    // How many calls fit on the stack depends on the build's frame sizes.
+    settings.add_filter(r"and \d+ more calls", "and [N] more calls");
+    settings.add_filter(r"\(\d+ times\)", "([N] times)");
+    let shown = format!("{source}\n========================================\n{out}");
+    settings.bind(|| insta::assert_snapshot!(name, shown));
 }
 
-#[test]
-fn programs_run_as_expected() {
-    snapshot_all("", &[]);
+/// Every file of the standard library (`std/`, `std/ext/`,
+/// `std/multicore/`), which must pass its own utests; sorted.
+fn std_files() -> Vec<PathBuf> {
+    let files: Vec<PathBuf> = ["std", "std/ext", "std/multicore"].iter().flat_map(|d| mc_files(d)).collect();
+    assert!(files.len() >= 10, "the standard library is found");
+    files
 }
 
-#[test]
-fn programs_run_as_expected_in_debug_mode() {
-    snapshot_all("debug/", &["--debug"]);
+/// A file of the standard library by its path under `std/`.
+fn std_name(p: &impl AsRef<Path>) -> String {
+    p.as_ref().strip_prefix(root().join("std")).expect("under std/").with_extension("").to_string_lossy().into_owned()
 }
 
-#[test]
-fn programs_run_as_expected_when_checking_order() {
-    snapshot_all("check_order/", &["--debug", "--check-order"]);
-}
-
-/// Every file of the standard library passes its own utests.
-#[test]
-fn standard_library_utests_pass() {
-    let std = Path::new(env!("CARGO_MANIFEST_DIR")).join("std");
-    let mut files = Vec::new();
-    for dir in [std.clone(), std.join("ext"), std.join("multicore")] {
-        for e in std::fs::read_dir(dir).expect("std readable") {
-            let p = e.expect("dir entry").path();
-            if p.extension().is_some_and(|x| x == "mc") {
-                files.push(p);
-            }
-        }
-    }
-    assert!(files.len() >= 10);
-    for f in files {
-        let out = pmx_test().arg("--color=never").arg(&f).output().expect("pmx runs");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{}:\n{stdout}\n{}", f.display(), String::from_utf8_lossy(&out.stderr));
-        assert!(stdout.contains(" passed, 0 failed"), "{}: {stdout}", f.display());
-    }
-}
-
-/// The compatibility suite: programs in Miking's style that use every
-/// module of `std/` and every external pmx implements; each passes all its
-/// utests.
-#[test]
-fn compatibility_suite_passes() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compat");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/compat readable")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "mc"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty());
-    for f in files {
-        let out = pmx_test().arg("--color=never").arg(&f).current_dir(&dir).output().expect("pmx runs");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{}:\n{stdout}\n{}", f.display(), String::from_utf8_lossy(&out.stderr));
-        assert!(stdout.contains(" passed, 0 failed"), "{}: {stdout}", f.display());
-    }
+/// `pmx test FILE`, run from `dir`, passes all its utests: the standard
+/// library's files, and the compatibility suite (programs in Miking's
+/// style that use every module of `std/` and every external pmx
+/// implements).
+fn passes_its_utests(f: &Path, dir: &Path) {
+    let out = pmx_test().arg("--color=never").arg(f).current_dir(dir).output().expect("pmx runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}:\n{stdout}\n{}", f.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(" passed, 0 failed"), "{}: {stdout}", f.display());
 }

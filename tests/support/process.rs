@@ -50,15 +50,10 @@ pub fn without_progress(stderr: &str) -> String {
         .collect()
 }
 
-/// Whether a Futhark compiler is found (`PMX_FUTHARK`, `PATH`): Futhark-class
-/// code can run natively. Otherwise says why the caller skips.
+/// Whether a Futhark compiler is found (`PMX_FUTHARK`, `PATH`), so that
+/// Futhark-class code can run natively; otherwise why not, for the trials
+/// that need it to say why they are skipped.
 #[allow(dead_code)]
-pub fn futhark_or_skip() -> bool {
-    match pmx_futhark::engine::find() {
-        Ok(_) => true,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            false
-        }
-    }
+pub fn futhark() -> Result<(), String> {
+    pmx_futhark::engine::find().map(|_| ()).map_err(|why| why.to_string())
 }
