@@ -75,8 +75,9 @@ fn scalar(t: &Ty) -> bool {
         TyKind::Seq(e) | TyKind::Tensor(e) => scalar(e),
         // A function value: the interpreter's, passed by pointer.
         TyKind::Arrow(a, r) => scalar(a) && scalar(r),
-        // A variant type (the lowering decides whether its payloads are).
-        TyKind::Con(id, _, args) => id.as_builtin_type().is_none() && args.iter().all(scalar),
+        // A variant type (the lowering decides whether its payloads
+        // are), or a reference or symbol (the interpreter's, by pointer).
+        TyKind::Con(_, _, args) => args.iter().all(scalar),
         _ => false,
     }
 }

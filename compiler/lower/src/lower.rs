@@ -383,10 +383,9 @@ impl<'a> Lowerer<'a> {
         let Some(b) = self.decls.get(&n.id).copied() else {
             return Err(self.error(Code::LowerUnsupported, e.span, "unknown top-level value".into(), "here"));
         };
-        if !type_vars(&b.scheme).is_empty() {
-            let message = format!("the top-level value `{}` is polymorphic", n.text);
-            return Err(self.error(Code::LowerTypeNotConcrete, e.span, message, "here"));
-        }
+        // A polymorphic value (`let empty = []`, generalised because it is
+        // a value) holds nothing of its type variables: it is read at the
+        // type of each use, as one function per type.
         let ty = self.ty(cx, &e.ty, e.span)?;
         let f = match self.globals.get(&(n.id, ty.clone())) {
             Some(f) => *f,

@@ -309,6 +309,18 @@ impl<'a> Validator<'a> {
                     return self.problem(format!("a closure given {} of {arity} arguments", ts.len()));
                 }
                 match ty.split_params(arity - ts.len()) {
+                    // A built-in that takes functions is applied by the
+                    // runtime, which a function reference's callee never
+                    // is: any built-in but `accelerate` may be closed over.
+                    Some((rest, result)) if matches!(callee, Callee::Builtin(b) if !signature::is_primitive(*b)) => {
+                        let Callee::Builtin(b) = callee else { return };
+                        let all: Vec<Type> = ts.into_iter().chain(rest).collect();
+                        if *b == pmx_ast::Builtin::Accelerate {
+                            self.problem("a closure of `accelerate`".into());
+                        } else if let Err(e) = signature::check(*b, &all, &result) {
+                            self.problem(e);
+                        }
+                    }
                     Some((rest, result)) => {
                         let f = FunRef { callee: *callee, bound: args.clone(), params: rest.clone(), result };
                         self.fun_ref(scope, &f, &rest, None);
