@@ -18,6 +18,7 @@ pub mod externals;
 mod name;
 pub mod print;
 pub mod reach;
+pub mod scc;
 pub mod shift;
 pub mod subst;
 mod ty;

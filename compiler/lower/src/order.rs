@@ -1,5 +1,5 @@
 //! Functions in dependency order: the strongly connected components of
-//! the call graph (Tarjan's algorithm gives them callees first), each
+//! the call graph (`pmx_ast::scc`, Tarjan's algorithm: callees first), each
 //! component's functions consecutive and sharing a group number; then
 //! every `FnId` renumbered to the function's new index. Recursion and
 //! tail recursion are marked here, where the components are known.
@@ -81,48 +81,6 @@ fn renumber(b: &mut Block, map: &FxHashMap<FnId, FnId>) {
     }
 }
 
-struct Tarjan<'a> {
-    edges: &'a [Vec<usize>],
-    index: Vec<Option<usize>>,
-    low: Vec<usize>,
-    on_stack: Vec<bool>,
-    stack: Vec<usize>,
-    next: usize,
-    components: Vec<Vec<usize>>,
-}
-
-impl Tarjan<'_> {
-    fn visit(&mut self, v: usize) {
-        self.index[v] = Some(self.next);
-        self.low[v] = self.next;
-        self.next += 1;
-        self.stack.push(v);
-        self.on_stack[v] = true;
-        for &w in &self.edges[v] {
-            match self.index[w] {
-                None => {
-                    self.visit(w);
-                    self.low[v] = self.low[v].min(self.low[w]);
-                }
-                Some(i) if self.on_stack[w] => self.low[v] = self.low[v].min(i),
-                Some(_) => {}
-            }
-        }
-        if Some(self.low[v]) == self.index[v] {
-            let mut component = Vec::new();
-            while let Some(w) = self.stack.pop() {
-                self.on_stack[w] = false;
-                component.push(w);
-                if w == v {
-                    break;
-                }
-            }
-            component.sort();
-            self.components.push(component);
-        }
-    }
-}
-
 /// Whether every call of `me` in `b` is a tail call (`tail`: `b`'s value
 /// is the function's result), and no function reference names it.
 fn tail_calls_only(b: &Block, me: FnId, tail: bool) -> bool {
@@ -157,21 +115,7 @@ pub(crate) fn order_mapped(
         })
         .collect();
     let n = functions.len();
-    let mut t = Tarjan {
-        edges: &edges,
-        index: vec![None; n],
-        low: vec![0; n],
-        on_stack: vec![false; n],
-        stack: Vec::new(),
-        next: 0,
-        components: Vec::new(),
-    };
-    for v in 0..n {
-        if t.index[v].is_none() {
-            t.visit(v);
-        }
-    }
-    let components = t.components;
+    let components = pmx_ast::scc::components(&edges);
     let mut slots: Vec<Option<Function>> = functions.into_iter().map(Some).collect();
     let mut out = Vec::with_capacity(n);
     let mut map = FxHashMap::default();
