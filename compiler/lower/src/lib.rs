@@ -61,6 +61,7 @@
 
 mod accelerate;
 mod body;
+mod callgraph;
 mod cx;
 mod funval;
 mod ir;
@@ -79,7 +80,7 @@ mod tests;
 
 pub use ir::*;
 pub use lower::{host_arity, lower, lower_host};
-pub use order::callees;
+pub use callgraph::{callees, fixpoint};
 pub use pmx_diagnostics::Diagnostic;
 pub use print::{print, print_only};
 pub use validate::{validate, validate_only};

@@ -203,7 +203,7 @@ impl<'a> Lowerer<'a> {
                     .filter(|g| broken.contains(&g.id) && self.origins.contains_key(&g.id) && !tried.contains(&g.id))
                     .filter(|g| {
                         let mut called = Vec::new();
-                        crate::order::callees(&g.body, &mut called);
+                        crate::callgraph::callees(&g.body, &mut called);
                         self.given_up.contains(&g.id) || called.iter().any(lost)
                     })
                     .map(|g| g.id)
@@ -238,20 +238,11 @@ impl<'a> Lowerer<'a> {
 
     /// The functions given up and those that call one, to a fixpoint.
     fn broken(&self) -> FxHashSet<FnId> {
-        let mut broken = self.given_up.clone();
-        loop {
-            let before = broken.len();
-            for f in self.functions.iter().flatten() {
-                let mut called = Vec::new();
-                crate::order::callees(&f.body, &mut called);
-                if !broken.contains(&f.id) && called.iter().any(|c| broken.contains(c)) {
-                    broken.insert(f.id);
-                }
-            }
-            if broken.len() == before {
-                return broken;
-            }
-        }
+        crate::callgraph::fixpoint(self.functions.iter().flatten(), self.given_up.clone(), |body, broken| {
+            let mut called = Vec::new();
+            crate::callgraph::callees(body, &mut called);
+            called.iter().any(|c| broken.contains(c))
+        })
     }
 
     /// The top-level bindings of the program's chain of declarations.

@@ -4,43 +4,9 @@
 //! every `FnId` renumbered to the function's new index. Recursion and
 //! tail recursion are marked here, where the components are known.
 
+use crate::callgraph::{callees, fun_refs};
 use crate::ir::*;
 use rustc_hash::FxHashMap;
-
-/// The functions a block refers to (calls and function references), once
-/// per call or reference.
-pub fn callees(b: &Block, out: &mut Vec<FnId>) {
-    for s in &b.stmts {
-        match &s.expr {
-            Expr::Call(f, _) | Expr::Closure(Callee::Function(f), _) => out.push(*f),
-            Expr::If { then, otherwise, .. } => {
-                callees(then, out);
-                callees(otherwise, out);
-            }
-            e => {
-                for r in fun_refs(e) {
-                    if let Callee::Function(f) = r.callee {
-                        out.push(f);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The function references a node holds.
-pub(crate) fn fun_refs(e: &Expr) -> Vec<&FunRef> {
-    match e {
-        Expr::Map { f, .. }
-        | Expr::Reduce { f, .. }
-        | Expr::Foldl { f, .. }
-        | Expr::Create { f, .. }
-        | Expr::Loop { f, .. }
-        | Expr::SeqLoopAcc { f, .. } => vec![f],
-        Expr::Utest { using, on_fail, .. } => using.iter().chain(on_fail.iter()).collect(),
-        _ => Vec::new(),
-    }
-}
 
 fn fun_refs_mut(e: &mut Expr) -> Vec<&mut FunRef> {
     match e {
