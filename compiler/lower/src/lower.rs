@@ -6,10 +6,12 @@ use crate::cx::{Bound, Cx};
 use crate::ir::*;
 use crate::subst::{apply, arrows, type_vars, unify, Subst};
 use crate::types::{TypeError, Types};
+use pmx_accelerate::variants::Variants;
 use pmx_accelerate::{Analysis, Backend, Boundary, Class};
 use pmx_ast::{Binding, Builtin, ExprKind, NameId, SmolStr, Span, Ty};
 use pmx_diagnostics::{Code, Diagnostic};
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
 
 /// A diagnostic was reported; the part being lowered is given up.
 #[derive(Clone, Copy, Debug)]
@@ -30,7 +32,7 @@ struct Pending<'a> {
 
 pub(crate) struct Lowerer<'a> {
     pub target: Target,
-    pub types: Types,
+    pub types: Types<'a>,
     decls: FxHashMap<NameId, &'a Binding>,
     externals: FxHashMap<NameId, &'a pmx_ast::ExternalDecl>,
     instances: FxHashMap<(NameId, Vec<Type>), FnId>,
@@ -79,7 +81,7 @@ pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>
         Backend::Futhark => &analysis.futhark,
         Backend::Cuda => &analysis.cuda,
     };
-    let mut l = Lowerer::new(program, backend.into());
+    let mut l = Lowerer::new(program, Cow::Borrowed(&analysis.variants), backend.into());
     let mut entries = Vec::new();
     for a in analysis.accelerates.iter().filter(|a| a.class == Class::One(backend)) {
         match l.decls.get(&a.boundary.id).copied() {
@@ -121,7 +123,7 @@ pub fn lower_host(
     running_utests: &FxHashSet<Span>,
     accelerates: (&[pmx_accelerate::Boundary], &[pmx_accelerate::AccBinding]),
 ) -> (Program, Vec<Option<FnId>>, Vec<Diagnostic>) {
-    let mut l = Lowerer::new_unscanned(program, Target::Host);
+    let mut l = Lowerer::new_unscanned(Cow::Owned(Variants::new(program)), Target::Host);
     l.collect(program, main);
     l.host_sites = crate::accelerate::host_sites(accelerates.0, accelerates.1);
     l.interpreted = interpreted.clone();
@@ -142,17 +144,17 @@ pub fn lower_host(
 }
 
 impl<'a> Lowerer<'a> {
-    fn new(program: &'a pmx_ast::Expr, target: Target) -> Lowerer<'a> {
-        let mut l = Lowerer::new_unscanned(program, target);
+    fn new(program: &'a pmx_ast::Expr, variants: Cow<'a, Variants>, target: Target) -> Lowerer<'a> {
+        let mut l = Lowerer::new_unscanned(variants, target);
         l.collect(program, None);
         l
     }
 
     /// A lowerer that knows no declaration yet (`collect`).
-    fn new_unscanned(program: &'a pmx_ast::Expr, target: Target) -> Lowerer<'a> {
+    fn new_unscanned(variants: Cow<'a, Variants>, target: Target) -> Lowerer<'a> {
         Lowerer {
             target,
-            types: Types::new(program, target == Target::Host),
+            types: Types::new(variants, target == Target::Host),
             decls: FxHashMap::default(),
             externals: FxHashMap::default(),
             instances: FxHashMap::default(),

@@ -9,10 +9,10 @@ use crate::variants::Variants;
 use pmx_ast::*;
 use pmx_diagnostics::{Code, Diagnostic};
 
-pub struct Cuda {
+pub struct Cuda<'v> {
     pub(super) r: super::Report,
     /// The program's variant types, to look into payloads.
-    pub(super) variants: Variants,
+    pub(super) variants: &'v Variants,
 }
 
 /// Why a recursive variant type is refused, and what to do instead.
@@ -51,7 +51,7 @@ fn tensor_of_unsupported(t: &Ty) -> bool {
     matches!(t.kind(), TyKind::Tensor(e) if !matches!(e.kind(), TyKind::Int | TyKind::Float))
 }
 
-impl Cuda {
+impl Cuda<'_> {
     /// CudaExprError: no record updates, utests, or constructor
     /// applications of a recursive variant type.
     fn rule_expression(&mut self, e: &Expr) {
@@ -237,7 +237,7 @@ impl Cuda {
     }
 }
 
-impl Rules for Cuda {
+impl Rules for Cuda<'_> {
     fn expr(&mut self, e: &Expr, higher_order_argument: Option<Builtin>) {
         self.rule_constant(e);
         self.rule_expression(e);

@@ -51,14 +51,18 @@ impl Report {
     }
 }
 
-/// Checks a backend's extracted program.
-pub fn check(backend: Backend, program: &Expr, accelerates: &[&AccBinding]) -> Vec<Diagnostic> {
+/// Checks a backend's extracted program (`variants`: the analysis's
+/// variant types).
+pub fn check(
+    backend: Backend,
+    program: &Expr,
+    accelerates: &[&AccBinding],
+    variants: &crate::variants::Variants,
+) -> Vec<Diagnostic> {
     let report = Report::new(backend);
     let mut diags = match backend {
         Backend::Futhark => run(futhark::Futhark { r: report }, program, accelerates),
-        Backend::Cuda => {
-            run(cuda::Cuda { r: report, variants: crate::variants::Variants::new(program) }, program, accelerates)
-        }
+        Backend::Cuda => run(cuda::Cuda { r: report, variants }, program, accelerates),
     };
     pmx_diagnostics::sort_and_dedup(&mut diags);
     diags
