@@ -394,13 +394,7 @@ impl Compiler {
 
     /// An application spine: saturated built-ins become direct operations.
     fn application(&mut self, e: &Expr) -> Code {
-        let mut args = Vec::new();
-        let mut head = e;
-        while let ExprKind::App(f, a) = &head.kind {
-            args.push(a.as_ref());
-            head = f;
-        }
-        args.reverse();
+        let (head, args) = pmx_ast::spine::spine(e);
         if let ExprKind::Var(name) = &head.kind {
             if let Some(b) = name.id.as_builtin() {
                 if b == Builtin::Accelerate && args.len() == 1 {

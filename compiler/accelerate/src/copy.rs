@@ -20,7 +20,7 @@
 use crate::chain::{self, Decl};
 use crate::free::{free_vars, is_function};
 use crate::lift::AccBinding;
-use crate::spine::{head_builtin, spine};
+use pmx_ast::spine::{head_builtin, spine};
 use crate::variants::Variants;
 use crate::writes::Writes;
 use crate::Passing;

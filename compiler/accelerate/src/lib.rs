@@ -37,8 +37,9 @@
 //!    code generation, `pmx explain`).
 //!
 //! Shared helpers, one place each: the top-level chain (`chain.rs`),
-//! application spines and the function positions of higher-order
-//! built-ins (`spine.rs`), size constraints (`size.rs`).
+//! size constraints (`size.rs`); application spines and the function
+//! positions of higher-order built-ins are `pmx_ast::spine`, which the
+//! lowering and the interpreter's compiler use too.
 //!
 //! [`size::size_constraint`] recognises size-constraint utests, for the CPU
 //! backend's debug checks and for the lowering (`pmx-lower`).
@@ -66,7 +67,6 @@ mod print_parts;
 pub mod program;
 mod rewrite;
 pub mod size;
-pub mod spine;
 pub mod variants;
 mod wellformed;
 mod writes;

@@ -748,7 +748,7 @@ fn computes_nothing(e: &pmx_ast::Expr) -> bool {
     match &e.kind {
         ExprKind::Var(_) | ExprKind::Lam { .. } => true,
         ExprKind::App(..) => {
-            let (head, args) = crate::body::spine(e);
+            let (head, args) = pmx_ast::spine::spine(e);
             matches!(head.kind, ExprKind::Var(_))
                 && args.iter().all(|a| matches!(a.kind, ExprKind::Var(_) | ExprKind::Lit(_) | ExprKind::Lam { .. }))
         }

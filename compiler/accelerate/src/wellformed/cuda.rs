@@ -3,7 +3,7 @@
 //! them tagged unions) unless they are recursive: a value of such a type
 //! has no fixed-size layout, and building one would need a device heap.
 
-use super::{contains_arrow, is_variant, spine, Rules};
+use super::{contains_arrow, is_variant, Rules};
 use crate::lift::AccBinding;
 use crate::variants::Variants;
 use pmx_ast::*;
@@ -143,8 +143,8 @@ impl Cuda<'_> {
     /// CudaHigherOrderArgument: the function argument of `loop`,
     /// `seqLoop`, `seqLoopAcc` and `foldl` is a variable or an application.
     fn rule_higher_order_argument(&mut self, e: &Expr) {
-        let (b, args) = spine(e);
-        let Some(b) = b else { return };
+        let (head, args) = pmx_ast::spine::spine(e);
+        let Some(b) = pmx_ast::spine::builtin(head) else { return };
         let i = match b {
             Builtin::Loop | Builtin::SeqLoop => 1,
             Builtin::SeqLoopAcc => 2,

@@ -2,7 +2,7 @@
 //! it as its head and its arguments. Also the one table of which argument
 //! positions of higher-order built-ins take functions.
 
-use pmx_ast::*;
+use crate::*;
 
 /// The head of an application and its arguments, in order (a non-application
 /// is its own head with no arguments).
@@ -40,12 +40,29 @@ pub fn head(e: &Expr) -> &Expr {
     head
 }
 
-/// The built-in at the head of an application, if it is one.
-pub fn head_builtin(e: &Expr) -> Option<Builtin> {
-    match &head(e).kind {
+/// The built-in an expression names (a spine's head, say), if it is one.
+pub fn builtin(e: &Expr) -> Option<Builtin> {
+    match &e.kind {
         ExprKind::Var(n) => n.id.as_builtin(),
         _ => None,
     }
+}
+
+/// The built-in at the head of an application, if it is one.
+pub fn head_builtin(e: &Expr) -> Option<Builtin> {
+    builtin(head(e))
+}
+
+/// How many arguments an application applies its head to (without
+/// collecting them).
+pub fn length(e: &Expr) -> usize {
+    let mut n = 0;
+    let mut head = e;
+    while let ExprKind::App(g, _) = &head.kind {
+        n += 1;
+        head = g;
+    }
+    n
 }
 
 /// The variable at the head of an application, if it is one.
