@@ -31,21 +31,10 @@ macro_rules! builtins {
             }
 
             /// How many arguments it takes before it computes anything:
-            /// the arrows of its signature outside parentheses and
-            /// brackets (applied to fewer, it is a value).
+            /// the parameters of its signature (applied to fewer, it is a
+            /// value).
             pub fn arity(self) -> usize {
-                let sig = self.type_signature().as_bytes();
-                let mut depth = 0i32;
-                let mut n = 0;
-                for (i, c) in sig.iter().enumerate() {
-                    match c {
-                        b'(' | b'[' | b'{' => depth += 1,
-                        b')' | b']' | b'}' => depth -= 1,
-                        b'-' if depth == 0 && sig.get(i + 1) == Some(&b'>') => n += 1,
-                        _ => {}
-                    }
-                }
-                n
+                self.signature().params.len()
             }
         }
     };
@@ -227,7 +216,7 @@ mod tests {
     use super::Builtin;
 
     #[test]
-    fn arity_counts_the_arrows_outside_brackets() {
+    fn arity_counts_the_parameters() {
         assert_eq!(Builtin::Addf.arity(), 2);
         assert_eq!(Builtin::Negf.arity(), 1);
         assert_eq!(Builtin::Map.arity(), 2);

@@ -20,6 +20,7 @@ pub mod print;
 pub mod reach;
 pub mod scc;
 pub mod shift;
+pub mod signature;
 pub mod spine;
 pub mod subst;
 mod ty;

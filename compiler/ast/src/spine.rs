@@ -91,34 +91,14 @@ pub fn function_argument(b: Builtin, i: usize) -> bool {
 mod tests {
     use super::*;
 
-    /// The parameters of a built-in's signature, split at top-level arrows.
-    fn parameters(sig: &str) -> Vec<String> {
-        let (mut depth, mut parts, mut cur) = (0i32, Vec::new(), String::new());
-        let mut chars = sig.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth -= 1,
-                '-' if depth == 0 && chars.peek() == Some(&'>') => {
-                    chars.next();
-                    parts.push(std::mem::take(&mut cur).trim().to_string());
-                    continue;
-                }
-                _ => {}
-            }
-            cur.push(c);
-        }
-        parts
-    }
-
     #[test]
     fn every_function_typed_parameter_of_a_builtin_is_listed() {
         // The table agrees with the built-ins' types: a parameter is a
         // function exactly where the table says so.
         for b in Builtin::ALL {
-            for (i, p) in parameters(b.type_signature()).iter().enumerate() {
-                let is_fn = p.starts_with('(') && p.contains("->");
-                assert_eq!(function_argument(*b, i), is_fn, "{} argument {i}: {p}", b.name());
+            for (i, p) in b.signature().params.iter().enumerate() {
+                let is_fn = matches!(p, crate::signature::Sig::Arrow(..));
+                assert_eq!(function_argument(*b, i), is_fn, "{} argument {i}: {p:?}", b.name());
             }
         }
     }
