@@ -179,6 +179,19 @@ impl Builtin {
         }
     }
 
+    /// Whether it is one of the tensor built-ins: the table's rows from
+    /// `tensorCreateUninitInt` to `tensor2string` (the one list, which
+    /// the interpreter's dispatch and the side-effect test read).
+    pub fn is_tensor(self) -> bool {
+        (Builtin::TensorCreateUninitInt..=Builtin::Tensor2string).contains(&self)
+    }
+
+    /// Whether it makes a new tensor: the table's first tensor rows, from
+    /// `tensorCreateUninitInt` to `tensorCreateDense`.
+    pub fn creates_tensor(self) -> bool {
+        (Builtin::TensorCreateUninitInt..=Builtin::TensorCreateDense).contains(&self)
+    }
+
     pub fn from_name(name: &str) -> Option<Builtin> {
         Builtin::ALL.iter().copied().find(|b| b.name() == name)
     }
@@ -228,6 +241,27 @@ mod tests {
         for b in Builtin::ALL {
             let arrows = b.type_signature().matches("->").count();
             assert!(b.arity() <= arrows, "{}", b.name());
+        }
+    }
+
+    #[test]
+    fn the_tensor_rows_are_those_whose_types_mention_tensors() {
+        use crate::signature::Sig;
+        fn tensor(s: &Sig) -> bool {
+            match s {
+                Sig::Tensor(_) => true,
+                Sig::Seq(e) => tensor(e),
+                Sig::Arrow(a, r) => tensor(a) || tensor(r),
+                Sig::Tuple(items) | Sig::Con(_, items) => items.iter().any(tensor),
+                _ => false,
+            }
+        }
+        for b in Builtin::ALL {
+            let sig = b.signature();
+            let takes = sig.params.iter().any(tensor);
+            assert_eq!(b.is_tensor(), takes || tensor(&sig.result), "{}", b.name());
+            // Made, not taken: the creation rows.
+            assert_eq!(b.creates_tensor(), !takes && tensor(&sig.result), "{}", b.name());
         }
     }
 }

@@ -86,11 +86,7 @@ impl Cuda<'_> {
                         Builtin::Create | Builtin::Cons | Builtin::Snoc | Builtin::Concat => {
                             Some("sequences cannot be created on the GPU; create them before `accelerate`")
                         }
-                        Builtin::TensorCreateCArrayInt
-                        | Builtin::TensorCreateCArrayFloat
-                        | Builtin::TensorCreateDense
-                        | Builtin::TensorCreateUninitInt
-                        | Builtin::TensorCreateUninitFloat => Some(
+                        b if b.creates_tensor() => Some(
                             "tensors cannot be created on the GPU; create them before `accelerate` and pass them in",
                         ),
                         _ => None,
