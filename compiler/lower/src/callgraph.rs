@@ -10,22 +10,16 @@ use rustc_hash::FxHashSet;
 /// The functions a block refers to (calls and function references), once
 /// per call or reference.
 pub fn callees(b: &Block, out: &mut Vec<FnId>) {
-    for s in &b.stmts {
-        match &s.expr {
-            Expr::Call(f, _) | Expr::Closure(Callee::Function(f), _) => out.push(*f),
-            Expr::If { then, otherwise, .. } => {
-                callees(then, out);
-                callees(otherwise, out);
-            }
-            e => {
-                for r in fun_refs(e) {
-                    if let Callee::Function(f) = r.callee {
-                        out.push(f);
-                    }
+    b.for_each_stmt(&mut |s| match &s.expr {
+        Expr::Call(f, _) | Expr::Closure(Callee::Function(f), _) => out.push(*f),
+        e => {
+            for r in fun_refs(e) {
+                if let Callee::Function(f) = r.callee {
+                    out.push(f);
                 }
             }
         }
-    }
+    });
 }
 
 /// The function references a node holds.

@@ -74,13 +74,14 @@ mod subst;
 mod types;
 mod utest;
 mod validate;
+mod visit;
 
 #[cfg(test)]
 mod tests;
 
+pub use callgraph::{callees, fixpoint};
 pub use ir::*;
 pub use lower::{host_arity, lower, lower_host};
-pub use callgraph::{callees, fixpoint};
 pub use pmx_diagnostics::Diagnostic;
 pub use print::{print, print_only};
 pub use validate::{validate, validate_only};

@@ -29,22 +29,16 @@ fn renamed(map: &FxHashMap<FnId, FnId>, f: FnId) -> FnId {
 }
 
 fn renumber(b: &mut Block, map: &FxHashMap<FnId, FnId>) {
-    for s in &mut b.stmts {
-        match &mut s.expr {
-            Expr::Call(f, _) | Expr::Closure(Callee::Function(f), _) => *f = renamed(map, *f),
-            Expr::If { then, otherwise, .. } => {
-                renumber(then, map);
-                renumber(otherwise, map);
-            }
-            e => {
-                for r in fun_refs_mut(e) {
-                    if let Callee::Function(f) = &mut r.callee {
-                        *f = renamed(map, *f);
-                    }
+    b.for_each_stmt_mut(&mut |s| match &mut s.expr {
+        Expr::Call(f, _) | Expr::Closure(Callee::Function(f), _) => *f = renamed(map, *f),
+        e => {
+            for r in fun_refs_mut(e) {
+                if let Callee::Function(f) = &mut r.callee {
+                    *f = renamed(map, *f);
                 }
             }
         }
-    }
+    });
 }
 
 /// Whether every call of `me` in `b` is a tail call (`tail`: `b`'s value

@@ -21,29 +21,22 @@ fn escaping_seqs(p: &Program, b: &Block, host_fns: &FxHashSet<FnId>, shape_fns: 
     let from_device =
         |e: &Expr| super::host_callee(e).is_some_and(|id| !host_fns.contains(&id) && shape_fns.contains(&id));
     let mut all = Vec::new();
-    candidates(p, b, &from_device, &mut all);
-    fn candidates(p: &Program, b: &Block, from_device: &dyn Fn(&Expr) -> bool, out: &mut Vec<VarId>) {
-        for s in &b.stmts {
-            match &s.expr {
-                Expr::Prim(Builtin::TensorShape, _) => out.push(s.var.id),
-                Expr::If { then, otherwise, .. } => {
-                    candidates(p, then, from_device, out);
-                    candidates(p, otherwise, from_device, out);
-                }
-                e if from_device(e) && may_hold_shape(p, &s.var.ty) => out.push(s.var.id),
-                _ => {}
-            }
-        }
-    }
+    b.for_each_stmt(&mut |s| match &s.expr {
+        Expr::Prim(Builtin::TensorShape, _) => all.push(s.var.id),
+        e if from_device(e) && may_hold_shape(p, &s.var.ty) => all.push(s.var.id),
+        _ => {}
+    });
     fn escapes(b: &Block, v: VarId) -> bool {
         use Builtin::*;
         let is = |a: &Atom| matches!(a, Atom::Var(x) if x.id == v);
-        is(&b.result)
-            || b.stmts.iter().any(|s| match &s.expr {
-                Expr::If { cond, then, otherwise } => is(cond) || escapes(then, v) || escapes(otherwise, v),
+        let mut result = false;
+        b.for_each_result(&mut |a| result |= is(a));
+        result
+            || b.any_stmt(|s| match &s.expr {
                 Expr::Prim(Get | Length | Head | Null, args) => args.iter().skip(1).any(is),
                 Expr::Foldl { f, init, .. } => f.bound.iter().any(is) || is(init),
                 Expr::SizeEq { size, .. } => is(size),
+                // An `If`'s operand is its condition.
                 e => e.operands().into_iter().any(is),
             })
     }
@@ -54,15 +47,6 @@ fn escaping_seqs(p: &Program, b: &Block, host_fns: &FxHashSet<FnId>, shape_fns: 
 /// its frame: one it made, not a parameter or a part of one (those are
 /// bound by reference, `types::by_ref`, to the caller's).
 fn shape_of_local(b: &Block) -> bool {
-    fn defs<'b>(b: &'b Block, out: &mut FxHashMap<VarId, &'b Expr>) {
-        for s in &b.stmts {
-            out.insert(s.var.id, &s.expr);
-            if let Expr::If { then, otherwise, .. } = &s.expr {
-                defs(then, out);
-                defs(otherwise, out);
-            }
-        }
-    }
     fn local(a: &Atom, defs: &FxHashMap<VarId, &Expr>) -> bool {
         let Atom::Var(v) = a else { return false };
         match defs.get(&v.id) {
@@ -72,7 +56,9 @@ fn shape_of_local(b: &Block) -> bool {
         }
     }
     let mut all = FxHashMap::default();
-    defs(b, &mut all);
+    b.for_each_stmt(&mut |s| {
+        all.insert(s.var.id, &s.expr);
+    });
     all.values().any(|e| matches!(e, Expr::Prim(Builtin::TensorShape, args) if local(&args[0], &all)))
 }
 
