@@ -57,7 +57,10 @@
 //!    sequence has and an `Int` size; `SizeCoerce` appears only in
 //!    Futhark programs.
 //!
-//! API: [`lower`], [`validate`], [`print`], and the IR types in `ir.rs`.
+//! API: [`lower`], [`validate`], [`print`], the IR types in `ir.rs`, the
+//! walks into a block's nested blocks (`visit.rs`: [`Block::for_each_stmt`]
+//! and its kin, which every pass that looks at all statements uses), and
+//! the call graph's [`callees`] and [`fixpoint`] (`callgraph.rs`).
 
 mod accelerate;
 mod body;
