@@ -12,23 +12,8 @@ use std::sync::Arc;
 /// a table built once: applying a built-in value asks it every time).
 pub fn builtin_arity(b: Builtin) -> usize {
     static ARITIES: std::sync::LazyLock<Vec<u8>> =
-        std::sync::LazyLock::new(|| Builtin::ALL.iter().map(|b| signature_arity(*b) as u8).collect());
+        std::sync::LazyLock::new(|| Builtin::ALL.iter().map(|b| b.arity() as u8).collect());
     ARITIES[b as usize] as usize
-}
-
-fn signature_arity(b: Builtin) -> usize {
-    let sig = b.type_signature();
-    let (mut depth, mut arrows) = (0i32, 0usize);
-    let bytes = sig.as_bytes();
-    for (i, c) in bytes.iter().enumerate() {
-        match c {
-            b'(' | b'[' => depth += 1,
-            b')' | b']' => depth -= 1,
-            b'-' if depth == 0 && bytes.get(i + 1) == Some(&b'>') => arrows += 1,
-            _ => {}
-        }
-    }
-    arrows
 }
 
 /// One function being compiled: its frame and what it captures.
@@ -394,13 +379,7 @@ impl Compiler {
 
     /// An application spine: saturated built-ins become direct operations.
     fn application(&mut self, e: &Expr) -> Code {
-        let mut args = Vec::new();
-        let mut head = e;
-        while let ExprKind::App(f, a) = &head.kind {
-            args.push(a.as_ref());
-            head = f;
-        }
-        args.reverse();
+        let (head, args) = pmx_ast::spine::spine(e);
         if let ExprKind::Var(name) = &head.kind {
             if let Some(b) = name.id.as_builtin() {
                 if b == Builtin::Accelerate && args.len() == 1 {

@@ -7,7 +7,7 @@
 //! interpreter, with the reason.
 
 use pmx_ast::Builtin;
-use pmx_lower::{Atom, Block, Callee, Expr, FnId, Function, Program, Type, VarId};
+use pmx_lower::{Atom, Block, Callee, Expr, FnId, Function, Program, Stmt, Type, VarId};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Why a function is left to the interpreter: what it holds that the
@@ -226,50 +226,51 @@ pub fn error_messages(body: &Block) -> FxHashSet<VarId> {
 }
 
 fn check_block(program: &Program, b: &Block, messages: &FxHashSet<VarId>) -> Result<(), Unsupported> {
-    for s in &b.stmts {
-        let unsupported = |what: String| Err(Unsupported { message: what, span: s.span });
-        match &s.expr {
-            Expr::Seq(_) if messages.contains(&s.var.id) => continue,
-            _ if !native(program, &s.var.ty) => return unsupported(format!("a value of type {}", s.var.ty)),
-            Expr::Atom(_)
-            | Expr::Math(..)
-            | Expr::Call(..)
-            | Expr::Never
-            | Expr::Project(..)
-            | Expr::Record(_)
-            | Expr::Seq(_)
-            | Expr::Con { .. }
-            | Expr::IsCon { .. }
-            | Expr::Payload { .. } => {}
-            Expr::Apply(..) => {}
-            // A utest of host code: its functions are function values.
-            Expr::Utest { using, on_fail, .. }
-                if using.iter().chain(on_fail.iter()).all(|f| f.callee == Callee::Value && f.bound.len() == 1) => {}
-            Expr::Closure(Callee::Builtin(b), _) if unsupported_builtin(*b) => {
-                return unsupported(format!("the built-in `{}` as a value", b.name()))
-            }
-            Expr::Closure(Callee::Function(_) | Callee::Builtin(_), _) => {}
-            Expr::Closure(Callee::Math(m), _) => {
-                return unsupported(format!("the external `{}` as a value (not compiled yet)", m.external()))
-            }
-            Expr::Prim(b, _) if unsupported_builtin(*b) => return unsupported(format!("the built-in `{}`", b.name())),
-            Expr::Prim(..) | Expr::Accelerate { .. } => {}
-            Expr::Foldl { f, .. }
-            | Expr::Map { f, .. }
-            | Expr::Create { f, .. }
-            | Expr::Loop { f, .. }
-            | Expr::SeqLoopAcc { f, .. } => match f.callee {
-                Callee::Builtin(b) if unsupported_builtin(b) || b == Builtin::Error => {
-                    return unsupported(format!("a sequence keyword given the built-in `{}`", b.name()))
-                }
-                _ => {}
-            },
-            Expr::If { then, otherwise, .. } => {
-                check_block(program, then, messages)?;
-                check_block(program, otherwise, messages)?;
-            }
-            e => return unsupported(format!("a node the generator does not compile yet ({})", node_name(e))),
+    b.try_for_each_stmt(&mut |s| check_stmt(program, s, messages))
+}
+
+/// Whether the generator takes a statement (an `If`'s branches are
+/// `check_block`'s).
+fn check_stmt(program: &Program, s: &Stmt, messages: &FxHashSet<VarId>) -> Result<(), Unsupported> {
+    let unsupported = |what: String| Err(Unsupported { message: what, span: s.span });
+    match &s.expr {
+        Expr::Seq(_) if messages.contains(&s.var.id) => {}
+        _ if !native(program, &s.var.ty) => return unsupported(format!("a value of type {}", s.var.ty)),
+        Expr::Atom(_)
+        | Expr::Math(..)
+        | Expr::Call(..)
+        | Expr::Never
+        | Expr::Project(..)
+        | Expr::Record(_)
+        | Expr::Seq(_)
+        | Expr::Con { .. }
+        | Expr::IsCon { .. }
+        | Expr::Payload { .. } => {}
+        Expr::Apply(..) => {}
+        // A utest of host code: its functions are function values.
+        Expr::Utest { using, on_fail, .. }
+            if using.iter().chain(on_fail.iter()).all(|f| f.callee == Callee::Value && f.bound.len() == 1) => {}
+        Expr::Closure(Callee::Builtin(b), _) if unsupported_builtin(*b) => {
+            return unsupported(format!("the built-in `{}` as a value", b.name()))
         }
+        Expr::Closure(Callee::Function(_) | Callee::Builtin(_), _) => {}
+        Expr::Closure(Callee::Math(m), _) => {
+            return unsupported(format!("the external `{}` as a value (not compiled yet)", m.external()))
+        }
+        Expr::Prim(b, _) if unsupported_builtin(*b) => return unsupported(format!("the built-in `{}`", b.name())),
+        Expr::Prim(..) | Expr::Accelerate { .. } => {}
+        Expr::Foldl { f, .. }
+        | Expr::Map { f, .. }
+        | Expr::Create { f, .. }
+        | Expr::Loop { f, .. }
+        | Expr::SeqLoopAcc { f, .. } => match f.callee {
+            Callee::Builtin(b) if unsupported_builtin(b) || b == Builtin::Error => {
+                return unsupported(format!("a sequence keyword given the built-in `{}`", b.name()))
+            }
+            _ => {}
+        },
+        Expr::If { .. } => {}
+        e => return unsupported(format!("a node the generator does not compile yet ({})", node_name(e))),
     }
     Ok(())
 }

@@ -29,7 +29,7 @@ fn atomic(e: &Expr) -> bool {
         || matches!(&e.kind, ExprKind::Record(fields) if fields.is_empty())
 }
 
-use crate::spine::function_argument;
+use pmx_ast::spine::function_argument;
 
 impl Anf {
     fn fresh(&mut self, span: Span) -> Name {
@@ -90,7 +90,7 @@ impl Anf {
     /// An application spine with atomic arguments (function arguments of
     /// higher-order built-ins excepted).
     fn app(&mut self, e: Expr) -> Expr {
-        let (head, args) = crate::spine::into_spine(e);
+        let (head, args) = pmx_ast::spine::into_spine(e);
         let builtin = match &head.kind {
             ExprKind::Var(n) => n.id.as_builtin(),
             _ => None,
@@ -120,7 +120,7 @@ impl Anf {
         if !matches!(a.kind, ExprKind::App(..)) {
             return self.expr(a);
         }
-        let (head, args) = crate::spine::into_spine(a);
+        let (head, args) = pmx_ast::spine::into_spine(a);
         let mut acc = self.atom(head, lets);
         for (a, s, t) in args {
             let a = if a.ty.strip_foralls().as_arrow().is_some() { self.expr(a) } else { self.atom(a, lets) };

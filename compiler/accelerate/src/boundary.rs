@@ -8,8 +8,8 @@ use crate::chain;
 use crate::classify::Class;
 use crate::free::lambdas;
 use crate::size::{length_of, size_constraint};
-use crate::spine::spine;
 use crate::Passing;
+use pmx_ast::spine::spine;
 use pmx_ast::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 

@@ -20,10 +20,10 @@
 use crate::chain::{self, Decl};
 use crate::free::{free_vars, is_function};
 use crate::lift::AccBinding;
-use crate::spine::{head_builtin, spine};
 use crate::variants::Variants;
 use crate::writes::Writes;
 use crate::Passing;
+use pmx_ast::spine::{head_builtin, spine};
 use pmx_ast::*;
 use rustc_hash::FxHashMap;
 
@@ -127,16 +127,7 @@ fn accelerate_call<'a>(e: &'a Expr, bindings: &'a [AccBinding]) -> Option<(&'a A
 }
 
 fn creates_tensor(e: &Expr) -> bool {
-    matches!(
-        head_builtin(e),
-        Some(
-            Builtin::TensorCreateUninitInt
-                | Builtin::TensorCreateUninitFloat
-                | Builtin::TensorCreateCArrayInt
-                | Builtin::TensorCreateCArrayFloat
-                | Builtin::TensorCreateDense
-        )
-    )
+    head_builtin(e).is_some_and(Builtin::creates_tensor)
 }
 
 fn creates_uninit(e: &Expr) -> bool {

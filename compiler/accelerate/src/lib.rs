@@ -37,8 +37,9 @@
 //!    code generation, `pmx explain`).
 //!
 //! Shared helpers, one place each: the top-level chain (`chain.rs`),
-//! application spines and the function positions of higher-order
-//! built-ins (`spine.rs`), size constraints (`size.rs`).
+//! size constraints (`size.rs`); application spines and the function
+//! positions of higher-order built-ins are `pmx_ast::spine`, which the
+//! lowering and the interpreter's compiler use too.
 //!
 //! [`size::size_constraint`] recognises size-constraint utests, for the CPU
 //! backend's debug checks and for the lowering (`pmx-lower`).
@@ -66,7 +67,6 @@ mod print_parts;
 pub mod program;
 mod rewrite;
 pub mod size;
-pub mod spine;
 pub mod variants;
 mod wellformed;
 mod writes;
@@ -131,6 +131,11 @@ pub struct Analysis {
     pub cuda: Expr,
     pub accelerates: Vec<Accelerate>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The variant types of `extracted` (which declares every constructor
+    /// the backends' programs use), collected once for every pass that
+    /// looks into payloads: the copy analysis, the boundary, CUDA's
+    /// well-formedness and the lowering.
+    pub variants: variants::Variants,
 }
 
 impl Analysis {
@@ -144,6 +149,7 @@ impl Analysis {
             cuda: unit,
             accelerates: Vec::new(),
             diagnostics: Vec::new(),
+            variants: variants::Variants::default(),
         }
     }
 }
@@ -241,14 +247,14 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
         }
         let program = anf::normalize(program);
         if !members.is_empty() {
-            diagnostics.extend(wellformed::check(backend, &program, &members));
+            diagnostics.extend(wellformed::check(backend, &program, &members, &variants));
         }
         programs.push(program);
     }
     pmx_diagnostics::sort_and_dedup(&mut diagnostics);
     let cuda = programs.pop().expect("two programs");
     let futhark = programs.pop().expect("two programs");
-    Analysis { lifted, extracted, futhark, cuda, accelerates, diagnostics }
+    Analysis { lifted, extracted, futhark, cuda, accelerates, diagnostics, variants }
 }
 
 /// The boundary description of one accelerate binding.

@@ -13,7 +13,7 @@
 //! functions stay where they are.
 
 use crate::free::{free_vars, is_function, rename, FreeVar};
-use crate::spine::spine;
+use pmx_ast::spine::spine;
 use pmx_ast::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 

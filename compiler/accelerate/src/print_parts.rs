@@ -9,7 +9,7 @@
 //! and nested `concat`s are taken apart the same way.
 
 use crate::freshen::Fresh;
-use crate::spine::{head_builtin, spine};
+use pmx_ast::spine::{head_builtin, spine};
 use pmx_ast::visit::children_mut;
 use pmx_ast::*;
 

@@ -10,6 +10,7 @@ use pmx_ast::*;
 use rustc_hash::FxHashMap;
 
 /// A constructor as declared: its identity, name and type scheme.
+#[derive(Clone, Debug, PartialEq)]
 struct Con {
     id: NameId,
     name: SmolStr,
@@ -17,7 +18,7 @@ struct Con {
 }
 
 /// Every constructor of the program, by the variant type it builds.
-#[derive(Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Variants {
     constructors: FxHashMap<NameId, Vec<Con>>,
 }

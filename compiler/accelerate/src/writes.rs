@@ -17,7 +17,7 @@
 //! over the top-level functions covers the program.
 
 use crate::chain;
-use crate::spine::{function_argument, spine};
+use pmx_ast::spine::{function_argument, spine};
 use pmx_ast::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 

@@ -31,21 +31,10 @@ macro_rules! builtins {
             }
 
             /// How many arguments it takes before it computes anything:
-            /// the arrows of its signature outside parentheses and
-            /// brackets (applied to fewer, it is a value).
+            /// the parameters of its signature (applied to fewer, it is a
+            /// value).
             pub fn arity(self) -> usize {
-                let sig = self.type_signature().as_bytes();
-                let mut depth = 0i32;
-                let mut n = 0;
-                for (i, c) in sig.iter().enumerate() {
-                    match c {
-                        b'(' | b'[' | b'{' => depth += 1,
-                        b')' | b']' | b'}' => depth -= 1,
-                        b'-' if depth == 0 && sig.get(i + 1) == Some(&b'>') => n += 1,
-                        _ => {}
-                    }
-                }
-                n
+                self.signature().params.len()
             }
         }
     };
@@ -190,6 +179,19 @@ impl Builtin {
         }
     }
 
+    /// Whether it is one of the tensor built-ins: the table's rows from
+    /// `tensorCreateUninitInt` to `tensor2string` (the one list, which
+    /// the interpreter's dispatch and the side-effect test read).
+    pub fn is_tensor(self) -> bool {
+        (Builtin::TensorCreateUninitInt..=Builtin::Tensor2string).contains(&self)
+    }
+
+    /// Whether it makes a new tensor: the table's first tensor rows, from
+    /// `tensorCreateUninitInt` to `tensorCreateDense`.
+    pub fn creates_tensor(self) -> bool {
+        (Builtin::TensorCreateUninitInt..=Builtin::TensorCreateDense).contains(&self)
+    }
+
     pub fn from_name(name: &str) -> Option<Builtin> {
         Builtin::ALL.iter().copied().find(|b| b.name() == name)
     }
@@ -227,7 +229,7 @@ mod tests {
     use super::Builtin;
 
     #[test]
-    fn arity_counts_the_arrows_outside_brackets() {
+    fn arity_counts_the_parameters() {
         assert_eq!(Builtin::Addf.arity(), 2);
         assert_eq!(Builtin::Negf.arity(), 1);
         assert_eq!(Builtin::Map.arity(), 2);
@@ -239,6 +241,27 @@ mod tests {
         for b in Builtin::ALL {
             let arrows = b.type_signature().matches("->").count();
             assert!(b.arity() <= arrows, "{}", b.name());
+        }
+    }
+
+    #[test]
+    fn the_tensor_rows_are_those_whose_types_mention_tensors() {
+        use crate::signature::Sig;
+        fn tensor(s: &Sig) -> bool {
+            match s {
+                Sig::Tensor(_) => true,
+                Sig::Seq(e) => tensor(e),
+                Sig::Arrow(a, r) => tensor(a) || tensor(r),
+                Sig::Tuple(items) | Sig::Con(_, items) => items.iter().any(tensor),
+                _ => false,
+            }
+        }
+        for b in Builtin::ALL {
+            let sig = b.signature();
+            let takes = sig.params.iter().any(tensor);
+            assert_eq!(b.is_tensor(), takes || tensor(&sig.result), "{}", b.name());
+            // Made, not taken: the creation rows.
+            assert_eq!(b.creates_tensor(), !takes && tensor(&sig.result), "{}", b.name());
         }
     }
 }

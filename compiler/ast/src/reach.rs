@@ -164,55 +164,37 @@ impl Mentions {
 }
 
 /// Built-ins whose evaluation may do more than compute a value (Miking's
-/// `const_has_side_effect`).
+/// `const_has_side_effect`): those below and every tensor built-in.
 fn has_effect(b: Builtin) -> bool {
     use Builtin::*;
-    matches!(
-        b,
-        Print
-            | PrintError
-            | Dprint
-            | PrintFloat
-            | FlushStdout
-            | FlushStderr
-            | ReadLine
-            | ReadBytesAsString
-            | ReadFile
-            | WriteFile
-            | FileExists
-            | DeleteFile
-            | Command
-            | Exit
-            | Error
-            | RandIntU
-            | RandSetSeed
-            | WallTimeMs
-            | SleepMs
-            | Ref
-            | Deref
-            | Modref
-            | Gensym
-            | Eqsym
-            | Sym2hash
-            | ConstructorTag
-            | TensorCreateUninitInt
-            | TensorCreateUninitFloat
-            | TensorCreateCArrayInt
-            | TensorCreateCArrayFloat
-            | TensorCreateDense
-            | TensorGetExn
-            | TensorSetExn
-            | TensorLinearGetExn
-            | TensorLinearSetExn
-            | TensorRank
-            | TensorShape
-            | TensorReshapeExn
-            | TensorCopy
-            | TensorTransposeExn
-            | TensorSliceExn
-            | TensorSubExn
-            | TensorIterSlice
-            | TensorEq
-            | Tensor2string
-    )
+    b.is_tensor()
+        || matches!(
+            b,
+            Print
+                | PrintError
+                | Dprint
+                | PrintFloat
+                | FlushStdout
+                | FlushStderr
+                | ReadLine
+                | ReadBytesAsString
+                | ReadFile
+                | WriteFile
+                | FileExists
+                | DeleteFile
+                | Command
+                | Exit
+                | Error
+                | RandIntU
+                | RandSetSeed
+                | WallTimeMs
+                | SleepMs
+                | Ref
+                | Deref
+                | Modref
+                | Gensym
+                | Eqsym
+                | Sym2hash
+                | ConstructorTag
+        )
 }

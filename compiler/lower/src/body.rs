@@ -5,6 +5,7 @@ use crate::cx::{Arg, Bound, Cx, FunVal};
 use crate::ir::*;
 use crate::lower::{Lowered, Lowerer};
 use crate::subst::{apply, unify, Subst};
+use pmx_ast::spine::spine;
 use pmx_ast::{compare_labels, Builtin, ExprKind, Label, Span, Ty};
 use pmx_diagnostics::Code;
 
@@ -323,8 +324,6 @@ impl Lowerer<'_> {
         Ok(out_args)
     }
 }
-
-pub(crate) use pmx_accelerate::spine::spine;
 
 /// Whether a built-in is `accelerate` (which only the entry strips).
 pub(crate) fn is_accelerate(b: Builtin) -> bool {

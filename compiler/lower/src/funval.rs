@@ -8,12 +8,13 @@
 //! returned, chosen by a conditional, passed to a function parameter) is
 //! reported.
 
-use crate::body::{is_accelerate, spine};
+use crate::body::is_accelerate;
 use crate::cx::{Arg, Bound, Cx, FunVal};
 use crate::ir::*;
 use crate::lower::{Lowered, Lowerer};
 use crate::signature;
 use crate::subst::{apply, arrows, drop_params};
+use pmx_ast::spine::spine;
 use pmx_ast::{Builtin, ExprKind, Span, Ty};
 use pmx_diagnostics::Code;
 use rustc_hash::FxHashMap;

@@ -270,31 +270,6 @@ pub struct Block {
     pub result: Atom,
 }
 
-impl Block {
-    /// Every statement of the block and of the blocks inside it (the
-    /// branches of an `If`), each before those inside it.
-    pub fn for_each_stmt<'a>(&'a self, f: &mut impl FnMut(&'a Stmt)) {
-        for s in &self.stmts {
-            f(s);
-            if let Expr::If { then, otherwise, .. } = &s.expr {
-                then.for_each_stmt(f);
-                otherwise.for_each_stmt(f);
-            }
-        }
-    }
-
-    /// The result of the block and of every block inside it.
-    pub fn for_each_result<'a>(&'a self, f: &mut impl FnMut(&'a Atom)) {
-        f(&self.result);
-        for s in &self.stmts {
-            if let Expr::If { then, otherwise, .. } = &s.expr {
-                then.for_each_result(f);
-                otherwise.for_each_result(f);
-            }
-        }
-    }
-}
-
 /// `let var : var.ty = expr`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stmt {

@@ -57,11 +57,15 @@
 //!    sequence has and an `Int` size; `SizeCoerce` appears only in
 //!    Futhark programs.
 //!
-//! API: [`lower`], [`validate`], [`print`], the IR types in `ir.rs`, and
-//! the seam code generators implement ([`generator`]).
+//! API: [`lower`], [`validate`], [`print`], the IR types in `ir.rs`, the
+//! walks into a block's nested blocks (`visit.rs`: [`Block::for_each_stmt`]
+//! and its kin, which every pass that looks at all statements uses), the
+//! call graph's [`callees`] and [`fixpoint`] (`callgraph.rs`), and the seam
+//! code generators implement ([`generator`]).
 
 mod accelerate;
 mod body;
+mod callgraph;
 mod cx;
 mod funval;
 pub mod generator;
@@ -75,14 +79,15 @@ mod subst;
 mod types;
 mod utest;
 mod validate;
+mod visit;
 
 #[cfg(test)]
 mod tests;
 
+pub use callgraph::{callees, fixpoint};
 pub use generator::{Generated, Generator, Options, Unsupported};
 pub use ir::*;
 pub use lower::{host_arity, lower, lower_host};
-pub use order::callees;
 pub use pmx_diagnostics::Diagnostic;
 pub use print::{print, print_only};
 pub use validate::{validate, validate_only};

@@ -6,10 +6,12 @@ use crate::cx::{Bound, Cx};
 use crate::ir::*;
 use crate::subst::{apply, arrows, type_vars, unify, Subst};
 use crate::types::{TypeError, Types};
+use pmx_accelerate::variants::Variants;
 use pmx_accelerate::{Analysis, Backend, Boundary, Class};
 use pmx_ast::{Binding, Builtin, ExprKind, NameId, SmolStr, Span, Ty};
 use pmx_diagnostics::{Code, Diagnostic};
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
 
 /// A diagnostic was reported; the part being lowered is given up.
 #[derive(Clone, Copy, Debug)]
@@ -30,7 +32,7 @@ struct Pending<'a> {
 
 pub(crate) struct Lowerer<'a> {
     pub target: Target,
-    pub types: Types,
+    pub types: Types<'a>,
     decls: FxHashMap<NameId, &'a Binding>,
     externals: FxHashMap<NameId, &'a pmx_ast::ExternalDecl>,
     instances: FxHashMap<(NameId, Vec<Type>), FnId>,
@@ -79,7 +81,7 @@ pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>
         Backend::Futhark => &analysis.futhark,
         Backend::Cuda => &analysis.cuda,
     };
-    let mut l = Lowerer::new(program, backend.into());
+    let mut l = Lowerer::new(program, Cow::Borrowed(&analysis.variants), backend.into());
     let mut entries = Vec::new();
     for a in analysis.accelerates.iter().filter(|a| a.class == Class::One(backend)) {
         match l.decls.get(&a.boundary.id).copied() {
@@ -121,7 +123,7 @@ pub fn lower_host(
     running_utests: &FxHashSet<Span>,
     accelerates: (&[pmx_accelerate::Boundary], &[pmx_accelerate::AccBinding]),
 ) -> (Program, Vec<Option<FnId>>, Vec<Diagnostic>) {
-    let mut l = Lowerer::new_unscanned(program, Target::Host);
+    let mut l = Lowerer::new_unscanned(Cow::Owned(Variants::new(program)), Target::Host);
     l.collect(program, main);
     l.host_sites = crate::accelerate::host_sites(accelerates.0, accelerates.1);
     l.interpreted = interpreted.clone();
@@ -142,17 +144,17 @@ pub fn lower_host(
 }
 
 impl<'a> Lowerer<'a> {
-    fn new(program: &'a pmx_ast::Expr, target: Target) -> Lowerer<'a> {
-        let mut l = Lowerer::new_unscanned(program, target);
+    fn new(program: &'a pmx_ast::Expr, variants: Cow<'a, Variants>, target: Target) -> Lowerer<'a> {
+        let mut l = Lowerer::new_unscanned(variants, target);
         l.collect(program, None);
         l
     }
 
     /// A lowerer that knows no declaration yet (`collect`).
-    fn new_unscanned(program: &'a pmx_ast::Expr, target: Target) -> Lowerer<'a> {
+    fn new_unscanned(variants: Cow<'a, Variants>, target: Target) -> Lowerer<'a> {
         Lowerer {
             target,
-            types: Types::new(program, target == Target::Host),
+            types: Types::new(variants, target == Target::Host),
             decls: FxHashMap::default(),
             externals: FxHashMap::default(),
             instances: FxHashMap::default(),
@@ -203,7 +205,7 @@ impl<'a> Lowerer<'a> {
                     .filter(|g| broken.contains(&g.id) && self.origins.contains_key(&g.id) && !tried.contains(&g.id))
                     .filter(|g| {
                         let mut called = Vec::new();
-                        crate::order::callees(&g.body, &mut called);
+                        crate::callgraph::callees(&g.body, &mut called);
                         self.given_up.contains(&g.id) || called.iter().any(lost)
                     })
                     .map(|g| g.id)
@@ -238,20 +240,11 @@ impl<'a> Lowerer<'a> {
 
     /// The functions given up and those that call one, to a fixpoint.
     fn broken(&self) -> FxHashSet<FnId> {
-        let mut broken = self.given_up.clone();
-        loop {
-            let before = broken.len();
-            for f in self.functions.iter().flatten() {
-                let mut called = Vec::new();
-                crate::order::callees(&f.body, &mut called);
-                if !broken.contains(&f.id) && called.iter().any(|c| broken.contains(c)) {
-                    broken.insert(f.id);
-                }
-            }
-            if broken.len() == before {
-                return broken;
-            }
-        }
+        crate::callgraph::fixpoint(self.functions.iter().flatten(), self.given_up.clone(), |body, broken| {
+            let mut called = Vec::new();
+            crate::callgraph::callees(body, &mut called);
+            called.iter().any(|c| broken.contains(c))
+        })
     }
 
     /// The top-level bindings of the program's chain of declarations.
@@ -767,7 +760,7 @@ fn computes_nothing(e: &pmx_ast::Expr) -> bool {
     match &e.kind {
         ExprKind::Var(_) | ExprKind::Lam { .. } => true,
         ExprKind::App(..) => {
-            let (head, args) = crate::body::spine(e);
+            let (head, args) = pmx_ast::spine::spine(e);
             matches!(head.kind, ExprKind::Var(_))
                 && args.iter().all(|a| matches!(a.kind, ExprKind::Var(_) | ExprKind::Lit(_) | ExprKind::Lam { .. }))
         }

@@ -1,46 +1,12 @@
 //! Functions in dependency order: the strongly connected components of
-//! the call graph (Tarjan's algorithm gives them callees first), each
+//! the call graph (`pmx_ast::scc`, Tarjan's algorithm: callees first), each
 //! component's functions consecutive and sharing a group number; then
 //! every `FnId` renumbered to the function's new index. Recursion and
 //! tail recursion are marked here, where the components are known.
 
+use crate::callgraph::{callees, fun_refs};
 use crate::ir::*;
 use rustc_hash::FxHashMap;
-
-/// The functions a block refers to (calls and function references), once
-/// per call or reference.
-pub fn callees(b: &Block, out: &mut Vec<FnId>) {
-    for s in &b.stmts {
-        match &s.expr {
-            Expr::Call(f, _) | Expr::Closure(Callee::Function(f), _) => out.push(*f),
-            Expr::If { then, otherwise, .. } => {
-                callees(then, out);
-                callees(otherwise, out);
-            }
-            e => {
-                for r in fun_refs(e) {
-                    if let Callee::Function(f) = r.callee {
-                        out.push(f);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The function references a node holds.
-pub(crate) fn fun_refs(e: &Expr) -> Vec<&FunRef> {
-    match e {
-        Expr::Map { f, .. }
-        | Expr::Reduce { f, .. }
-        | Expr::Foldl { f, .. }
-        | Expr::Create { f, .. }
-        | Expr::Loop { f, .. }
-        | Expr::SeqLoopAcc { f, .. } => vec![f],
-        Expr::Utest { using, on_fail, .. } => using.iter().chain(on_fail.iter()).collect(),
-        _ => Vec::new(),
-    }
-}
 
 fn fun_refs_mut(e: &mut Expr) -> Vec<&mut FunRef> {
     match e {
@@ -63,64 +29,16 @@ fn renamed(map: &FxHashMap<FnId, FnId>, f: FnId) -> FnId {
 }
 
 fn renumber(b: &mut Block, map: &FxHashMap<FnId, FnId>) {
-    for s in &mut b.stmts {
-        match &mut s.expr {
-            Expr::Call(f, _) | Expr::Closure(Callee::Function(f), _) => *f = renamed(map, *f),
-            Expr::If { then, otherwise, .. } => {
-                renumber(then, map);
-                renumber(otherwise, map);
-            }
-            e => {
-                for r in fun_refs_mut(e) {
-                    if let Callee::Function(f) = &mut r.callee {
-                        *f = renamed(map, *f);
-                    }
+    b.for_each_stmt_mut(&mut |s| match &mut s.expr {
+        Expr::Call(f, _) | Expr::Closure(Callee::Function(f), _) => *f = renamed(map, *f),
+        e => {
+            for r in fun_refs_mut(e) {
+                if let Callee::Function(f) = &mut r.callee {
+                    *f = renamed(map, *f);
                 }
             }
         }
-    }
-}
-
-struct Tarjan<'a> {
-    edges: &'a [Vec<usize>],
-    index: Vec<Option<usize>>,
-    low: Vec<usize>,
-    on_stack: Vec<bool>,
-    stack: Vec<usize>,
-    next: usize,
-    components: Vec<Vec<usize>>,
-}
-
-impl Tarjan<'_> {
-    fn visit(&mut self, v: usize) {
-        self.index[v] = Some(self.next);
-        self.low[v] = self.next;
-        self.next += 1;
-        self.stack.push(v);
-        self.on_stack[v] = true;
-        for &w in &self.edges[v] {
-            match self.index[w] {
-                None => {
-                    self.visit(w);
-                    self.low[v] = self.low[v].min(self.low[w]);
-                }
-                Some(i) if self.on_stack[w] => self.low[v] = self.low[v].min(i),
-                Some(_) => {}
-            }
-        }
-        if Some(self.low[v]) == self.index[v] {
-            let mut component = Vec::new();
-            while let Some(w) = self.stack.pop() {
-                self.on_stack[w] = false;
-                component.push(w);
-                if w == v {
-                    break;
-                }
-            }
-            component.sort();
-            self.components.push(component);
-        }
-    }
+    });
 }
 
 /// Whether every call of `me` in `b` is a tail call (`tail`: `b`'s value
@@ -157,21 +75,7 @@ pub(crate) fn order_mapped(
         })
         .collect();
     let n = functions.len();
-    let mut t = Tarjan {
-        edges: &edges,
-        index: vec![None; n],
-        low: vec![0; n],
-        on_stack: vec![false; n],
-        stack: Vec::new(),
-        next: 0,
-        components: Vec::new(),
-    };
-    for v in 0..n {
-        if t.index[v].is_none() {
-            t.visit(v);
-        }
-    }
-    let components = t.components;
+    let components = pmx_ast::scc::components(&edges);
     let mut slots: Vec<Option<Function>> = functions.into_iter().map(Some).collect();
     let mut out = Vec::with_capacity(n);
     let mut map = FxHashMap::default();

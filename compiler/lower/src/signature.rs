@@ -1,64 +1,21 @@
 //! The built-ins' types as the lowering and the validator need them: how
 //! many arguments each takes (a primitive is always applied to exactly
-//! that many) and whether given IR types fit its signature. The signatures
-//! are `pmx_ast::Builtin::type_signature`, parsed here once.
+//! that many) and whether given IR types fit its signature. The
+//! signatures are `pmx_ast::Builtin::signature`, parsed there once.
 
 use crate::ir::Type;
-use pmx_ast::Builtin;
+use pmx_ast::signature::Sig;
+use pmx_ast::{Builtin, SmolStr};
 use rustc_hash::FxHashMap;
-use std::sync::LazyLock;
-
-/// A built-in's type: lowercase names are type variables.
-#[derive(Clone, Debug, PartialEq)]
-enum Sig {
-    Int,
-    Float,
-    Bool,
-    Char,
-    Unit,
-    Var(String),
-    Seq(Box<Sig>),
-    Tensor(Box<Sig>),
-    Tuple(Vec<Sig>),
-    Arrow(Box<Sig>, Box<Sig>),
-    /// `Ref a`, `Symbol`: host code's `Type::Opaque`.
-    Opaque,
-}
-
-/// A built-in's parameters and result.
-struct Signature {
-    params: Vec<Sig>,
-    result: Sig,
-}
-
-static SIGNATURES: LazyLock<Vec<Signature>> = LazyLock::new(|| {
-    Builtin::ALL
-        .iter()
-        .map(|b| {
-            let mut p = Parser { tokens: tokens(b.type_signature()), at: 0 };
-            let mut t = p.arrow();
-            let mut params = Vec::new();
-            while let Sig::Arrow(a, r) = t {
-                params.push(*a);
-                t = *r;
-            }
-            Signature { params, result: t }
-        })
-        .collect()
-});
-
-fn signature(b: Builtin) -> &'static Signature {
-    &SIGNATURES[b as usize]
-}
 
 /// How many arguments the built-in takes.
 pub fn arity(b: Builtin) -> usize {
-    signature(b).params.len()
+    b.signature().params.len()
 }
 
 /// Whether one of its parameters is a function (`map`, `foldl`, ...).
 pub fn takes_function(b: Builtin) -> bool {
-    signature(b).params.iter().any(|p| matches!(p, Sig::Arrow(..)))
+    b.signature().params.iter().any(|p| matches!(p, Sig::Arrow(..)))
 }
 
 /// Whether a built-in is a primitive operation: not one that takes a
@@ -73,7 +30,7 @@ pub fn is_primitive(b: Builtin) -> bool {
 /// with one consistent choice of its type variables; `Err` says what does
 /// not.
 pub fn check(b: Builtin, args: &[Type], result: &Type) -> Result<(), String> {
-    let sig = signature(b);
+    let sig = b.signature();
     if args.len() != sig.params.len() {
         return Err(format!("`{}` takes {} arguments, not {}", b.name(), sig.params.len(), args.len()));
     }
@@ -93,7 +50,7 @@ pub fn check(b: Builtin, args: &[Type], result: &Type) -> Result<(), String> {
     Ok(())
 }
 
-fn fits(s: &Sig, t: &Type, vars: &mut FxHashMap<String, Type>) -> bool {
+fn fits(s: &Sig, t: &Type, vars: &mut FxHashMap<SmolStr, Type>) -> bool {
     match (s, t) {
         (Sig::Var(v), _) => match vars.get(v) {
             Some(bound) => bound == t,
@@ -103,7 +60,7 @@ fn fits(s: &Sig, t: &Type, vars: &mut FxHashMap<String, Type>) -> bool {
             }
         },
         (Sig::Int, Type::Int) | (Sig::Float, Type::Float) | (Sig::Bool, Type::Bool) | (Sig::Char, Type::Char) => true,
-        (Sig::Unit, Type::Unit) | (Sig::Opaque, Type::Opaque(..)) => true,
+        (Sig::Unit, Type::Unit) | (Sig::Con(..), Type::Opaque(..)) => true,
         (Sig::Seq(a), Type::Seq(b)) | (Sig::Tensor(a), Type::Tensor(b)) => fits(a, b, vars),
         (Sig::Arrow(a, r), Type::Fun(x, y)) => fits(a, x, vars) && fits(r, y, vars),
         (Sig::Tuple(items), Type::Record(fields)) => {
@@ -115,107 +72,6 @@ fn fits(s: &Sig, t: &Type, vars: &mut FxHashMap<String, Type>) -> bool {
                     .all(|(i, (s, (l, t)))| l.as_str() == i.to_string() && fits(s, t, vars))
         }
         _ => false,
-    }
-}
-
-fn tokens(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' => {}
-            '-' => {
-                chars.next();
-                out.push("->".to_string());
-            }
-            '[' | ']' | '(' | ')' | ',' => out.push(c.to_string()),
-            _ => {
-                let mut word = c.to_string();
-                while let Some(&d) = chars.peek() {
-                    if d.is_alphanumeric() {
-                        word.push(d);
-                        chars.next();
-                    } else {
-                        break;
-                    }
-                }
-                out.push(word);
-            }
-        }
-    }
-    out
-}
-
-/// A recursive-descent parser for the signature strings (which are fixed
-/// and well-formed: the type checker parses them too).
-struct Parser {
-    tokens: Vec<String>,
-    at: usize,
-}
-
-impl Parser {
-    fn peek(&self) -> &str {
-        self.tokens.get(self.at).map(String::as_str).unwrap_or("")
-    }
-
-    fn next(&mut self) -> String {
-        let t = self.peek().to_string();
-        self.at += 1;
-        t
-    }
-
-    fn arrow(&mut self) -> Sig {
-        let from = self.atom();
-        if self.peek() == "->" {
-            self.next();
-            return Sig::Arrow(Box::new(from), Box::new(self.arrow()));
-        }
-        from
-    }
-
-    fn atom(&mut self) -> Sig {
-        let t = self.next();
-        match t.as_str() {
-            "Int" => Sig::Int,
-            "Float" => Sig::Float,
-            "Bool" => Sig::Bool,
-            "Char" => Sig::Char,
-            "String" => Sig::Seq(Box::new(Sig::Char)),
-            "Symbol" => Sig::Opaque,
-            "Ref" => {
-                self.atom();
-                Sig::Opaque
-            }
-            "Tensor" => {
-                self.next();
-                let e = self.arrow();
-                self.next();
-                Sig::Tensor(Box::new(e))
-            }
-            "[" => {
-                let e = self.arrow();
-                self.next();
-                Sig::Seq(Box::new(e))
-            }
-            "(" => {
-                if self.peek() == ")" {
-                    self.next();
-                    return Sig::Unit;
-                }
-                let mut items = vec![self.arrow()];
-                while self.peek() == "," {
-                    self.next();
-                    items.push(self.arrow());
-                }
-                self.next();
-                if items.len() == 1 {
-                    items.pop().unwrap_or(Sig::Unit)
-                } else {
-                    Sig::Tuple(items)
-                }
-            }
-            _ => Sig::Var(t),
-        }
     }
 }
 

@@ -37,13 +37,7 @@ fn lowered(source: &str, backend: Backend) -> (Program, String) {
 /// Every statement of a block and of the blocks nested in it.
 fn stmts(b: &Block) -> Vec<&Stmt> {
     let mut out = Vec::new();
-    for s in &b.stmts {
-        out.push(s);
-        if let Expr::If { then, otherwise, .. } = &s.expr {
-            out.extend(stmts(then));
-            out.extend(stmts(otherwise));
-        }
-    }
+    b.for_each_stmt(&mut |s| out.push(s));
     out
 }
 

@@ -4,8 +4,9 @@
 use crate::ir::{Constructor, Type, VariantDef, VariantId};
 use crate::subst::{apply, Subst};
 use pmx_accelerate::variants::Variants;
-use pmx_ast::{Expr, NameId, SmolStr, Ty, TyKind};
+use pmx_ast::{NameId, SmolStr, Ty, TyKind};
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use std::fmt;
 
 /// Why a type has no IR type.
@@ -20,19 +21,20 @@ pub(crate) enum TypeError {
 }
 
 #[derive(Default)]
-pub(crate) struct Types {
+pub(crate) struct Types<'a> {
     pub variants: Vec<VariantDef>,
     index: FxHashMap<(NameId, Vec<Type>), VariantId>,
-    /// The program's constructors (the middle end's table).
-    constructors: Variants,
+    /// The program's constructors (the middle end's table: the
+    /// analysis's, or the host program's own).
+    constructors: Cow<'a, Variants>,
     functions: bool,
 }
 
-impl Types {
+impl<'a> Types<'a> {
     /// `functions`: whether function types are types of values (host
     /// code).
-    pub fn new(program: &Expr, functions: bool) -> Types {
-        Types { constructors: Variants::new(program), functions, ..Types::default() }
+    pub fn new(constructors: Cow<'a, Variants>, functions: bool) -> Types<'a> {
+        Types { constructors, functions, ..Types::default() }
     }
 
     /// The IR type of `t` with the type variables of `s` replaced.

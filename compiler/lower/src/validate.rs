@@ -3,8 +3,8 @@
 //! plain messages naming the function or entry and the variable), and
 //! never assumes what it checks.
 
+use crate::callgraph::callees;
 use crate::ir::*;
-use crate::order::callees;
 use crate::signature;
 use pmx_ast::{compare_labels, Builtin};
 use rustc_hash::{FxHashMap, FxHashSet};

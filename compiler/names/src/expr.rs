@@ -222,12 +222,7 @@ impl Resolver<'_> {
     /// An application spine `f a1 .. an`: resolves the head, checks a
     /// keyword head's number of arguments, then resolves the arguments.
     fn application(&mut self, e: &mut Expr) {
-        let mut nargs = 0;
-        let mut head = &*e;
-        while let ExprKind::App(f, _) = &head.kind {
-            nargs += 1;
-            head = f;
-        }
+        let nargs = pmx_ast::spine::length(e);
         let span = e.span;
         if !self.spine(e, nargs, span) {
             // The arity error says all; no type error should follow.

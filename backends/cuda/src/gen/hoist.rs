@@ -120,21 +120,15 @@ struct Context<'p> {
 /// entry is a kernel launch, not a loop written here.
 pub(super) fn loop_bodies(p: &Program) -> FxHashMap<FnId, usize> {
     fn walk(b: &Block, host: bool, out: &mut FxHashMap<FnId, usize>) {
-        for s in &b.stmts {
-            match &s.expr {
-                Expr::If { then, otherwise, .. } => {
-                    walk(then, host, out);
-                    walk(otherwise, host, out);
+        b.for_each_stmt(&mut |s| match &s.expr {
+            Expr::Loop { parallel: true, .. } if host => {}
+            Expr::Loop { f, .. } | Expr::SeqLoopAcc { f, .. } => {
+                if let Callee::Function(id) = f.callee {
+                    out.insert(id, f.params.len());
                 }
-                Expr::Loop { parallel: true, .. } if host => {}
-                Expr::Loop { f, .. } | Expr::SeqLoopAcc { f, .. } => {
-                    if let Callee::Function(id) = f.callee {
-                        out.insert(id, f.params.len());
-                    }
-                }
-                _ => {}
             }
-        }
+            _ => {}
+        });
     }
     let mut out = FxHashMap::default();
     for f in &p.functions {

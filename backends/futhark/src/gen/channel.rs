@@ -42,18 +42,7 @@ pub struct Uses<'a> {
 /// they call or pass to a keyword), by a fixpoint over the call graph
 /// (recursive groups reach it too).
 pub fn channel_functions(p: &Program, uses: Uses) -> FxHashSet<FnId> {
-    let mut set = FxHashSet::default();
-    loop {
-        let before = set.len();
-        for f in &p.functions {
-            if !set.contains(&f.id) && block_uses(&f.body, uses, &set) {
-                set.insert(f.id);
-            }
-        }
-        if set.len() == before {
-            return set;
-        }
-    }
+    pmx_lower::fixpoint(&p.functions, FxHashSet::default(), |b, set| block_uses(b, uses, set))
 }
 
 /// Whether running `b` may use the channel.

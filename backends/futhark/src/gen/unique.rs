@@ -218,11 +218,8 @@ impl<'a> Body<'a> {
 
     /// The origins of every variable bound in `b`, in order.
     fn forward(&mut self, b: &Block) {
-        for s in &b.stmts {
-            if let Expr::If { then, otherwise, .. } = &s.expr {
-                self.forward(then);
-                self.forward(otherwise);
-            }
+        // An `If`'s roots are its branches' results': those first.
+        b.for_each_stmt_inner_first(&mut |s| {
             if let Expr::Seq(items) = &s.expr {
                 self.literals.insert(s.var.id, items.clone());
             }
@@ -231,7 +228,7 @@ impl<'a> Body<'a> {
             if arrays(&s.var.ty) > 0 {
                 self.roots.insert(s.var.id, r);
             }
-        }
+        });
     }
 
     /// What the value bound by `s` may alias.

@@ -46,78 +46,20 @@ fn split(bs: &[Binding]) -> Option<(Vec<Vec<usize>>, Vec<bool>)> {
     if !bs.iter().all(|b| matches!(b.value.kind, ExprKind::Lam { .. })) {
         return (bs.len() == 1 && !self_using[0]).then(|| (vec![vec![0]], self_using));
     }
-    let components = order(&uses, tarjan(&uses));
+    let components = order(&uses, pmx_ast::scc::components(&uses));
     let unchanged = components.len() == 1 && (bs.len() > 1 || self_using[0]);
     (!unchanged).then_some((components, self_using))
 }
 
-/// Strongly connected components of the graph `uses` (Tarjan's
-/// algorithm): the component of each node.
-fn tarjan(uses: &[Vec<usize>]) -> Vec<usize> {
-    struct State<'a> {
-        uses: &'a [Vec<usize>],
-        index: Vec<Option<usize>>,
-        low: Vec<usize>,
-        stack: Vec<usize>,
-        on_stack: Vec<bool>,
-        next: usize,
-        component: Vec<usize>,
-        components: usize,
-    }
-    fn visit(s: &mut State, v: usize) {
-        s.index[v] = Some(s.next);
-        s.low[v] = s.next;
-        s.next += 1;
-        s.stack.push(v);
-        s.on_stack[v] = true;
-        for &w in s.uses[v].iter() {
-            match s.index[w] {
-                None => {
-                    visit(s, w);
-                    s.low[v] = s.low[v].min(s.low[w]);
-                }
-                Some(i) if s.on_stack[w] => s.low[v] = s.low[v].min(i),
-                Some(_) => {}
-            }
-        }
-        if Some(s.low[v]) == s.index[v] {
-            loop {
-                let w = s.stack.pop().expect("v is on the stack");
-                s.on_stack[w] = false;
-                s.component[w] = s.components;
-                if w == v {
-                    break;
-                }
-            }
-            s.components += 1;
-        }
-    }
-    let n = uses.len();
-    let mut s = State {
-        uses,
-        index: vec![None; n],
-        low: vec![0; n],
-        stack: Vec::new(),
-        on_stack: vec![false; n],
-        next: 0,
-        component: vec![0; n],
-        components: 0,
-    };
-    for v in 0..n {
-        if s.index[v].is_none() {
-            visit(&mut s, v);
-        }
-    }
-    s.component
-}
-
 /// The components in dependency order; among those ready, the one whose
 /// first member comes first in the program.
-fn order(uses: &[Vec<usize>], component: Vec<usize>) -> Vec<Vec<usize>> {
-    let count = component.iter().max().map_or(0, |m| m + 1);
-    let mut members: Vec<Vec<usize>> = vec![Vec::new(); count];
-    for (v, &c) in component.iter().enumerate() {
-        members[c].push(v);
+fn order(uses: &[Vec<usize>], members: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
+    let count = members.len();
+    let mut component = vec![0; uses.len()];
+    for (c, m) in members.iter().enumerate() {
+        for &v in m {
+            component[v] = c;
+        }
     }
     let mut done = vec![false; count];
     let mut ordered = Vec::with_capacity(count);

@@ -268,7 +268,7 @@ impl Inliner {
 
     /// `g a1 .. ak` with `g` a top-level function or a built-in.
     fn known_function(&self, a: &Expr) -> Option<(Expr, Vec<Expr>)> {
-        let (head, fargs) = crate::spine::spine(a);
+        let (head, fargs) = pmx_ast::spine::spine(a);
         let fargs: Vec<Expr> = fargs.into_iter().cloned().collect();
         let ExprKind::Var(n) = &head.kind else { return None };
         if let Some((f, bound)) = self.locals.get(&n.id) {

@@ -69,12 +69,7 @@ pub fn rewrite_recursion(e: &mut Expr) {
     }
 }
 
-pub(super) fn builtin_of(e: &Expr) -> Option<Builtin> {
-    match &e.kind {
-        ExprKind::Var(n) => n.id.as_builtin(),
-        _ => None,
-    }
-}
+pub(super) use pmx_ast::spine::builtin as builtin_of;
 
 /// `b a` for a built-in `b`: the argument.
 pub(super) fn app1(e: &Expr, b: Builtin) -> Option<&Expr> {
@@ -96,7 +91,7 @@ pub(super) fn is_var(e: &Expr, id: NameId) -> bool {
     matches!(&e.kind, ExprKind::Var(n) if n.id == id)
 }
 
-pub(super) use crate::spine::spine;
+pub(super) use pmx_ast::spine::spine;
 
 /// The parameters of a function value (with their types) and its body
 /// under them.

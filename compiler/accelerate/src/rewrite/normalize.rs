@@ -80,13 +80,13 @@ fn empty_match_to_null(e: &mut Expr) {
 
 /// `eqi (length s) 0` and `eqi 0 (length s)` as `null s`.
 fn length_zero_to_null(e: &mut Expr) {
-    let (head, args) = crate::spine::spine(e);
+    let (head, args) = pmx_ast::spine::spine(e);
     if !matches!(&head.kind, ExprKind::Var(n) if n.id.as_builtin() == Some(Builtin::Eqi)) || args.len() != 2 {
         return;
     }
     let zero = |x: &Expr| matches!(x.kind, ExprKind::Lit(Lit::Int(0)));
     let length_of = |x: &Expr| -> Option<Expr> {
-        let (h, a) = crate::spine::spine(x);
+        let (h, a) = pmx_ast::spine::spine(x);
         match (&h.kind, a.as_slice()) {
             (ExprKind::Var(n), [s]) if n.id.as_builtin() == Some(Builtin::Length) => Some((*s).clone()),
             _ => None,
@@ -115,7 +115,7 @@ fn null_test(scrutinee: &Expr, pattern: &Pat) -> Option<NameId> {
     if !matches!(pattern.kind, PatKind::Bool(true)) {
         return None;
     }
-    let (h, a) = crate::spine::spine(scrutinee);
+    let (h, a) = pmx_ast::spine::spine(scrutinee);
     match (&h.kind, a.as_slice()) {
         (ExprKind::Var(n), [s]) if n.id.as_builtin() == Some(Builtin::Null) => match &s.kind {
             ExprKind::Var(v) => Some(v.id),
@@ -233,7 +233,7 @@ fn reach(e: &Expr, x: NameId, nonempty: &[NameId]) -> Reach {
             }
         }
         ExprKind::App(..) => {
-            let (head, args) = crate::spine::spine(e);
+            let (head, args) = pmx_ast::spine::spine(e);
             match seq(&mut std::iter::once(head).chain(args.iter().copied())) {
                 Reach::Total if total_call(head, &args, nonempty) => Reach::Total,
                 Reach::Total => Reach::Blocked,

@@ -3,16 +3,16 @@
 //! them tagged unions) unless they are recursive: a value of such a type
 //! has no fixed-size layout, and building one would need a device heap.
 
-use super::{contains_arrow, is_variant, spine, Rules};
+use super::{contains_arrow, is_variant, Rules};
 use crate::lift::AccBinding;
 use crate::variants::Variants;
 use pmx_ast::*;
 use pmx_diagnostics::{Code, Diagnostic};
 
-pub struct Cuda {
+pub struct Cuda<'v> {
     pub(super) r: super::Report,
     /// The program's variant types, to look into payloads.
-    pub(super) variants: Variants,
+    pub(super) variants: &'v Variants,
 }
 
 /// Why a recursive variant type is refused, and what to do instead.
@@ -51,7 +51,7 @@ fn tensor_of_unsupported(t: &Ty) -> bool {
     matches!(t.kind(), TyKind::Tensor(e) if !matches!(e.kind(), TyKind::Int | TyKind::Float))
 }
 
-impl Cuda {
+impl Cuda<'_> {
     /// CudaExprError: no record updates, utests, or constructor
     /// applications of a recursive variant type.
     fn rule_expression(&mut self, e: &Expr) {
@@ -86,11 +86,7 @@ impl Cuda {
                         Builtin::Create | Builtin::Cons | Builtin::Snoc | Builtin::Concat => {
                             Some("sequences cannot be created on the GPU; create them before `accelerate`")
                         }
-                        Builtin::TensorCreateCArrayInt
-                        | Builtin::TensorCreateCArrayFloat
-                        | Builtin::TensorCreateDense
-                        | Builtin::TensorCreateUninitInt
-                        | Builtin::TensorCreateUninitFloat => Some(
+                        b if b.creates_tensor() => Some(
                             "tensors cannot be created on the GPU; create them before `accelerate` and pass them in",
                         ),
                         _ => None,
@@ -143,8 +139,8 @@ impl Cuda {
     /// CudaHigherOrderArgument: the function argument of `loop`,
     /// `seqLoop`, `seqLoopAcc` and `foldl` is a variable or an application.
     fn rule_higher_order_argument(&mut self, e: &Expr) {
-        let (b, args) = spine(e);
-        let Some(b) = b else { return };
+        let (head, args) = pmx_ast::spine::spine(e);
+        let Some(b) = pmx_ast::spine::builtin(head) else { return };
         let i = match b {
             Builtin::Loop | Builtin::SeqLoop => 1,
             Builtin::SeqLoopAcc => 2,
@@ -237,7 +233,7 @@ impl Cuda {
     }
 }
 
-impl Rules for Cuda {
+impl Rules for Cuda<'_> {
     fn expr(&mut self, e: &Expr, higher_order_argument: Option<Builtin>) {
         self.rule_constant(e);
         self.rule_expression(e);

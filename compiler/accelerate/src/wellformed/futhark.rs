@@ -1,6 +1,6 @@
 //! The Futhark backend's rules: a pure, first-order subset over sequences.
 
-use super::{contains_arrow, find, is_variant, spine, Rules};
+use super::{contains_arrow, find, is_variant, Rules};
 use crate::lift::AccBinding;
 use pmx_ast::*;
 use pmx_diagnostics::{Code, Diagnostic};
@@ -86,7 +86,8 @@ impl Futhark {
 
     /// FutharkFunctionFromFold: a fold's accumulator is not a function.
     fn rule_function_from_fold(&mut self, e: &Expr) {
-        let (b, args) = spine(e);
+        let (head, args) = pmx_ast::spine::spine(e);
+        let b = pmx_ast::spine::builtin(head);
         let acc_ty = match (b, args.as_slice()) {
             (Some(Builtin::Foldl), [_, acc, ..]) => Some(acc.ty.clone()),
             (Some(Builtin::Reduce), [_, ne, _]) => Some(ne.ty.clone()),

@@ -10,7 +10,7 @@ mod futhark;
 use crate::chain::Decl;
 use crate::classify::Backend;
 use crate::lift::AccBinding;
-use crate::spine::function_argument;
+use pmx_ast::spine::function_argument;
 use pmx_ast::*;
 use pmx_diagnostics::{Code, Diagnostic};
 
@@ -51,14 +51,18 @@ impl Report {
     }
 }
 
-/// Checks a backend's extracted program.
-pub fn check(backend: Backend, program: &Expr, accelerates: &[&AccBinding]) -> Vec<Diagnostic> {
+/// Checks a backend's extracted program (`variants`: the analysis's
+/// variant types).
+pub fn check(
+    backend: Backend,
+    program: &Expr,
+    accelerates: &[&AccBinding],
+    variants: &crate::variants::Variants,
+) -> Vec<Diagnostic> {
     let report = Report::new(backend);
     let mut diags = match backend {
         Backend::Futhark => run(futhark::Futhark { r: report }, program, accelerates),
-        Backend::Cuda => {
-            run(cuda::Cuda { r: report, variants: crate::variants::Variants::new(program) }, program, accelerates)
-        }
+        Backend::Cuda => run(cuda::Cuda { r: report, variants }, program, accelerates),
     };
     pmx_diagnostics::sort_and_dedup(&mut diags);
     diags
@@ -106,16 +110,6 @@ fn lifted(name: &Name) -> bool {
     name.id.file == crate::lift::SYNTHETIC
 }
 
-/// The built-in at the head of an application spine, and the arguments.
-pub(crate) fn spine(e: &Expr) -> (Option<Builtin>, Vec<&Expr>) {
-    let (head, args) = crate::spine::spine(e);
-    let b = match &head.kind {
-        ExprKind::Var(n) => n.id.as_builtin(),
-        _ => None,
-    };
-    (b, args)
-}
-
 /// `higher_order_argument`: the built-in `e` is a function argument of.
 fn walk<R: Rules>(rules: &mut R, e: &Expr, higher_order_argument: Option<Builtin>) {
     rules.expr(e, higher_order_argument);
@@ -142,11 +136,8 @@ fn walk<R: Rules>(rules: &mut R, e: &Expr, higher_order_argument: Option<Builtin
             // The spine is one node: its head and arguments are walked
             // directly, each argument told whether it is a function
             // argument of a higher-order built-in.
-            let (head, args) = crate::spine::spine(e);
-            let b = match &head.kind {
-                ExprKind::Var(n) => n.id.as_builtin(),
-                _ => None,
-            };
+            let (head, args) = pmx_ast::spine::spine(e);
+            let b = pmx_ast::spine::builtin(head);
             if !matches!(head.kind, ExprKind::Var(_)) {
                 walk(rules, head, None);
             } else {

@@ -2,7 +2,7 @@
 //! it as its head and its arguments. Also the one table of which argument
 //! positions of higher-order built-ins take functions.
 
-use pmx_ast::*;
+use crate::*;
 
 /// The head of an application and its arguments, in order (a non-application
 /// is its own head with no arguments).
@@ -40,12 +40,29 @@ pub fn head(e: &Expr) -> &Expr {
     head
 }
 
-/// The built-in at the head of an application, if it is one.
-pub fn head_builtin(e: &Expr) -> Option<Builtin> {
-    match &head(e).kind {
+/// The built-in an expression names (a spine's head, say), if it is one.
+pub fn builtin(e: &Expr) -> Option<Builtin> {
+    match &e.kind {
         ExprKind::Var(n) => n.id.as_builtin(),
         _ => None,
     }
+}
+
+/// The built-in at the head of an application, if it is one.
+pub fn head_builtin(e: &Expr) -> Option<Builtin> {
+    builtin(head(e))
+}
+
+/// How many arguments an application applies its head to (without
+/// collecting them).
+pub fn length(e: &Expr) -> usize {
+    let mut n = 0;
+    let mut head = e;
+    while let ExprKind::App(g, _) = &head.kind {
+        n += 1;
+        head = g;
+    }
+    n
 }
 
 /// The variable at the head of an application, if it is one.
@@ -74,34 +91,14 @@ pub fn function_argument(b: Builtin, i: usize) -> bool {
 mod tests {
     use super::*;
 
-    /// The parameters of a built-in's signature, split at top-level arrows.
-    fn parameters(sig: &str) -> Vec<String> {
-        let (mut depth, mut parts, mut cur) = (0i32, Vec::new(), String::new());
-        let mut chars = sig.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth -= 1,
-                '-' if depth == 0 && chars.peek() == Some(&'>') => {
-                    chars.next();
-                    parts.push(std::mem::take(&mut cur).trim().to_string());
-                    continue;
-                }
-                _ => {}
-            }
-            cur.push(c);
-        }
-        parts
-    }
-
     #[test]
     fn every_function_typed_parameter_of_a_builtin_is_listed() {
         // The table agrees with the built-ins' types: a parameter is a
         // function exactly where the table says so.
         for b in Builtin::ALL {
-            for (i, p) in parameters(b.type_signature()).iter().enumerate() {
-                let is_fn = p.starts_with('(') && p.contains("->");
-                assert_eq!(function_argument(*b, i), is_fn, "{} argument {i}: {p}", b.name());
+            for (i, p) in b.signature().params.iter().enumerate() {
+                let is_fn = matches!(p, crate::signature::Sig::Arrow(..));
+                assert_eq!(function_argument(*b, i), is_fn, "{} argument {i}: {p:?}", b.name());
             }
         }
     }
