@@ -314,34 +314,21 @@ pub(crate) fn host_callee(e: &Expr) -> Option<FnId> {
 /// The functions whose body `holds` of, given those found so far, to a
 /// fixpoint (recursion).
 fn fixpoint(p: &Program, holds: impl Fn(&Block, &FxHashSet<FnId>) -> bool) -> FxHashSet<FnId> {
-    let mut found: FxHashSet<FnId> = FxHashSet::default();
-    loop {
-        let before = found.len();
-        for f in &p.functions {
-            if !found.contains(&f.id) && holds(&f.body, &found) {
-                found.insert(f.id);
-            }
-        }
-        if found.len() == before {
-            return found;
-        }
-    }
+    pmx_lower::fixpoint(&p.functions, FxHashSet::default(), holds)
 }
 
 /// The functions that may take a tensor's shape, themselves or through
 /// what they call or loop over: of the values that code outside host code
 /// gives host code, only theirs may point into a frame (host code copies
-/// them where they escape, `body::escaping_seqs`). Every other sequence
+/// them where they escape, `body::escape::escaping_seqs`). Every other sequence
 /// such code can return is a parameter's, in the call's memory.
 pub fn shape_functions(p: &Program) -> FxHashSet<FnId> {
-    fn takes(b: &Block, found: &FxHashSet<FnId>) -> bool {
-        b.stmts.iter().any(|s| match &s.expr {
+    fixpoint(p, |b, found| {
+        b.any_stmt(|s| match &s.expr {
             Expr::Prim(pmx_ast::Builtin::TensorShape, _) => true,
-            Expr::If { then, otherwise, .. } => takes(then, found) || takes(otherwise, found),
             e => host_callee(e).is_some_and(|id| found.contains(&id)),
         })
-    }
-    fixpoint(p, takes)
+    })
 }
 
 /// The functions that may read or write tensor data, themselves or
@@ -375,9 +362,19 @@ pub(crate) fn prints(e: &Expr, printing: &FxHashSet<FnId>) -> bool {
     uses(e, printing, &|b| matches!(b, Print | PrintFloat | Dprint))
 }
 
-/// Whether a node may use a built-in that `builtin` picks, itself or
-/// through the functions in `fns`.
+/// Whether a node may use a built-in that `builtin` picks, itself, in
+/// the blocks inside it, or through the functions in `fns`.
 fn uses(e: &Expr, fns: &FxHashSet<FnId>, builtin: &dyn Fn(pmx_ast::Builtin) -> bool) -> bool {
+    match e {
+        Expr::If { then, otherwise, .. } => {
+            [then, otherwise].into_iter().any(|b| b.any_stmt(|s| uses_here(&s.expr, fns, builtin)))
+        }
+        e => uses_here(e, fns, builtin),
+    }
+}
+
+/// [`uses`] of the node alone (an `If`'s blocks are not looked at).
+fn uses_here(e: &Expr, fns: &FxHashSet<FnId>, builtin: &dyn Fn(pmx_ast::Builtin) -> bool) -> bool {
     let fun = |f: &pmx_lower::FunRef| match f.callee {
         Callee::Function(id) => fns.contains(&id),
         Callee::Builtin(b) => builtin(b),
@@ -387,9 +384,6 @@ fn uses(e: &Expr, fns: &FxHashSet<FnId>, builtin: &dyn Fn(pmx_ast::Builtin) -> b
     match e {
         Expr::Prim(b, _) => builtin(*b),
         Expr::Call(id, _) => fns.contains(id),
-        Expr::If { then, otherwise, .. } => {
-            then.stmts.iter().chain(&otherwise.stmts).any(|s| uses(&s.expr, fns, builtin))
-        }
         Expr::Map { f, .. }
         | Expr::Reduce { f, .. }
         | Expr::Foldl { f, .. }
@@ -403,24 +397,15 @@ fn uses(e: &Expr, fns: &FxHashSet<FnId>, builtin: &dyn Fn(pmx_ast::Builtin) -> b
 
 /// Whether a block, run as host code, launches a kernel.
 fn launches(b: &Block, launching: &FxHashSet<FnId>) -> bool {
-    b.stmts.iter().any(|s| match &s.expr {
-        Expr::Loop { parallel: true, .. } => true,
-        Expr::If { then, otherwise, .. } => launches(then, launching) || launches(otherwise, launching),
-        e => host_callee(e).is_some_and(|id| launching.contains(&id)),
+    b.any_stmt(|s| {
+        matches!(s.expr, Expr::Loop { parallel: true, .. })
+            || host_callee(&s.expr).is_some_and(|id| launching.contains(&id))
     })
 }
 
 /// The launching functions a block, run as host code, runs outside kernels.
 fn host_callees(b: &Block, launching: &FxHashSet<FnId>, out: &mut Vec<FnId>) {
-    for s in &b.stmts {
-        match &s.expr {
-            Expr::If { then, otherwise, .. } => {
-                host_callees(then, launching, out);
-                host_callees(otherwise, launching, out);
-            }
-            e => out.extend(host_callee(e).filter(|id| launching.contains(id))),
-        }
-    }
+    b.for_each_stmt(&mut |s| out.extend(host_callee(&s.expr).filter(|id| launching.contains(id))));
 }
 
 /// How many calls and function references name each function.
