@@ -159,7 +159,12 @@ pub fn used_by_interpreter(
     for item in live_items(modules, live) {
         for b in bindings(item) {
             bodies.insert(b.name.id, &b.value);
-            if !matches!(b.value.kind, ExprKind::Lam { .. }) && !compiled.contains(&b.name.id) {
+            // The interpreter computes a top-level value when it defines
+            // it; an alias (`let sort = quickSort`) computes nothing, and
+            // what it names runs in the interpreter only if interpreted
+            // code uses the alias.
+            let computes = !matches!(b.value.kind, ExprKind::Lam { .. } | ExprKind::Var(_));
+            if computes && !compiled.contains(&b.name.id) {
                 work.push(&b.value);
             }
         }

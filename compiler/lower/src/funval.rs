@@ -47,7 +47,8 @@ impl Lowerer<'_> {
                         }
                         if self.is_top_level(n.id) {
                             let (f, ty) = self.instance(n.id, &[ty], e.span)?;
-                            return Ok(FunVal { callee: Callee::Function(f), args: Vec::new(), ty });
+                            let args = self.captured_args(cx, n.id, e.span)?;
+                            return Ok(FunVal { callee: Callee::Function(f), args, ty });
                         }
                         if self.is_external(n.id) {
                             if let Some(m) = Math::of_external(&n.text) {
@@ -132,7 +133,8 @@ impl Lowerer<'_> {
                     args.iter().rev().fold(result.clone(), |acc, a| Ty::arrow(apply(&a.ty, &cx.subst), acc));
                 let own = apply(&head.ty, &cx.subst);
                 let (f, ty) = self.instance(n.id, &[from_args, own], head.span)?;
-                return Ok(FunVal { callee: Callee::Function(f), args: Vec::new(), ty });
+                let args = self.captured_args(cx, n.id, head.span)?;
+                return Ok(FunVal { callee: Callee::Function(f), args, ty });
             }
         }
         self.fun(cx, head, out)
@@ -458,7 +460,7 @@ impl Lowerer<'_> {
     /// are the data it uses from its scope (the variables of function
     /// values it uses included); it is referred to applied to them.
     fn lambda(&mut self, cx: &mut Cx, e: &pmx_ast::Expr) -> Lowered<FunVal> {
-        let scope = scope_used(cx, pmx_ast::visit::free_vars(e));
+        let scope = scope_used(cx, &self.captures, pmx_ast::visit::free_vars(e));
         let (mut inner, params, bound) = self.lifted_scope(cx, &scope);
         let id = self.reserve();
         let name = self.fn_name(&format!("{}_lam", cx.source));
@@ -489,7 +491,7 @@ impl Lowerer<'_> {
                 }
             }
         }
-        let scope = scope_used(cx, fvs);
+        let scope = scope_used(cx, &self.captures, fvs);
         let ids: Vec<FnId> = bs.iter().map(|_| self.reserve()).collect();
         let tys: Vec<Ty> = bs.iter().map(|b| apply(&b.value.ty, &cx.subst)).collect();
         let mut outer = Vec::new();
@@ -567,15 +569,23 @@ impl Lowerer<'_> {
 /// What a function lifted from `cx` uses of its scope, given its free
 /// variables: their bindings in `cx` (top-level functions and built-ins,
 /// the same everywhere, are not in it). A polymorphic value it uses is
-/// lowered inside it, so what that value uses is taken too.
-fn scope_used(cx: &Cx, mut fvs: Vec<pmx_ast::visit::FreeVar>) -> Vec<(pmx_ast::NameId, Bound)> {
+/// lowered inside it, so what that value uses is taken too, as is what a
+/// deferred function of the `mexpr` body it uses takes (`captures`).
+fn scope_used(
+    cx: &Cx,
+    captures: &FxHashMap<pmx_ast::NameId, Vec<pmx_ast::visit::FreeVar>>,
+    mut fvs: Vec<pmx_ast::visit::FreeVar>,
+) -> Vec<(pmx_ast::NameId, Bound)> {
     let mut i = 0;
     while i < fvs.len() {
-        if let Some(Bound::Poly(b)) = cx.get(fvs[i].id) {
-            for more in pmx_ast::visit::free_vars(&b.value) {
-                if !fvs.iter().any(|f| f.id == more.id) {
-                    fvs.push(more);
-                }
+        let more = match cx.get(fvs[i].id) {
+            Some(Bound::Poly(b)) => pmx_ast::visit::free_vars(&b.value),
+            // A deferred function of the `mexpr` body: the data it uses.
+            _ => captures.get(&fvs[i].id).cloned().unwrap_or_default(),
+        };
+        for more in more {
+            if !fvs.iter().any(|f| f.id == more.id) {
+                fvs.push(more);
             }
         }
         i += 1;

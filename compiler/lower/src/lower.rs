@@ -69,6 +69,11 @@ pub(crate) struct Lowerer<'a> {
     /// Host code: functions of the `mexpr` body lowered as top-level ones
     /// (`defer_in_main`).
     pub(crate) deferred: FxHashSet<NameId>,
+    /// Host code: the body's data a deferred function of the `mexpr` body
+    /// uses (`let lookup = lam x. assocLookup traits x`, polymorphic, so
+    /// lowered per instance away from `traits`): its instances take them
+    /// as leading parameters, and its uses pass them.
+    pub(crate) captures: FxHashMap<NameId, Vec<pmx_ast::visit::FreeVar>>,
     /// Host code: its accelerate bindings (the host lifting's), by name.
     pub(crate) host_sites: FxHashMap<NameId, crate::accelerate::HostSite>,
     fn_names: FxHashSet<SmolStr>,
@@ -168,6 +173,7 @@ impl<'a> Lowerer<'a> {
             host_sites: FxHashMap::default(),
             kept: FxHashMap::default(),
             deferred: FxHashSet::default(),
+            captures: FxHashMap::default(),
             top_utests: FxHashMap::default(),
             main: None,
             running_utests: FxHashSet::default(),
@@ -303,7 +309,17 @@ impl<'a> Lowerer<'a> {
                 continue;
             }
             if !bs.is_empty() && bs.iter().all(|b| matches!(b.value.kind, ExprKind::Lam { .. }) && (group || poly(b))) {
-                for b in bs {
+                let used: Vec<Vec<pmx_ast::visit::FreeVar>> = bs
+                    .iter()
+                    .map(|b| match group {
+                        true => Vec::new(),
+                        false => pmx_ast::visit::free_vars(&b.value).into_iter().filter(|v| local(v)).collect(),
+                    })
+                    .collect();
+                for (b, used) in bs.iter().zip(used) {
+                    if !used.is_empty() {
+                        self.captures.insert(b.name.id, used);
+                    }
                     self.decls.insert(b.name.id, b);
                     self.deferred.insert(b.name.id);
                 }
@@ -437,6 +453,23 @@ impl<'a> Lowerer<'a> {
         FnId(self.functions.len() as u32 - 1)
     }
 
+    /// The arguments a use of top-level function `id` passes first: the
+    /// `mexpr` body's data it uses (`captures`), as bound where it is used.
+    pub fn captured_args(&mut self, cx: &Cx, id: NameId, span: Span) -> Lowered<Vec<crate::cx::Arg>> {
+        let Some(used) = self.captures.get(&id).cloned() else { return Ok(Vec::new()) };
+        let mut args = Vec::with_capacity(used.len());
+        for v in used {
+            match cx.get(v.id) {
+                Some(Bound::Value(a)) => args.push(crate::cx::Arg::Atom(a.clone())),
+                _ => {
+                    let message = format!("a function here uses `{}`, which is not data where it is used", v.name.text);
+                    return Err(self.error(Code::LowerUnsupported, span, message, "here"));
+                }
+            }
+        }
+        Ok(args)
+    }
+
     pub fn is_top_level(&self, id: NameId) -> bool {
         self.decls.contains_key(&id)
     }
@@ -503,7 +536,8 @@ impl<'a> Lowerer<'a> {
             self.origins.insert(f, (b, map.clone()));
             let k = host_arity(&b.value, &ty);
             if k < arrows(&ty).0.len() {
-                self.kept.insert(f, k);
+                let leading = self.captures.get(&id).map_or(0, Vec::len);
+                self.kept.insert(f, leading + k);
             }
         }
         self.pending.push_back(Pending { id: f, binding: b, subst: map });
@@ -525,7 +559,23 @@ impl<'a> Lowerer<'a> {
             .collect();
         let name = self.fn_name(&b.name.text);
         let keep = self.kept.contains_key(&p.id);
-        let (params, result, body) = match self.define(&mut cx, &b.value, Vec::new(), keep) {
+        // The body's data it uses, as leading parameters.
+        let mut leading = Some(Vec::new());
+        for v in self.captures.get(&b.name.id).cloned().unwrap_or_default() {
+            match (self.ty(&mut cx, &v.ty, b.span), leading.as_mut()) {
+                (Ok(t), Some(leading)) => {
+                    let param = self.var(&mut cx, &v.name.text, t);
+                    cx.bind(v.id, Bound::Value(Atom::Var(param.clone())));
+                    leading.push(param);
+                }
+                _ => leading = None,
+            }
+        }
+        let defined = match leading {
+            Some(leading) => self.define(&mut cx, &b.value, leading, keep),
+            None => Err(Reported),
+        };
+        let (params, result, body) = match defined {
             Ok(d) => d,
             Err(Reported) => {
                 self.given_up.insert(p.id);
