@@ -562,7 +562,7 @@ impl<'a> Lowerer<'a> {
         // The body's data it uses, as leading parameters.
         let mut leading = Some(Vec::new());
         for v in self.captures.get(&b.name.id).cloned().unwrap_or_default() {
-            match (self.ty(&mut cx, &v.ty, b.span), leading.as_mut()) {
+            match (self.ty(&cx, &v.ty, b.span), leading.as_mut()) {
                 (Ok(t), Some(leading)) => {
                     let param = self.var(&mut cx, &v.name.text, t);
                     cx.bind(v.id, Bound::Value(Atom::Var(param.clone())));
