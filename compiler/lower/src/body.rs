@@ -282,10 +282,17 @@ impl Lowerer<'_> {
         out: &mut Vec<Stmt>,
     ) -> Lowered<Atom> {
         let ty = self.ty(cx, &e.ty, e.span)?;
+        let open = matches!(apply(&r.ty, &cx.subst).kind(), pmx_ast::TyKind::Meta(_));
         let r = self.value(cx, r, out)?;
         let mut updated = Vec::with_capacity(fields.len());
         for (l, f) in fields {
             updated.push((l.text.clone(), self.value(cx, f, out)?));
+        }
+        // A record type inference left open: as for a projection
+        // (`data`), no value of it exists, so in host code the update is
+        // never reached.
+        if open && !matches!(ty, Type::Record(_)) && self.target == Target::Host {
+            return Ok(self.emit(cx, out, ty, Expr::Never, e.span));
         }
         let Type::Record(all) = &ty else {
             return Err(self.error(Code::LowerUnsupported, e.span, format!("`{ty}` is not a record"), "updated here"));

@@ -47,7 +47,7 @@ impl Lowerer<'_> {
                         }
                         if self.is_top_level(n.id) {
                             let (f, ty) = self.instance(n.id, &[ty], e.span)?;
-                            let args = self.captured_args(cx, n.id, e.span)?;
+                            let args = self.captured_args(cx, n.id, e.span, out)?;
                             return Ok(FunVal { callee: Callee::Function(f), args, ty });
                         }
                         if self.is_external(n.id) {
@@ -133,7 +133,7 @@ impl Lowerer<'_> {
                     args.iter().rev().fold(result.clone(), |acc, a| Ty::arrow(apply(&a.ty, &cx.subst), acc));
                 let own = apply(&head.ty, &cx.subst);
                 let (f, ty) = self.instance(n.id, &[from_args, own], head.span)?;
-                let args = self.captured_args(cx, n.id, head.span)?;
+                let args = self.captured_args(cx, n.id, head.span, out)?;
                 return Ok(FunVal { callee: Callee::Function(f), args, ty });
             }
         }

@@ -454,13 +454,21 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The arguments a use of top-level function `id` passes first: the
-    /// `mexpr` body's data it uses (`captures`), as bound where it is used.
-    pub fn captured_args(&mut self, cx: &Cx, id: NameId, span: Span) -> Lowered<Vec<crate::cx::Arg>> {
+    /// `mexpr` body's data it uses (`captures`), as bound where it is used
+    /// (a local function of the body as a function value).
+    pub fn captured_args(
+        &mut self,
+        cx: &mut Cx,
+        id: NameId,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> Lowered<Vec<crate::cx::Arg>> {
         let Some(used) = self.captures.get(&id).cloned() else { return Ok(Vec::new()) };
         let mut args = Vec::with_capacity(used.len());
         for v in used {
-            match cx.get(v.id) {
-                Some(Bound::Value(a)) => args.push(crate::cx::Arg::Atom(a.clone())),
+            match cx.get(v.id).cloned() {
+                Some(Bound::Value(a)) => args.push(crate::cx::Arg::Atom(a)),
+                Some(Bound::Fun(f)) => args.push(crate::cx::Arg::Atom(self.closure(cx, f, span, out)?)),
                 _ => {
                     let message = format!("a function here uses `{}`, which is not data where it is used", v.name.text);
                     return Err(self.error(Code::LowerUnsupported, span, message, "here"));
