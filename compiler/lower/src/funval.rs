@@ -464,7 +464,8 @@ impl Lowerer<'_> {
         let (mut inner, params, bound) = self.lifted_scope(cx, &scope);
         let id = self.reserve();
         let name = self.fn_name(&format!("{}_lam", cx.source));
-        let (params, result, body) = match self.define(&mut inner, e, params, false) {
+        let keep = self.keeps(id, e, &cx.subst, bound.len());
+        let (params, result, body) = match self.define(&mut inner, e, params, keep) {
             Ok(d) => d,
             Err(r) => {
                 let (params, result, body) = self.given_up(&mut inner, e.span);
@@ -505,7 +506,8 @@ impl Lowerer<'_> {
                 inner.bind(*n, Bound::Fun(f));
             }
             let name = self.fn_name(&b.name.text);
-            let (params, result, body) = match self.define(&mut inner, &b.value, params, false) {
+            let keep = self.keeps(ids[k], &b.value, &cx.subst, params.len());
+            let (params, result, body) = match self.define(&mut inner, &b.value, params, keep) {
                 Ok(d) => d,
                 Err(r) => {
                     failed = Some(r);
@@ -523,6 +525,24 @@ impl Lowerer<'_> {
             );
         }
         failed.map_or(Ok(()), Err)
+    }
+
+    /// Host code: whether lifted function `id` (of `value`, after
+    /// `leading` parameters of its scope) keeps its own lambdas because
+    /// it computes before it returns a function (`host_arity`); then its
+    /// arity is recorded, so that a call with more arguments applies the
+    /// function value it returns (`settle`).
+    fn keeps(&mut self, id: FnId, value: &pmx_ast::Expr, subst: &crate::subst::Subst, leading: usize) -> bool {
+        if self.target != Target::Host {
+            return false;
+        }
+        let ty = apply(&value.ty, subst);
+        let own = crate::lower::host_arity(value, &ty);
+        let keep = own < arrows(&ty).0.len();
+        if keep {
+            self.kept.insert(id, leading + own);
+        }
+        keep
     }
 
     /// The scope of a function lifted from `cx`: a new context binding
