@@ -340,6 +340,10 @@ impl Lowerer<'_> {
     /// at run time (a closure, or a function value applied to some
     /// arguments).
     pub fn closure(&mut self, cx: &mut Cx, f: FunVal, span: Span, out: &mut Vec<Stmt>) -> Lowered<Atom> {
+        // A function that computes before it returns a function, given
+        // what it takes (`recursive let foo = let y = 2 in lam x. ..`),
+        // is called: its result is the value.
+        let f = self.settle(cx, f, span, out)?;
         let ty = self.ty(cx, &f.ty, span)?;
         let mut atoms = self.atoms(cx, f.args, span, out)?;
         match f.callee {
