@@ -8,6 +8,9 @@
 #[path = "support/harness.rs"]
 mod harness;
 
+#[path = "support/check.rs"]
+mod check;
+
 use harness::{mc_files, per_fixture, stem};
 use pmx_driver::{program_diagnostics, with_stack, Database, Db};
 use std::path::Path;
@@ -55,7 +58,8 @@ fn reports_expected_diagnostics(f: &Path) {
     settings.bind(|| insta::assert_snapshot!(stem(f), shown));
 }
 
-/// The inferred type of every top-level binding, one per line.
+/// The inferred type of every top-level binding, one per line, after the
+/// program's diagnostics.
 fn top_level_types(path: &Path) -> String {
     let path = path.to_path_buf();
     with_stack(move || {
@@ -65,21 +69,7 @@ fn top_level_types(path: &Path) -> String {
         for d in program_diagnostics(&db, root) {
             out.push_str(&format!("diagnostic {}: {}\n", d.code, d.message));
         }
-        let checked = pmx_driver::check_file(&db, root);
-        for item in &checked.module.items {
-            let bindings: Vec<&pmx_ast::Binding> = match item {
-                pmx_ast::Item::Let(b) => vec![b],
-                pmx_ast::Item::RecLets(bs, _) => bs.iter().collect(),
-                _ => continue,
-            };
-            for b in bindings {
-                out.push_str(&format!("{} : {}\n", b.name.text, b.scheme));
-            }
-        }
-        if let Some(main) = &checked.module.main {
-            out.push_str(&format!("mexpr : {}\n", main.ty));
-        }
-        out
+        out + &check::top_level_types(&db, root)
     })
 }
 

@@ -1,6 +1,7 @@
 //! The `check(src)` harness of the compiler crates' own tests
 //! (`compiler/types/tests/check`, `compiler/accelerate/tests/check`,
-//! which include this file with `#[path]`): a program given as text is
+//! which include this file with `#[path]`, as `tests/check.rs` does for
+//! its inferred types): a program given as text is
 //! run through the front end and what a pass found is rendered as plain
 //! text, diagnostics with `line:column` positions, for an inline snapshot
 //! beside the source (`insta::assert_snapshot!(check(...), @"...")`).
