@@ -104,6 +104,7 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_builder_push", runtime::builder_push as *const u8),
     ("pmx_builder_finish", runtime::builder_finish as *const u8),
     ("pmx_seq_view", runtime::seq_view as *const u8),
+    ("pmx_scalar_element", runtime::scalar_element as *const u8),
     ("pmx_scalars", runtime::scalars as *const u8),
     ("pmx_scalars_finish", runtime::scalars_finish as *const u8),
     ("pmx_tensor_view", runtime::tensor_view as *const u8),
@@ -303,6 +304,7 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             ("builder_push", vec![ptr, types::I64, ptr, types::I64, types::I64], vec![]),
             ("builder_finish", vec![ptr, types::I64, ptr, ptr], vec![ptr]),
             ("seq_view", vec![ptr, ptr], vec![]),
+            ("scalar_element", vec![ptr, ptr, types::I64], vec![]),
             ("scalars", vec![ptr, types::I64, types::I64, types::I64], vec![ptr]),
             ("scalars_finish", vec![types::I64, ptr, types::I64, ptr], vec![ptr]),
             ("tensor_view", vec![ptr, ptr], vec![]),
@@ -357,12 +359,20 @@ type Views = FxHashMap<Value, (ClBlock, [Value; 3])>;
 /// A sequence's elements in place (`runtime::seq_view`).
 #[derive(Clone, Copy)]
 struct SeqView {
+    /// The sequence (its `Value`).
+    seq: Value,
     /// Where element 0 is (a `Value` of a sequence of `Value`s).
     base: Value,
     len: Value,
     stride: Value,
     /// Where element 0's scalar is (a `Value`'s payload is at offset 8).
     scalars: Value,
+}
+
+/// A variant type without constructors: an abstract type, whose values
+/// are the runtime's own (`type Thread a`; a thread is its `Int` id).
+pub fn abstract_type(program: &Program, t: &Type) -> bool {
+    matches!(t, Type::Variant(v) if program.variants[v.0 as usize].constructors.is_empty())
 }
 
 /// A type native code holds as a pointer to a `Value`.
@@ -1442,7 +1452,7 @@ impl Gen<'_, '_> {
         let (eight, zero) = (self.b.ins().iconst(types::I64, 8), self.b.ins().iconst(types::I64, 0));
         let skip = self.b.ins().select(values, eight, zero);
         let scalars = self.b.ins().iadd(base, skip);
-        SeqView { base, len, stride, scalars }
+        SeqView { seq: s, base, len, stride, scalars }
     }
 
     /// Element `i` (in bounds) of a viewed sequence of `elem`s: a scalar,
@@ -1452,11 +1462,47 @@ impl Gen<'_, '_> {
             return self.b.ins().iconst(types::I8, 0);
         }
         let at = self.b.ins().imul(i, v.stride);
+        if abstract_type(self.program, elem) {
+            return self.abstract_element(v, i, at);
+        }
         if boxed(elem) {
             return self.b.ins().iadd(v.base, at);
         }
         let place = self.b.ins().iadd(v.scalars, at);
         self.b.ins().load(cl_type(elem), MemFlagsData::trusted(), place, 0)
+    }
+
+    /// Element `i` of a sequence of an abstract type's values (threads,
+    /// mutexes: the runtime's own, often an `Int` handle), which the
+    /// runtime may hold unboxed (`Seq::Int`, as it was built): the
+    /// `Value` at its place, or, where the sequence holds scalars, one
+    /// written by the runtime into a slot of this frame. Such a value is
+    /// a scalar (nothing to drop), and a read is borrowed, so the slot
+    /// outlives every use of it (a value that must outlive the frame is
+    /// copied out, as any borrowed one).
+    fn abstract_element(&mut self, v: SeqView, i: Value, at: Value) -> Value {
+        let slot = self.b.create_sized_stack_slot(cranelift_codegen::ir::StackSlotData::new(
+            cranelift_codegen::ir::StackSlotKind::ExplicitSlot,
+            runtime::VALUE_STRIDE as u32,
+            3,
+        ));
+        let values = self.b.ins().icmp_imm_s(IntCC::Equal, v.stride, runtime::VALUE_STRIDE);
+        let (boxed_block, scalar_block, done) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.append_block_param(done, types::I64);
+        self.b.ins().brif(values, boxed_block, &[], scalar_block, &[]);
+        self.b.switch_to_block(boxed_block);
+        self.b.seal_block(boxed_block);
+        let place = self.b.ins().iadd(v.base, at);
+        self.b.ins().jump(done, &[place.into()]);
+        self.b.switch_to_block(scalar_block);
+        self.b.seal_block(scalar_block);
+        let out = self.b.ins().stack_addr(types::I64, slot, 0);
+        let f = self.func_ref(self.helpers.named["scalar_element"]);
+        self.b.ins().call(f, &[out, v.seq, i]);
+        self.b.ins().jump(done, &[out.into()]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+        self.b.block_params(done)[0]
     }
 
     /// A value of type `t` at a `Value`'s place: a scalar is read (its

@@ -232,6 +232,17 @@ pub extern "C" fn seq_view(v: *const Value, out: *mut u64) {
     unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), out, 3) };
 }
 
+/// Element `i` (in bounds) of a sequence that holds it unboxed, written
+/// as a `Value` at `out` (uninitialised room for one: a scalar `Value`,
+/// which owns nothing, so the caller never drops it).
+pub extern "C" fn scalar_element(out: *mut Value, v: *const Value, i: i64) {
+    let e = seq(v).get(i as usize);
+    debug_assert!(matches!(e, Value::Int(_) | Value::Float(_) | Value::Char(_) | Value::Bool(_)));
+    // Safety: generated code passes a slot of its frame, the size and
+    // alignment of a `Value`.
+    unsafe { std::ptr::write(out, e) };
+}
+
 /// The stride of a sequence of `Value`s: two words, where every unboxed
 /// element takes at most one.
 pub const VALUE_STRIDE: i64 = std::mem::size_of::<Value>() as i64;

@@ -25,17 +25,6 @@ pub fn scalar(t: &Type) -> bool {
 pub fn native(program: &Program, t: &Type) -> bool {
     fn go(program: &Program, t: &Type, seen: &mut Vec<pmx_lower::VariantId>) -> bool {
         match t {
-            // A sequence of values of an abstract type (`type Thread a`,
-            // no constructor): the runtime's own values, which may be
-            // scalars (a thread is its `Int` id), so the runtime may hold
-            // such a sequence unboxed (`Seq::Int`, from the values it was
-            // built of), where native code reads a boxed element as the
-            // `Value` at its place (a thread id read as a `Float`, then
-            // `threadJoin` confused). Left to the interpreter, whose
-            // reads follow the storage.
-            Type::Seq(e) if matches!(&**e, Type::Variant(v) if program.variants[v.0 as usize].constructors.is_empty()) => {
-                false
-            }
             Type::Seq(e) | Type::Tensor(e) => go(program, e, seen),
             Type::Record(fields) => fields.iter().all(|(_, f)| go(program, f, seen)),
             // A function value: the interpreter's, held by pointer.
