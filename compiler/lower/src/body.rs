@@ -16,7 +16,7 @@ fn polymorphic(cx: &Cx, scheme: &Ty) -> bool {
 }
 
 /// The variables a scheme's leading `all`s bind.
-fn quantified(scheme: &Ty) -> impl Iterator<Item = &pmx_ast::TyVar> {
+pub(crate) fn quantified(scheme: &Ty) -> impl Iterator<Item = &pmx_ast::TyVar> {
     std::iter::successors(Some(scheme), |t| match t.kind() {
         pmx_ast::TyKind::All(_, _, body) => Some(body),
         _ => None,
@@ -233,6 +233,17 @@ impl Lowerer<'_> {
         // Host code: an accelerate binding the host lifting placed in the
         // `mexpr` body; its calls are the engine's (`accelerate.rs`).
         if self.host_sites.contains_key(&b.name.id) || self.deferred.contains(&b.name.id) {
+            return Ok(());
+        }
+        // Host code: a local function generalised by its `let` (`let tget
+        // = tensorGetExn in`) is lowered again at each use, at that use's
+        // instance, as a polymorphic value is.
+        if self.target == Target::Host
+            && !b.name.is_anonymous()
+            && is_function(cx, &b.value.ty)
+            && polymorphic(cx, &b.scheme)
+        {
+            cx.bind(b.name.id, Bound::Poly(std::rc::Rc::new(b.clone())));
             return Ok(());
         }
         if is_function(cx, &b.value.ty) {

@@ -31,6 +31,21 @@ impl Lowerer<'_> {
                     Some(Bound::Value(a)) if self.target == Target::Host => {
                         return Ok(FunVal { callee: Callee::Value, args: vec![Arg::Atom(a.clone())], ty });
                     }
+                    // Host code: a generalised local function
+                    // (`let_binding`), lowered at this use's instance.
+                    Some(Bound::Poly(b)) if self.target == Target::Host => {
+                        let b = b.clone();
+                        let saved = cx.subst.clone();
+                        let mut at = crate::subst::Subst::default();
+                        crate::subst::unify(&b.scheme, &ty, &mut at);
+                        for v in crate::body::quantified(&b.scheme) {
+                            at.entry(v.id).or_insert_with(Ty::unit);
+                        }
+                        cx.subst.extend(at);
+                        let r = self.fun(cx, &b.value, out);
+                        cx.subst = saved;
+                        return r;
+                    }
                     Some(Bound::Value(_) | Bound::Poly(_)) => {}
                     None => {
                         if let Some(b) = n.id.as_builtin() {
