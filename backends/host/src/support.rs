@@ -112,10 +112,22 @@ pub fn supported(program: &Program, wanted: &[FnId]) -> (FxHashSet<FnId>, FxHash
             work.extend(called);
         }
     }
+    // The IR's invariants, checked (in one pass) before anything is
+    // generated from it: a violation is a bug in the lowering, which must
+    // not become machine code; the function (and what calls it) runs in
+    // the interpreter, with the reason. One of the program as a whole
+    // leaves every function.
+    let (whole, bodies) = pmx_lower::validate_by_function(program, &|g| seen.contains(&g));
+    let invalid = |f: &Function| {
+        let problem = whole.first().or_else(|| bodies.get(&f.id))?;
+        let message = format!("{}the lowered host code is not valid: {problem}", pmx_cpu::INTERNAL_PREFIX);
+        Some(Unsupported { message, span: f.span })
+    };
     let mut bad: FxHashMap<FnId, Unsupported> = FxHashMap::default();
     for &f in &reached {
-        if let Err(u) = check_function(program, &program.functions[f.0 as usize]) {
-            bad.insert(f, u);
+        let f = &program.functions[f.0 as usize];
+        if let Some(u) = check_function(program, f).err().or_else(|| invalid(f)) {
+            bad.insert(f.id, u);
         }
     }
     loop {
@@ -163,18 +175,7 @@ fn check_function(program: &Program, f: &Function) -> Result<(), Unsupported> {
         return Err(Unsupported { message: format!("its result is of type {}", f.result), span: f.span });
     }
     let messages = error_messages(&f.body);
-    check_block(program, &f.body, &messages)?;
-    // The IR's invariants, checked before anything is generated from it:
-    // a violation is a bug in the lowering, which must not become machine
-    // code; the function (and what calls it) runs in the interpreter,
-    // with the reason.
-    match pmx_lower::validate_only(program, &|g| g == f.id).into_iter().next() {
-        Some(p) => Err(Unsupported {
-            message: format!("{}the lowered host code is not valid: {p}", pmx_cpu::INTERNAL_PREFIX),
-            span: f.span,
-        }),
-        None => Ok(()),
-    }
+    check_block(program, &f.body, &messages)
 }
 
 /// The sequence literals the generator does not build: those used only

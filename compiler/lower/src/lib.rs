@@ -90,4 +90,4 @@ pub use ir::*;
 pub use lower::{host_arity, lower, lower_host};
 pub use pmx_diagnostics::Diagnostic;
 pub use print::{print, print_only};
-pub use validate::{validate, validate_only};
+pub use validate::{validate, validate_by_function, validate_only};

@@ -18,14 +18,41 @@ pub fn validate(p: &Program) -> Vec<String> {
 /// (host code: those compiled; a function the lowering gave up on, and
 /// those that call it, are not).
 pub fn validate_only(p: &Program, checked: &dyn Fn(FnId) -> bool) -> Vec<String> {
-    let mut v = Validator { p, problems: Vec::new(), defined: FxHashSet::default(), place: String::new() };
+    run(p, checked).into_iter().map(|(_, m)| m).collect()
+}
+
+/// [`validate_only`] in one pass, its problems sorted by where they are:
+/// those of the program as a whole (its types, its functions' ids, names,
+/// order and recursion marks, its entries), and the first in the body of
+/// each checked function that has one (host code leaves that function,
+/// and what calls it, to the interpreter).
+pub fn validate_by_function(p: &Program, checked: &dyn Fn(FnId) -> bool) -> (Vec<String>, FxHashMap<FnId, String>) {
+    let mut program = Vec::new();
+    let mut functions: FxHashMap<FnId, String> = FxHashMap::default();
+    for (f, m) in run(p, checked) {
+        match f {
+            Some(f) => {
+                functions.entry(f).or_insert(m);
+            }
+            None => program.push(m),
+        }
+    }
+    (program, functions)
+}
+
+/// Every problem, with the checked function whose body has it.
+fn run(p: &Program, checked: &dyn Fn(FnId) -> bool) -> Vec<(Option<FnId>, String)> {
+    let mut v =
+        Validator { p, problems: Vec::new(), defined: FxHashSet::default(), place: String::new(), body_of: None };
     v.program(checked);
     v.problems
 }
 
 struct Validator<'a> {
     p: &'a Program,
-    problems: Vec<String>,
+    problems: Vec<(Option<FnId>, String)>,
+    /// The checked function whose body is being checked.
+    body_of: Option<FnId>,
     /// Every variable defined so far in the program (each once).
     defined: FxHashSet<VarId>,
     /// Where the check is (for messages).
@@ -42,7 +69,7 @@ struct Scope {
 
 impl<'a> Validator<'a> {
     fn problem(&mut self, what: String) {
-        self.problems.push(format!("{}: {what}", self.place));
+        self.problems.push((self.body_of, format!("{}: {what}", self.place)));
     }
 
     fn program(&mut self, checked: &dyn Fn(FnId) -> bool) {
@@ -91,7 +118,9 @@ impl<'a> Validator<'a> {
                 self.problem("is marked tail-recursive but not recursive".into());
             }
             if checked(f.id) {
+                self.body_of = Some(f.id);
                 self.body(&f.params, &f.result, &f.body);
+                self.body_of = None;
             }
         }
         let mut ids = FxHashSet::default();
