@@ -149,8 +149,10 @@ fn interpret(m: &mut Machine, site: &Site, args: Args) -> Res<Value> {
 /// whose generated code can stop at a check of its own (Futhark's bounds
 /// checks) before one of pmx's that debug mode meets first calls this,
 /// so that every mode reports the same failure; it costs nothing on the
-/// paths that succeed.
+/// paths that succeed. `args` are the native engine's (without the dummy
+/// parameter, which the lifted binding takes again here).
 pub fn diagnose(m: &mut Machine, site: &Site, args: Args) -> Option<crate::error::Fail> {
+    let args = if site.boundary.dummy { Args::from_elem(Value::Int(0), 1) } else { args };
     checked(m, site, args).err()
 }
 

@@ -843,8 +843,7 @@ impl Engine for FutharkEngine {
                 // an empty array is one that pmx's guards leave): debug
                 // mode may have failed earlier, at one of pmx's checks.
                 drop(inputs);
-                let args: Args = if site.boundary.dummy { Args::from_elem(Value::Int(0), 1) } else { values.into() };
-                if let Some(first) = pmx_cpu::accelerate::diagnose(m, site, args) {
+                if let Some(first) = pmx_cpu::accelerate::diagnose(m, site, values.into()) {
                     return Err(first);
                 }
                 let line = f.line.and_then(|l| generated.locate(l));
