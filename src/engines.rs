@@ -282,7 +282,9 @@ fn class<G: Generator, T>(cx: &mut Cx, options: &pmx_lower::Options, row: &Class
         Backend::Cuda => "CUDA-class",
     };
     let Some(first) = cx.of(backend).next() else { return Ok(()) };
-    let (name, at) = (first.boundary.name.to_string(), (cx.locate)(first.boundary.span));
+    if cx.target == Target::Interp {
+        return Ok(());
+    }
     let mut candidates = Vec::new();
     let mut unusable = None;
     for b in row.builders {
@@ -297,16 +299,14 @@ fn class<G: Generator, T>(cx: &mut Cx, options: &pmx_lower::Options, row: &Class
         }
         match (b.usable)() {
             Ok(()) => candidates.push(b),
-            // Without a device, the GPU is not asked for: say nothing.
             Err(m) if cx.target == Target::Gpu => {
+                let (name, at) = (&first.boundary.name, (cx.locate)(first.boundary.span));
                 return Err(format!("--target gpu: {}; {name} at {at} cannot run on a GPU (use --target cpu)", m.why));
             }
             Err(m) if b.device == Device::Cpu => unusable = Some(m),
+            // Without a device, the GPU is not asked for: say nothing.
             Err(_) => {}
         }
-    }
-    if cx.target == Target::Interp {
-        return Ok(());
     }
     let tool = match (row.tool)(cx) {
         Ok(t) => t,
@@ -314,7 +314,11 @@ fn class<G: Generator, T>(cx: &mut Cx, options: &pmx_lower::Options, row: &Class
         Err(ToolError::Missing(m)) => return cx.missing(class, m),
     };
     if candidates.is_empty() {
-        let m = unusable.unwrap_or_else(|| Missing { why: "no engine".into(), install: String::new() });
+        // Every class has a CPU builder: the target allowed it, and it
+        // said what it misses.
+        let Some(m) = unusable else {
+            return Err(format!("{}no {class} engine for --target {}", pmx_cpu::INTERNAL_PREFIX, cx.target));
+        };
         return cx.missing(class, m);
     }
     let (program, diagnostics) = pmx_lower::lower(cx.analysis, backend);
