@@ -315,9 +315,12 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
     let boundaries: Vec<pmx_accelerate::Boundary> =
         analysis.map_or_else(Vec::new, |a| a.accelerates.iter().map(|x| x.boundary.clone()).collect());
     let compile_host = !run.debug && run.host != Host::Interp;
+    // One locator for the run (it copies every file's text): the engines'
+    // notes, the host tier's report and the runtime's messages.
+    let locator = std::sync::Arc::new(render::locator(&db));
+    let locate = |span| (**locator)(span);
     let (chosen, host) = std::thread::scope(|s| {
         let engines = analysis.map(|a| {
-            let locate = render::locator(&db);
             let (unchecked, verbose) = (run.unchecked, run.verbose);
             s.spawn(move || crate::engines::choose(a, target, !unchecked, verbose, utest_files, &locate))
         });
@@ -367,7 +370,6 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
     let host = match host {
         None => None,
         Some(host) => {
-            let locate = render::locator(&db);
             if run.verbose {
                 eprintln!("{}", host_summary(&host.report));
                 for (name, why, span) in &host.report.left {
@@ -386,7 +388,8 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
             Some(host)
         }
     };
-    pmx_cpu::io::set_locator(render::locator(&db));
+    let runtime_locator = locator.clone();
+    pmx_cpu::io::set_locator(Box::new(move |span| (**runtime_locator)(span)));
     let built = started.elapsed();
     // Panics inside the evaluator come back as located errors (see
     // `pmx_cpu::run`).
