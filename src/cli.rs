@@ -324,7 +324,18 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
             let (unchecked, verbose) = (run.unchecked, run.verbose);
             s.spawn(move || crate::engines::choose(a, target, !unchecked, verbose, utest_files, &locate))
         });
-        let host = compile_host.then(|| pmx_host::compile(&modules, &boundaries, &|span| utest_files.includes(span)));
+        let host = compile_host.then(|| {
+            // What the host code cache knows the program by: its files as
+            // the front end numbered them, and which utests run.
+            let files = db.files();
+            let utests = format!("{utest_files:?}");
+            let mut identity: Vec<&[u8]> = vec![utests.as_bytes()];
+            for f in &files {
+                identity.push(f.path(&db).as_os_str().as_encoded_bytes());
+                identity.push(f.text(&db).as_bytes());
+            }
+            pmx_host::compile(&modules, &boundaries, &|span| utest_files.includes(span), Some(&identity))
+        });
         let chosen = engines.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
         (chosen, host)
     });
@@ -422,8 +433,14 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
 
 /// One line on what the native host tier did.
 fn host_summary(r: &pmx_host::Report) -> String {
+    let cache = match &r.cache {
+        pmx_host::Cache::Off => String::new(),
+        pmx_host::Cache::Found => " (from the cache)".to_string(),
+        pmx_host::Cache::Stored => " (stored in the cache)".to_string(),
+        pmx_host::Cache::NotStored(why) => format!(" (not cached: {why})"),
+    };
     format!(
-        "host code: {} top-level functions compiled to native code in {:.3} ms, {} left to the interpreter",
+        "host code: {} top-level functions compiled to native code in {:.3} ms{cache}, {} left to the interpreter",
         r.compiled.len(),
         r.time.as_secs_f64() * 1e3,
         r.left.len()

@@ -405,8 +405,44 @@ fn compiled_code_is_cached_and_the_cache_can_be_cleaned() {
     assert!(err.contains("found in the cache"), "{err}");
     let (code, out, _) = run(pmx(dir.path(), &["cache", "clean"]).env("PMX_CACHE_DIR", &cache));
     assert_eq!(code, Some(0));
-    assert!(out.starts_with("removed 1 entries"), "{out}");
+    // The accelerate binding's library and the host code's image.
+    assert!(out.starts_with("removed 2 entries"), "{out}");
     assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0);
+}
+
+/// A program's host code compiles once: the second run loads it from the
+/// cache with the same results, a damaged entry is compiled again (and
+/// replaced), and a changed program is compiled anew.
+#[test]
+fn host_code_is_cached_and_a_damaged_entry_is_compiled_again() {
+    let dir = TempDir::new("host-cache");
+    let source = "include \"string.mc\"\nrecursive let f = lam n. if lti n 2 then n else addi (f (subi n 1)) (f (subi n 2)) end\nmexpr\nprint (concat (int2string (f 20)) \"\\n\");\nprint (strJoin \",\" [\"a\", \"b\"])\n";
+    let file = dir.write("fib.mc", source);
+    let cache = dir.path().join("cache");
+    let go = || run(pmx(dir.path(), &["run", "--verbose", file.to_str().unwrap()]).env("PMX_CACHE_DIR", &cache));
+    let host = |err: &str| err.lines().find(|l| l.starts_with("host code:")).unwrap_or_default().to_string();
+    let (code, out, err) = go();
+    assert_eq!((code, out.as_str()), (Some(0), "6765\na,b"), "{err}");
+    assert!(host(&err).contains("(stored in the cache)") && !host(&err).contains(" 0 top-level"), "{err}");
+    let (code, out, err) = go();
+    assert_eq!((code, out.as_str()), (Some(0), "6765\na,b"), "{err}");
+    assert!(host(&err).contains("(from the cache)"), "{err}");
+    // Damage the entry: cut its file in half.
+    let entries: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let image = entries[0].join("host.image");
+    let bytes = std::fs::read(&image).unwrap();
+    std::fs::write(&image, &bytes[..bytes.len() / 2]).unwrap();
+    let (code, out, err) = go();
+    assert_eq!((code, out.as_str()), (Some(0), "6765\na,b"), "{err}");
+    assert!(host(&err).contains("(stored in the cache)"), "{err}");
+    assert_eq!(std::fs::read(&image).unwrap(), bytes, "the entry is replaced by the same compile");
+    // A changed program is another entry.
+    dir.write("fib.mc", &source.replace("f 20", "f 21"));
+    let (code, out, err) = go();
+    assert_eq!((code, out.as_str()), (Some(0), "10946\na,b"), "{err}");
+    assert!(host(&err).contains("(stored in the cache)"), "{err}");
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
 }
 
 /// `pmx emit --stage futhark|cuda` of a program the accelerate passes

@@ -97,10 +97,22 @@ fn runs_as_the_interpreter(file: &Path) {
     let interp = process::pmx_with_env(&[&base[..], &["--host", "interp"]].concat(), file, &one);
     let native = process::pmx_with_env(&[&base[..], &["--host", "auto"]].concat(), file, &one);
     COMPILED.fetch_add(compiled(&native.2), Ordering::Relaxed);
-    let (a, b) = ((interp.0, &interp.1, comparable(&interp.2)), (native.0, &native.1, comparable(&native.2)));
+    same(file, ("interp", &interp), ("native", &native));
+    // The tier's own programs run a second time from the host code cache
+    // (the first run stored them), with the same results.
+    if file.starts_with(root().join("tests/host")) {
+        let again = process::pmx_with_env(&[&base[..], &["--host", "auto"]].concat(), file, &one);
+        assert!(again.2.contains("(from the cache)"), "{}: not from the cache:\n{}", file.display(), again.2);
+        same(file, ("native", &native), ("native from the cache", &again));
+    }
+}
+
+/// Two runs gave the same exit code, output and errors.
+fn same(file: &Path, (x, a): (&str, &(i32, String, String)), (y, b): (&str, &(i32, String, String))) {
+    let (a, b) = ((a.0, &a.1, comparable(&a.2)), (b.0, &b.1, comparable(&b.2)));
     assert!(
         a == b,
-        "{}:\n--- interp: exit {}\n{}{}\n--- native: exit {}\n{}{}",
+        "{}:\n--- {x}: exit {}\n{}{}\n--- {y}: exit {}\n{}{}",
         file.display(),
         a.0,
         a.1,

@@ -8,6 +8,7 @@
 //! Entries (`extern "C"`) read the arguments from an array of words and
 //! write the result to one.
 
+use crate::image::{MachineFn, Sig};
 use crate::runtime::{self, Message, Tables, FAILED_OFFSET, ROOT, STACK_LIMIT_OFFSET};
 use crate::support;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -23,28 +24,28 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The machine code of a program's functions, and its entries.
 pub struct Compiled {
-    pub module: JITModule,
+    /// Every function, the entries' wrappers last, by id.
+    pub functions: Vec<MachineFn>,
     pub tables: Tables,
-    /// Per function asked for: its entry, `extern "C" fn(ctx, args, out)`.
-    pub entries: FxHashMap<FnId, *const u8>,
+    /// Per function asked for: its entry's wrapper,
+    /// `extern "C" fn(ctx, args, out)`.
+    pub entries: Vec<(FnId, FuncId)>,
 }
 
 pub type EntryFn = unsafe extern "C" fn(*mut runtime::Ctx, *const u64, *mut u64);
 
 /// Compiles the functions' Cranelift IR to machine code on every core
 /// (each function on its own: what takes the time of a host compile is
-/// instruction selection and register allocation, not building the IR),
-/// then defines them in the module in order.
-fn define_in_parallel(
-    module: &mut JITModule,
-    functions: Vec<(FuncId, cranelift_codegen::ir::Function, pmx_ast::SmolStr)>,
-) -> Result<(), String> {
+/// instruction selection and register allocation, not building the IR).
+fn machine_code(
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+    functions: Vec<(FuncId, cranelift_codegen::ir::Function, String)>,
+) -> Result<Vec<MachineFn>, String> {
     use rayon::prelude::*;
-    type Machine = (FuncId, Vec<u8>, u64, Vec<cranelift_module::ModuleReloc>);
-    let isa = module.isa();
-    let compiled: Vec<Result<Machine, String>> = functions
+    functions
         .into_par_iter()
         .map(|(id, func, name)| {
+            let sig = Sig::of(&func.signature);
             let mut cx = cranelift_codegen::Context::for_function(func);
             cx.compile(isa, &mut Default::default()).map_err(|e| format!("cranelift, in `{name}`: {:?}", e.inner))?;
             let code = cx.compiled_code().ok_or_else(|| format!("cranelift, in `{name}`: no code"))?;
@@ -56,14 +57,75 @@ fn define_in_parallel(
                 .iter()
                 .map(|r| cranelift_module::ModuleReloc::from_mach_reloc(r, &cx.func, id))
                 .collect();
-            Ok((id, bytes, alignment, relocs))
+            Ok(MachineFn { id, name, sig, alignment, bytes, relocs })
         })
-        .collect();
-    for c in compiled {
-        let (id, bytes, alignment, relocs) = c?;
-        module.define_function_bytes(id, alignment, &bytes, &relocs).map_err(|e| format!("cranelift: {e}"))?;
+        .collect()
+}
+
+/// The ISA of this machine, with the generator's settings.
+fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+    let mut flags = settings::builder();
+    let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| format!("cranelift flag {k}: {e}"));
+    set(&mut flags, "opt_level", "speed")?;
+    set(&mut flags, "use_colocated_libcalls", "false")?;
+    set(&mut flags, "is_pic", "false")?;
+    set(&mut flags, "preserve_frame_pointers", "true")?;
+    // Cranelift's IR verifier checks the generator's output, a tenth of
+    // the compile time: on in the test builds, not in release ones.
+    set(&mut flags, "enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
+    cranelift_native::builder()
+        .map_err(|e| format!("this machine's architecture: {e}"))?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| format!("cranelift: {e}"))
+}
+
+/// What decides the machine code besides the program: the target and
+/// its settings (part of the host code cache's key).
+pub fn target_identity() -> String {
+    match isa() {
+        Ok(isa) => format!(
+            "{} {} {}",
+            isa.triple(),
+            isa.flags(),
+            isa.isa_flags().iter().map(|f| f.to_string()).collect::<Vec<_>>().join(",")
+        ),
+        Err(e) => e,
     }
-    Ok(())
+}
+
+/// A module with the runtime helpers declared (always first, in one
+/// order: the functions declared after them get the ids they had when
+/// compiled).
+fn module() -> Result<(JITModule, Helpers), String> {
+    let mut jb = JITBuilder::with_isa(isa()?, default_libcall_names());
+    for (name, ptr) in HELPERS {
+        jb.symbol(*name, *ptr);
+    }
+    let mut module = JITModule::new(jb);
+    let ptr = module.target_config().pointer_type();
+    let helpers = declare_helpers(&mut module, ptr)?;
+    Ok((module, helpers))
+}
+
+/// Machine code made executable: each function declared again with the
+/// id it was compiled with, its bytes placed and its relocations
+/// applied.
+pub fn link(functions: &[MachineFn]) -> Result<JITModule, String> {
+    let (mut module, _) = module()?;
+    let conv = module.isa().default_call_conv();
+    for f in functions {
+        let id = module
+            .declare_function(&f.name, Linkage::Local, &f.sig.signature(conv))
+            .map_err(|e| format!("cranelift: {e}"))?;
+        if id != f.id {
+            return Err(format!("`{}` was compiled as function {} but declared as {}", f.name, f.id, id));
+        }
+    }
+    for f in functions {
+        module.define_function_bytes(f.id, f.alignment, &f.bytes, &f.relocs).map_err(|e| format!("cranelift: {e}"))?;
+    }
+    module.finalize_definitions().map_err(|e| format!("cranelift: {e}"))?;
+    Ok(module)
 }
 
 pub fn cl_type(t: &Type) -> types::Type {
@@ -134,26 +196,8 @@ struct Helpers {
 }
 
 pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId]) -> Result<Compiled, String> {
-    let mut flags = settings::builder();
-    let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| format!("cranelift flag {k}: {e}"));
-    set(&mut flags, "opt_level", "speed")?;
-    set(&mut flags, "use_colocated_libcalls", "false")?;
-    set(&mut flags, "is_pic", "false")?;
-    set(&mut flags, "preserve_frame_pointers", "true")?;
-    // Cranelift's IR verifier checks the generator's output, a tenth of
-    // the compile time: on in the test builds, not in release ones.
-    set(&mut flags, "enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
-    let isa = cranelift_native::builder()
-        .map_err(|e| format!("this machine's architecture: {e}"))?
-        .finish(settings::Flags::new(flags))
-        .map_err(|e| format!("cranelift: {e}"))?;
-    let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
-    for (name, ptr) in HELPERS {
-        jb.symbol(*name, *ptr);
-    }
-    let mut module = JITModule::new(jb);
+    let (mut module, helpers) = module()?;
     let ptr = module.target_config().pointer_type();
-    let helpers = declare_helpers(&mut module, ptr)?;
 
     // Declarations first: functions call each other in any order.
     // A top-level value is read, not compiled.
@@ -207,19 +251,17 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
             g.b.finalize(target);
         }
         let built = std::mem::replace(&mut ctx.func, cranelift_codegen::ir::Function::new());
-        functions.push((ids[&f], built, func.name.clone()));
+        functions.push((ids[&f], built, format!("f{}_{}", f.0, func.name)));
         module.clear_context(&mut ctx);
     }
-    define_in_parallel(&mut module, functions)?;
     // Entries: the C calling convention, arguments in an array of words.
     let mut entry_ids = Vec::new();
     for &f in entries {
         let func = &program.functions[f.0 as usize];
         let mut sig = module.make_signature();
         sig.params.extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(ptr)]);
-        let id = module
-            .declare_function(&format!("entry{}_{}", f.0, func.name), Linkage::Local, &sig)
-            .map_err(|e| format!("cranelift: {e}"))?;
+        let name = format!("entry{}_{}", f.0, func.name);
+        let id = module.declare_function(&name, Linkage::Local, &sig).map_err(|e| format!("cranelift: {e}"))?;
         ctx.func.signature = sig;
         {
             let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
@@ -250,13 +292,14 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
             b.ins().return_(&[]);
             b.finalize(target);
         }
-        module.define_function(id, &mut ctx).map_err(|e| format!("cranelift, entry of `{}`: {e:?}", func.name))?;
+        let built = std::mem::replace(&mut ctx.func, cranelift_codegen::ir::Function::new());
+        functions.push((id, built, name));
         module.clear_context(&mut ctx);
         entry_ids.push((f, id));
     }
-    module.finalize_definitions().map_err(|e| format!("cranelift: {e}"))?;
-    let entries = entry_ids.into_iter().map(|(f, id)| (f, module.get_finalized_function(id))).collect();
-    Ok(Compiled { module, tables, entries })
+    let mut functions = machine_code(module.isa(), functions)?;
+    functions.sort_by_key(|f| f.id);
+    Ok(Compiled { functions, tables, entries: entry_ids })
 }
 
 fn signature(module: &JITModule, f: &Function, call_conv: CallConv) -> Signature {

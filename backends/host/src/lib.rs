@@ -19,7 +19,9 @@
 //!
 //! API: [`compile`], [`Host`], [`Report`].
 
+mod cache;
 mod gen;
+mod image;
 mod native;
 mod roots;
 mod runtime;
@@ -43,6 +45,21 @@ pub struct Report {
     /// Top-level functions left to the interpreter: name, reason, where.
     pub left: Vec<(SmolStr, String, Span)>,
     pub time: Duration,
+    pub cache: Cache,
+}
+
+/// Whether the compiled code came from the host code cache.
+#[derive(Default, Debug, PartialEq, Eq)]
+pub enum Cache {
+    /// No cache: no folder for it, or the caller did not identify the
+    /// program.
+    #[default]
+    Off,
+    Found,
+    /// Compiled, and stored for the next run.
+    Stored,
+    /// Compiled, but could not be stored (why).
+    NotStored(String),
 }
 
 /// What the tier decided for a program: its lowered host code, the roots
@@ -131,31 +148,76 @@ fn plan(
 /// Compiles what it can of the program's host code; `modules` in load
 /// order, as `pmx_cpu::run` takes them; `boundaries`: the accelerate
 /// sites the run has (an `accelerate` in compiled code calls its site's
-/// engine); `utests`: whether the utest at a span runs.
-pub fn compile(modules: &[&Module], boundaries: &[pmx_accelerate::Boundary], utests: &dyn Fn(Span) -> bool) -> Host {
+/// engine); `utests`: whether the utest at a span runs. `identity`, where
+/// given, identifies the program for the host code cache (`cache.rs`):
+/// everything the other arguments are made from.
+pub fn compile(
+    modules: &[&Module],
+    boundaries: &[pmx_accelerate::Boundary],
+    utests: &dyn Fn(Span) -> bool,
+    identity: Option<&[&[u8]]>,
+) -> Host {
     let started = std::time::Instant::now();
-    let mut report = Report::default();
-    let mut natives = pmx_cpu::Natives::default();
+    let place = identity.and_then(cache::Place::of);
+    if let Some(stored) = place.as_ref().and_then(|p| p.read()) {
+        return finish(stored, Cache::Found).timed(started);
+    }
+    let stored = fresh(modules, boundaries, utests);
+    let how = match &place {
+        None => Cache::Off,
+        Some(p) => match p.write(&stored) {
+            Ok(()) => Cache::Stored,
+            Err(e) => Cache::NotStored(e),
+        },
+    };
+    finish(stored, how).timed(started)
+}
+
+/// A compile of the program, as the cache keeps it.
+fn fresh(modules: &[&Module], boundaries: &[pmx_accelerate::Boundary], utests: &dyn Fn(Span) -> bool) -> cache::Stored {
     match plan(modules, boundaries, utests) {
         Ok(plan) => {
-            report.left = plan.left;
+            let mut left = plan.left;
             let entries: Vec<(&roots::Root, pmx_lower::FnId)> = plan.entries.iter().map(|(r, f)| (r, *f)).collect();
-            match native::build(&plan.lowered, &plan.good, &entries) {
-                Ok(n) => {
-                    report.compiled = entries.iter().map(|(r, _)| r.name.clone()).collect();
-                    natives = n;
-                }
+            match native::image(&plan.lowered, &plan.good, &entries) {
+                Ok(image) => cache::Stored {
+                    compiled: entries.iter().map(|(r, _)| (r.name.clone(), r.span)).collect(),
+                    left,
+                    image: Some(image),
+                },
                 Err(e) => {
                     for (r, _) in &entries {
-                        report.left.push((r.name.clone(), format!("the code generator failed: {e}"), r.span));
+                        left.push((r.name.clone(), format!("the code generator failed: {e}"), r.span));
                     }
+                    cache::Stored { compiled: Vec::new(), left, image: None }
                 }
             }
         }
-        Err(refused) => report.left = refused,
+        Err(refused) => cache::Stored { compiled: Vec::new(), left: refused, image: None },
     }
-    report.time = started.elapsed();
-    Host { natives, report }
+}
+
+/// The native functions of a compile (none where its code cannot be
+/// linked: each root is then left to the interpreter, with the reason).
+fn finish(stored: cache::Stored, cache: Cache) -> Host {
+    let cache::Stored { compiled, mut left, image } = stored;
+    let (natives, compiled) = match image.map(native::load) {
+        None => (pmx_cpu::Natives::default(), compiled),
+        Some(Ok(natives)) => (natives, compiled),
+        Some(Err(e)) => {
+            left.extend(compiled.into_iter().map(|(n, s)| (n, format!("the code generator failed: {e}"), s)));
+            (pmx_cpu::Natives::default(), Vec::new())
+        }
+    };
+    let compiled = compiled.into_iter().map(|(n, _)| n).collect();
+    Host { natives, report: Report { compiled, left, time: Duration::ZERO, cache } }
+}
+
+impl Host {
+    fn timed(mut self, started: std::time::Instant) -> Host {
+        self.report.time = started.elapsed();
+        self
+    }
 }
 
 /// The lowered host code of a program (`pmx emit --stage host-ir`): each

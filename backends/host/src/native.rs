@@ -3,14 +3,15 @@
 //! the machine code recorded.
 
 use crate::gen::{self, kind, EntryFn};
+use crate::image::{Entry, Image};
 use crate::roots::Root;
 use crate::runtime::Kind;
 use crate::runtime::{Ctx, Tables};
 use cranelift_jit::JITModule;
 use pmx_cpu::value::Value;
 use pmx_cpu::{Native, Natives};
-use pmx_lower::{FnId, Program, Type};
-use rustc_hash::FxHashSet;
+use pmx_lower::{FnId, Program};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::{Arc, Weak};
 
 /// The compiled program, alive as long as a native function refers to it.
@@ -33,7 +34,9 @@ impl Drop for Code {
     }
 }
 
-pub fn build(program: &Program, good: &FxHashSet<FnId>, entries: &[(&Root, FnId)]) -> Result<Natives, String> {
+/// The machine code of the roots `entries` and of what they reach, as
+/// data (`image.rs`).
+pub fn image(program: &Program, good: &FxHashSet<FnId>, entries: &[(&Root, FnId)]) -> Result<Image, String> {
     // Entries for the roots, and for the functions native code makes
     // function values of (the interpreter calls those values).
     let valued = made_values(program, good);
@@ -41,29 +44,59 @@ pub fn build(program: &Program, good: &FxHashSet<FnId>, entries: &[(&Root, FnId)
     wanted.extend(valued.iter().copied());
     wanted.sort();
     wanted.dedup();
-    let compiled = gen::compile(program, good, &wanted)?;
-    let gen::Compiled { module, mut tables, entries: addresses } = compiled;
+    let gen::Compiled { functions, tables, entries: wrappers } = gen::compile(program, good, &wanted)?;
+    let entry = |(f, wrapper): (FnId, cranelift_module::FuncId)| {
+        let func = &program.functions[f.0 as usize];
+        Entry {
+            function: f,
+            wrapper,
+            params: func.params.iter().map(|p| kind(&p.ty)).collect(),
+            result: kind(&func.result),
+            shown: func.shown.clone(),
+            span: func.span,
+        }
+    };
+    Ok(Image {
+        functions,
+        tables,
+        entries: wrappers.into_iter().map(entry).collect(),
+        roots: entries.iter().map(|(r, f)| (r.id, *f)).collect(),
+        valued,
+    })
+}
+
+/// The native functions of an image: its code linked, each root's entry
+/// wrapped for the interpreter.
+pub fn load(image: Image) -> Result<Natives, String> {
+    let Image { functions, mut tables, entries, roots, valued } = image;
+    let module = gen::link(&functions)?;
+    drop(functions);
+    let entries: FxHashMap<FnId, Entry> = entries.into_iter().map(|e| (e.function, e)).collect();
+    let address = |f: &FnId| -> Result<(&Entry, EntryFn), String> {
+        let e = entries.get(f).ok_or_else(|| format!("no entry for function {}", f.0))?;
+        Ok((e, entry_at(module.get_finalized_function(e.wrapper))))
+    };
+    let valued: Vec<(&Entry, EntryFn)> = valued.iter().map(address).collect::<Result<_, _>>()?;
+    let roots: Vec<(pmx_ast::NameId, &Entry, EntryFn)> =
+        roots.iter().map(|(id, f)| address(f).map(|(e, a)| (*id, e, a))).collect::<Result<_, _>>()?;
     // A function value refers to the code weakly: the code's tables hold
     // the values (a strong reference would be a cycle); the roots' native
     // functions keep it.
     let code = Arc::new_cyclic(|weak: &Weak<Code>| {
-        for &f in &valued {
-            let func = &program.functions[f.0 as usize];
-            let native = native_fn(program, f, addresses[&f], Holder::Weak(weak.clone()));
-            let value = pmx_cpu::native::closure(&native, &func.shown, func.span);
+        for (e, entry) in &valued {
+            let native = native_fn(e, *entry, Holder::Weak(weak.clone()));
+            let value = pmx_cpu::native::closure(&native, &e.shown, e.span);
             if let Value::Closure(c) = &value {
-                let entry = entry_at(addresses[&f]);
-                let params = func.params.iter().map(|p| kind(&p.ty)).collect();
-                let direct = crate::runtime::Direct { entry, params, name: func.shown.clone() };
+                let direct = crate::runtime::Direct { entry: *entry, params: e.params.clone(), name: e.shown.clone() };
                 tables.direct.insert(c.code as *const pmx_cpu::code::LamCode as usize, direct);
             }
-            tables.functions.insert(f, value);
+            tables.functions.insert(e.function, value);
         }
         Code { module: Some(module), tables }
     });
     let mut natives = Natives::default();
-    for (root, f) in entries {
-        natives.insert(root.id, native_fn(program, *f, addresses[f], Holder::Strong(code.clone())));
+    for (id, e, entry) in roots {
+        natives.insert(id, native_fn(e, entry, Holder::Strong(code.clone())));
     }
     Ok(natives)
 }
@@ -74,14 +107,12 @@ enum Holder {
     Weak(Weak<Code>),
 }
 
-/// Native function `f` (its entry at `entry`): the interpreter calls it
-/// with the arguments as values.
-fn native_fn(program: &Program, f: FnId, entry: *const u8, code: Holder) -> Arc<Native> {
-    let func = &program.functions[f.0 as usize];
-    let params: Vec<Type> = func.params.iter().map(|p| p.ty.clone()).collect();
-    let result = func.result.clone();
-    let span = func.span;
-    let entry = entry_at(entry);
+/// Native function `e` (its wrapper at `entry`): the interpreter calls
+/// it with the arguments as values.
+fn native_fn(e: &Entry, entry: EntryFn, code: Holder) -> Arc<Native> {
+    let params = e.params.clone();
+    let result = e.result;
+    let span = e.span;
     let arity = params.len();
     let call = move |m: &mut pmx_cpu::Machine, args: &[Value]| {
         let code = match &code {
@@ -91,7 +122,9 @@ fn native_fn(program: &Program, f: FnId, entry: *const u8, code: Holder) -> Arc<
                 pmx_cpu::RuntimeError::from_engine(message, span)
             })?,
         };
-        let words: smallvec::SmallVec<[u64; 8]> = args.iter().zip(&params).map(|(a, t)| word(a, t)).collect();
+        // An argument as a word: a scalar, or where a sequence or record
+        // is (native code borrows it for the call; `args` outlives it).
+        let words: smallvec::SmallVec<[u64; 8]> = args.iter().zip(&params).map(|(a, k)| k.borrowed_word(a)).collect();
         let mut ctx = Ctx::new(m.stack_limit(), &code.tables, m as *mut pmx_cpu::Machine);
         let mut out = 0u64;
         // Safety: `words` has one word per parameter, `out` one for the
@@ -99,7 +132,7 @@ fn native_fn(program: &Program, f: FnId, entry: *const u8, code: Holder) -> Arc<
         unsafe { entry(&mut ctx, words.as_ptr(), &mut out) };
         match ctx.error.take() {
             Some(e) => Err(e),
-            None => Ok(value(out, &result)),
+            None => Ok(value(out, result)),
         }
     };
     Arc::new(Native { arity, call: Box::new(call) })
@@ -127,14 +160,8 @@ fn made_values(program: &Program, good: &FxHashSet<FnId>) -> Vec<FnId> {
     out
 }
 
-/// An argument as a word: a scalar, or where a sequence or record is
-/// (native code borrows it for the call; `args` outlives it).
-fn word(v: &Value, t: &Type) -> u64 {
-    kind(t).borrowed_word(v)
-}
-
-fn value(w: u64, t: &Type) -> Value {
-    match kind(t) {
+fn value(w: u64, k: Kind) -> Value {
+    match k {
         // Safety: native code returns sequences, records, variant values
         // and tensors in boxes of their own, which the caller takes.
         Kind::Boxed => *unsafe { Box::from_raw(w as *mut Value) },

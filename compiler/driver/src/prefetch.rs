@@ -4,12 +4,14 @@
 //! program most of the time goes to parsing the standard library files it
 //! includes (`string.mc` and what it includes: about 70 KB). The include
 //! graph is walked level by level instead: the files of a level are parsed
-//! (and their includes found) in parallel, each thread with its own handle
-//! on the database, so the later, sequential check finds every parse done.
+//! in parallel, each thread with its own handle on the database, and their
+//! includes found in order on the calling thread (finding a file numbers
+//! it), so the later, sequential check finds every parse done.
 //! Only memoised results are computed early; nothing observable changes.
 
 use crate::db::{Database, SourceFile};
 use crate::includes::file_includes;
+use crate::queries::parse_file;
 use rustc_hash::FxHashSet;
 
 /// Parses every file `root` includes, directly or not, on every core.
@@ -22,7 +24,7 @@ pub fn prefetch(db: &Database, root: SourceFile) {
     let mut level = vec![root];
     while !level.is_empty() {
         let groups = balance(db, &level, threads);
-        let found: Vec<Vec<SourceFile>> = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             let handles: Vec<_> = groups[1..]
                 .iter()
                 .map(|group| {
@@ -30,17 +32,24 @@ pub fn prefetch(db: &Database, root: SourceFile) {
                     std::thread::Builder::new()
                         .name("pmx-prefetch".into())
                         .stack_size(crate::stack_size())
-                        .spawn_scoped(s, move || includes_of(&db, group))
+                        .spawn_scoped(s, move || parse(&db, group))
                 })
                 .collect();
-            let mut all = vec![includes_of(db, &groups[0])];
+            parse(db, &groups[0]);
             // A thread that could not start or failed leaves its files to
             // the sequential check, which parses them (and reports any
             // problem) as usual.
-            all.extend(handles.into_iter().filter_map(|h| h.ok()?.join().ok()));
-            all
+            handles.into_iter().filter_map(|h| h.ok()).for_each(|h| drop(h.join()));
         });
-        level = found.into_iter().flatten().filter(|f| seen.insert(*f)).collect();
+        // The includes are found here, in the level's order, not on the
+        // threads: finding a file numbers it, and the numbers (which name
+        // and span identities carry) must not depend on which thread ran
+        // first (the host code cache keys a program by them).
+        level = level
+            .iter()
+            .flat_map(|f| file_includes(db, *f).targets.iter().filter_map(|t| t.target))
+            .filter(|f| seen.insert(*f))
+            .collect();
     }
 }
 
@@ -58,7 +67,9 @@ fn balance(db: &Database, level: &[SourceFile], threads: usize) -> Vec<Vec<Sourc
     groups.into_iter().map(|g| g.1).collect()
 }
 
-/// Parses the files (through `file_includes`) and returns what they include.
-fn includes_of(db: &Database, files: &[SourceFile]) -> Vec<SourceFile> {
-    files.iter().flat_map(|f| file_includes(db, *f).targets.iter().filter_map(|t| t.target)).collect()
+/// Parses the files.
+fn parse(db: &Database, files: &[SourceFile]) {
+    for f in files {
+        parse_file(db, *f);
+    }
 }
