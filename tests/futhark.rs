@@ -30,15 +30,26 @@ static GPU_RAN: AtomicUsize = AtomicUsize::new(0);
 fn main() {
     let programs = programs();
     assert!(programs.len() >= 20, "the Futhark-class fixtures are found");
-    let futhark = process::futhark();
     let pname = |p: &PathBuf| name(p);
     let mut trials = per_fixture("snapshots", programs.clone(), pname, |p| generated_futhark_snapshot(&p));
-    let mut with_futhark = per_fixture("futhark_check", programs.clone(), pname, |p| passes_futhark_check(&p));
-    with_futhark.extend(per_fixture("cpu", programs.clone(), pname, |p| {
-        runs_as_in_debug_mode(&p, "cpu");
-    }));
-    with_futhark.push(trial("failures_in_futhark_code_are_located", || check_failures("cpu")));
-    trials.extend(needing(&futhark, with_futhark));
+    // The checks that need Futhark, once per compiler tested.
+    for (label, found) in compilers() {
+        let at = |group: &str| if label.is_empty() { group.to_string() } else { format!("{group}@{label}") };
+        let futhark = found.as_ref().map(|f| f.program.clone()).map_err(Clone::clone);
+        let mut with_futhark = Vec::new();
+        let f = futhark.clone().ok();
+        with_futhark.extend(per_fixture(&at("futhark_check"), programs.clone(), pname, move |p| {
+            passes_futhark_check(&p, f.as_deref())
+        }));
+        let f = futhark.clone().ok();
+        with_futhark.extend(per_fixture(&at("cpu"), programs.clone(), pname, move |p| {
+            runs_as_in_debug_mode(&p, "cpu", f.as_deref());
+        }));
+        let f = futhark.clone().ok();
+        with_futhark
+            .push(trial(&at("failures_in_futhark_code_are_located"), move || check_failures("cpu", f.as_deref())));
+        trials.extend(needing(&futhark.map(|_| ()), with_futhark));
+    }
     trials.push(trial(
         "missing_futhark_is_an_error_for_an_explicit_target",
         missing_futhark_is_an_error_for_an_explicit_target,
@@ -65,12 +76,12 @@ fn main() {
     // backend) as in debug mode, and the failures located as on the CPU.
     let mut gpu = per_fixture("on_a_gpu", programs, pname, |p| {
         gpu_usable();
-        GPU_UTESTS.fetch_add(runs_as_in_debug_mode(&p, "gpu"), Ordering::Relaxed);
+        GPU_UTESTS.fetch_add(runs_as_in_debug_mode(&p, "gpu", None), Ordering::Relaxed);
         GPU_RAN.fetch_add(1, Ordering::Relaxed);
     });
     gpu.push(trial("on_a_gpu::failures_are_located", || {
         gpu_usable();
-        check_failures("gpu");
+        check_failures("gpu", None);
     }));
     trials.extend(harness::on_a_gpu(gpu));
     let conclusion = libtest_mimic::run(&Arguments::from_args(), trials);
@@ -80,6 +91,42 @@ fn main() {
         println!("futhark-gpu: {ran} programs ran with --target gpu as in --debug ({utests} utests passed)");
     }
     conclusion.exit()
+}
+
+/// The Futhark compilers to test against, each with its label: those
+/// `PMX_FUTHARK_VERSIONS` lists (their paths, `:`-separated), labelled by
+/// version, the trial groups named `GROUP@VERSION`; without it, the one
+/// pmx finds (`PMX_FUTHARK`, `PATH`), unlabelled. One that does not run
+/// or is not supported makes its trials skipped, saying why.
+fn compilers() -> Vec<(String, Result<pmx_futhark::engine::Futhark, String>)> {
+    let Some(list) = std::env::var_os("PMX_FUTHARK_VERSIONS").filter(|l| !l.is_empty()) else {
+        return vec![(String::new(), pmx_futhark::engine::find().map_err(|e| e.to_string()))];
+    };
+    std::env::split_paths(&list)
+        .map(|path| {
+            let found = pmx_futhark::engine::find_at(&path, "PMX_FUTHARK_VERSIONS").map_err(|e| e.to_string());
+            let label = match &found {
+                Ok(f) => f.version.split_whitespace().nth(1).unwrap_or(&f.version).to_string(),
+                Err(_) => path.display().to_string(),
+            };
+            eprintln!(
+                "futhark: {label}: {}",
+                found
+                    .as_ref()
+                    .map_or_else(|e| format!("skipped ({e})"), |f| format!("tested ({})", f.program.display()))
+            );
+            (label, found)
+        })
+        .collect()
+}
+
+/// `pmx ARGS FILE` with the Futhark compiler `futhark` (else the one pmx
+/// finds).
+fn pmx_with(args: &[&str], p: &Path, futhark: Option<&Path>) -> (i32, String, String) {
+    match futhark {
+        Some(f) => process::pmx_with_env(args, p, &[("PMX_FUTHARK", f.to_str().expect("a UTF-8 path"))]),
+        None => pmx(args, p),
+    }
 }
 
 /// Test programs with Futhark-class accelerate bindings.
@@ -113,9 +160,12 @@ fn generated_futhark_snapshot(p: &Path) {
 }
 
 /// The generated Futhark passes `futhark check`.
-fn passes_futhark_check(p: &Path) {
-    let futhark = pmx_futhark::engine::find().expect("futhark").program;
-    let dir = std::env::temp_dir().join(format!("pmx-futhark-check-{}-{}", std::process::id(), name(p)));
+fn passes_futhark_check(p: &Path, futhark: Option<&Path>) {
+    let futhark = match futhark {
+        Some(f) => f.to_path_buf(),
+        None => pmx_futhark::engine::find().expect("futhark").program,
+    };
+    let dir = std::env::temp_dir().join(format!("pmx-futhark-check-{}-{}-{}", std::process::id(), name(p), unique()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let src = dir.join(format!("{}.fut", name(p)));
     std::fs::write(&src, generated(p)).expect("writable");
@@ -137,11 +187,11 @@ fn passes_futhark_check(p: &Path) {
 /// utest (naming the `accelerate`) where debug mode, which checks it
 /// before the call, locates it at the `accelerate`. Returns the utests
 /// passed.
-fn runs_as_in_debug_mode(p: &Path, target: &str) -> usize {
+fn runs_as_in_debug_mode(p: &Path, target: &str, futhark: Option<&Path>) -> usize {
     let (_, ir, _) = pmx(&["emit", "--stage", "futhark-ir", "--color=never"], p);
     let sizes = ir.contains("sizeEq");
     let debug = pmx(&["test", "--debug", "--color=never"], p);
-    let native = pmx(&["test", "--target", target, "--color=never"], p);
+    let native = pmx_with(&["test", "--target", target, "--color=never"], p, futhark);
     assert_eq!(debug.0, native.0, "{}: exit codes differ\n{}\n---\n{}", p.display(), debug.2, native.2);
     assert_eq!(debug.1, native.1, "{}: outputs or utest counts differ\n{}", p.display(), native.2);
     if debug.0 != 0 {
@@ -163,7 +213,7 @@ fn passed(out: &str) -> usize {
 
 /// Bad input at the boundary and failures inside generated code are
 /// run-time errors at the MExpr location, exit code 1.
-fn check_failures(target: &str) {
+fn check_failures(target: &str, futhark: Option<&Path>) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/futhark");
     for (file, message, at) in [
         ("errors_irregular.mc", "Irregular sequence found", "errors_irregular.mc:6:12"),
@@ -174,12 +224,13 @@ fn check_failures(target: &str) {
         ("errors_size.mc", "Size constraint violated", "the utest at tests/futhark/errors_size.mc:5:3"),
         ("errors_utest.mc", "Size constraint violated", "the utest at tests/futhark/errors_utest.mc:6:3"),
     ] {
-        let (code, _, err) = pmx(&["run", "--target", target, "--color=never"], &dir.join(file));
+        let (code, _, err) = pmx_with(&["run", "--target", target, "--color=never"], &dir.join(file), futhark);
         assert_eq!(code, 1, "{file}: {err}");
         assert!(err.contains(message) && err.contains(at), "{file} ({target}): {err}");
     }
     // A failure inside a function names the accelerate that ran it.
-    let (_, _, err) = pmx(&["test", "--target", target, "--color=never"], &dir.join("errors_division.mc"));
+    let (_, _, err) =
+        pmx_with(&["test", "--target", target, "--color=never"], &dir.join("errors_division.mc"), futhark);
     assert!(err.contains("run by the accelerate at tests/futhark/errors_division.mc:"), "{err}");
 }
 
@@ -307,4 +358,11 @@ fn unchecked_futhark_code_drops_the_checks_and_runs_the_same() {
     let checked = pmx(&["test", "--target", "cpu", "--color=never"], &p);
     let unchecked = pmx(&["test", "--target", "cpu", "--unchecked", "--color=never"], &p);
     assert_eq!(checked, unchecked);
+}
+
+/// A number no other call in this process gets (temporary folders of
+/// trials that run at once).
+fn unique() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }

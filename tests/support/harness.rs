@@ -44,9 +44,15 @@ pub fn per_fixture<T: Send + 'static>(
     group: &str,
     fixtures: impl IntoIterator<Item = T>,
     name: impl Fn(&T) -> String,
-    f: impl Fn(T) + Send + Sync + Copy + 'static,
+    f: impl Fn(T) + Send + Sync + Clone + 'static,
 ) -> Vec<Trial> {
-    fixtures.into_iter().map(|x| trial(format!("{group}::{}", name(&x)), move || f(x))).collect()
+    fixtures
+        .into_iter()
+        .map(|x| {
+            let f = f.clone();
+            trial(format!("{group}::{}", name(&x)), move || f(x))
+        })
+        .collect()
 }
 
 /// The trials as they are if `tool` is there; otherwise ignored (listed as

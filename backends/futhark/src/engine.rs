@@ -62,10 +62,16 @@ impl std::fmt::Display for FindError {
 /// `$PMX_FUTHARK`, else `futhark` on `PATH`; the error says what to
 /// install.
 pub fn find() -> Result<Futhark, FindError> {
-    let (program, from) = match std::env::var_os("PMX_FUTHARK").filter(|p| !p.is_empty()) {
-        Some(p) => (PathBuf::from(p), "PMX_FUTHARK"),
-        None => (PathBuf::from("futhark"), "PATH"),
-    };
+    match std::env::var_os("PMX_FUTHARK").filter(|p| !p.is_empty()) {
+        Some(p) => find_at(Path::new(&p), "PMX_FUTHARK"),
+        None => find_at(Path::new("futhark"), "PATH"),
+    }
+}
+
+/// The `futhark` at `program` (`from`: where its name came from, for the
+/// messages), if it runs and pmx supports its version.
+pub fn find_at(program: &Path, from: &str) -> Result<Futhark, FindError> {
+    let program = program.to_path_buf();
     let out = Command::new(&program).arg("--version").output();
     match out {
         Ok(o) if o.status.success() => {
