@@ -10,6 +10,8 @@
 //!   `Float`, `Char` and `Bool` sequences are handed over as their buffers.
 //! - `backend.rs`: Futhark's `multicore` (CPU) or `cuda` (GPU) backend,
 //!   and what differs between their builds and contexts.
+//! - `versions.rs`: the supported Futhark versions and what differs
+//!   between them (one table the generator and the glue consult).
 //! - `engine.rs`: finding `futhark`, compiling (Futhark to C, C to a
 //!   shared library, cached), loading, and the `pmx_cpu::Engine` that
 //!   runs entries in one Futhark context per run.
@@ -26,3 +28,4 @@ pub mod engine;
 pub mod gen;
 pub mod manifest;
 pub mod marshal;
+pub mod versions;

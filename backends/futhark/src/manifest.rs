@@ -30,6 +30,8 @@ pub struct Entry {
     pub cfun: String,
     /// The types of its inputs, in order.
     pub inputs: Vec<String>,
+    /// Whether it consumes each input (a unique parameter, `*[]t`).
+    pub consumes: Vec<bool>,
     pub outputs: Outputs,
 }
 
@@ -65,6 +67,10 @@ pub struct ArrayOps {
     pub values: String,
     pub shape: String,
     pub free: String,
+    /// `futhark_new_raw_*` (0.25.14 and newer list it; before, it took an
+    /// offset and copied).
+    #[serde(default)]
+    pub new_raw: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -111,6 +117,8 @@ struct RawEntry {
 struct RawParam {
     #[serde(rename = "type")]
     ty: String,
+    #[serde(default)]
+    unique: bool,
 }
 
 impl Manifest {
@@ -123,8 +131,9 @@ impl Manifest {
                 (None, Some(one)) => Outputs::One(one.ty),
                 _ => return Err(format!("entry `{name}` has neither `outputs` nor `output` (or both)")),
             };
+            let consumes = e.inputs.iter().map(|p| p.unique).collect();
             let inputs = e.inputs.into_iter().map(|p| p.ty).collect();
-            entries.insert(name, Entry { cfun: e.cfun, inputs, outputs });
+            entries.insert(name, Entry { cfun: e.cfun, inputs, consumes, outputs });
         }
         Ok(Manifest { entries, types: raw.types })
     }
@@ -209,7 +218,7 @@ mod tests {
     /// projected into its slot, the tuple freed; before, one slot each.
     #[test]
     fn the_glue_projects_a_tuple_of_results_into_the_slots() {
-        let glue = crate::engine::glue_source(&Manifest::parse(NEW).unwrap()).unwrap();
+        let glue = crate::engine::glue_source(&Manifest::parse(NEW).unwrap(), true).unwrap();
         for line in [
             "struct futhark_opaque_tup2_arr_i64_1d_i64 * r = NULL;",
             "int err = futhark_entry_accelerate1(ctx, &r, *(struct futhark_i64_1d * const *)in[0]);",
@@ -219,7 +228,7 @@ mod tests {
         ] {
             assert!(glue.contains(line), "{line}\n{glue}");
         }
-        let old = crate::engine::glue_source(&Manifest::parse(OLD).unwrap()).unwrap();
+        let old = crate::engine::glue_source(&Manifest::parse(OLD).unwrap(), false).unwrap();
         assert!(
             old.contains(
                 "return futhark_entry_accelerate1(ctx, (struct futhark_i64_1d * *)out[0], (int64_t *)out[1], \
@@ -227,6 +236,26 @@ mod tests {
             ),
             "{old}"
         );
+    }
+
+    /// Where the version wraps a caller's buffer (0.25.14 and newer, on
+    /// the CPU), each array type gets `pmx_wrap_*`, calling `new_raw`
+    /// without an offset; not where an entry consumes an input, nor where
+    /// the version copies.
+    #[test]
+    fn the_glue_wraps_buffers_only_where_futhark_does_not_copy_them() {
+        let m = Manifest::parse(NEW).unwrap();
+        let wrap = "void *pmx_wrap_i64_1d(struct futhark_context *ctx, const void *data, const int64_t *dims) {\n  \
+                    return futhark_new_raw_i64_1d(ctx, (unsigned char *)data, dims[0]);\n}";
+        assert!(crate::engine::glue_source(&m, true).unwrap().contains(wrap));
+        assert!(!crate::engine::glue_source(&m, false).unwrap().contains("pmx_wrap_"));
+        let consuming = NEW.replace(
+            r#""inputs": [{"name": "xs", "type": "[]i64", "unique": false}]"#,
+            r#""inputs": [{"name": "xs", "type": "[]i64", "unique": true}]"#,
+        );
+        assert_ne!(consuming, NEW);
+        let glue = crate::engine::glue_source(&Manifest::parse(&consuming).unwrap(), true).unwrap();
+        assert!(!glue.contains("pmx_wrap_"), "{glue}");
     }
 
     #[test]
