@@ -347,6 +347,17 @@ impl Lifter {
 
     /// An expression below the top level, changed in place.
     fn expr(&mut self, e: &mut Expr) {
+        // A local alias of a known function (`let tget = tensorGetExn in`)
+        // is a local function, its eta-expansion, like a top-level one:
+        // lifted, it stays polymorphic, where passed as a parameter of the
+        // functions using it, it would have one type for all their uses.
+        let eta = match &e.kind {
+            ExprKind::Let(b, _) if !is_lambda(&b.value) => self.alias(&b.value),
+            _ => None,
+        };
+        if let (Some(eta), ExprKind::Let(b, _)) = (eta, &mut e.kind) {
+            b.value = eta;
+        }
         match &mut e.kind {
             ExprKind::Lam { .. } => {
                 let lam = take(e);
