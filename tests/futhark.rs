@@ -48,6 +48,12 @@ fn main() {
         let f = futhark.clone().ok();
         with_futhark
             .push(trial(&at("failures_in_futhark_code_are_located"), move || check_failures("cpu", f.as_deref())));
+        if let Ok(found) = &found {
+            let found = found.clone();
+            with_futhark.push(trial(&at("inputs_cross_without_a_copy_where_futhark_wraps_them"), move || {
+                inputs_cross_without_a_copy_where_futhark_wraps_them(&found)
+            }));
+        }
         trials.extend(needing(&futhark.map(|_| ()), with_futhark));
     }
     trials.push(trial(
@@ -106,7 +112,7 @@ fn compilers() -> Vec<(String, Result<pmx_futhark::engine::Futhark, String>)> {
         .map(|path| {
             let found = pmx_futhark::engine::find_at(&path, "PMX_FUTHARK_VERSIONS").map_err(|e| e.to_string());
             let label = match &found {
-                Ok(f) => f.version.split_whitespace().nth(1).unwrap_or(&f.version).to_string(),
+                Ok(f) => f.capabilities.version.to_string(),
                 Err(_) => path.display().to_string(),
             };
             eprintln!(
@@ -365,4 +371,32 @@ fn unchecked_futhark_code_drops_the_checks_and_runs_the_same() {
 fn unique() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Where the Futhark wraps a caller's buffer (0.25.14 and newer, on the
+/// CPU), an unboxed sequence crosses into an entry without a copy:
+/// `--profile`'s bytes in are 0; with an older Futhark, every byte.
+fn inputs_cross_without_a_copy_where_futhark_wraps_them(futhark: &pmx_futhark::engine::Futhark) {
+    let dir = std::env::temp_dir().join(format!("pmx-zero-copy-{}-{}", std::process::id(), unique()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("zero_copy.mc");
+    std::fs::write(
+        &file,
+        "mexpr\nlet xs = create 1000 (lam i. i) in\nlet ys = create 1000 (lam i. int2float i) in\n\
+         let s = accelerate (foldl addi 0 (map (lam x. muli x 2) xs)) in\n\
+         let t = accelerate (map (lam y. mulf y 0.5) ys) in\ndprint (s, get t 9)\n",
+    )
+    .expect("writable");
+    let (code, out, err) =
+        pmx_with(&["run", "--target", "cpu", "--profile", "--color=never"], &file, Some(&futhark.program));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!((code, out.as_str()), (0, "(999000, 4.5)"), "{err}");
+    // A binding's row: name, engine, calls, time, `ms`, bytes in, ...
+    let bytes_in: Vec<u64> = err
+        .lines()
+        .filter(|l| l.starts_with("accelerate"))
+        .map(|l| l.split_whitespace().nth(5).and_then(|b| b.parse().ok()).expect("a profile row"))
+        .collect();
+    let expected = if futhark.capabilities.raw_arrays_wrap { 0 } else { 8000 };
+    assert_eq!(bytes_in, [expected, expected], "Futhark {}:\n{err}", futhark.capabilities.version);
 }

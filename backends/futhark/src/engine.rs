@@ -162,6 +162,9 @@ pub struct Library {
     pub dir: PathBuf,
     pub cached: bool,
     pub compile_time: Duration,
+    /// The Futhark gives several results in one opaque tuple (0.26.1 and
+    /// newer), whose fields the glue projects.
+    tuple_results: bool,
 }
 
 /// What a `cuda` context is configured with.
@@ -249,7 +252,8 @@ pub fn build(g: &Generated, futhark: &Futhark, backend: Backend) -> Result<Libra
         Backend::Cuda => Some(pmx_gpu::nvrtc::arch_for(pmx_gpu::toolkit::load_globally()?.capability)?),
         Backend::Multicore => None,
     };
-    let mut library = load(g, &dir, backend, arch, found == pmx_native::cache::Found::Cached, compile_time)?;
+    let how = (backend, futhark.capabilities.single_output);
+    let mut library = load(g, &dir, how, arch, found == pmx_native::cache::Found::Cached, compile_time)?;
     library.make_context().map_err(|e| format!("internal error: {e} (generated program kept at {})", dir.display()))?;
     library.compile_time = started.elapsed();
     Ok(library)
@@ -500,7 +504,7 @@ fn symbol<T: Copy>(lib: &libloading::Library, name: &str) -> Result<T, String> {
 fn load(
     g: &Generated,
     dir: &Path,
-    backend: Backend,
+    (backend, tuple_results): (Backend, bool),
     arch: Option<&str>,
     cached: bool,
     compile_time: Duration,
@@ -560,6 +564,7 @@ fn load(
         dir: dir.to_path_buf(),
         cached,
         compile_time,
+        tuple_results,
     })
 }
 
@@ -653,10 +658,22 @@ impl Library {
         Ok(ctx)
     }
 
+    /// Whether `entry`'s array inputs are wrapped, not copied, where the
+    /// glue can (`pmx_wrap_*`). Not where the results come back in an
+    /// opaque tuple: Futhark 0.27.1's projection of a field counts a
+    /// reference to its memory without testing that the memory is
+    /// counted, which a wrapped buffer's is not, so a result that is an
+    /// input, unchanged, crashes the projection (`FUTHARK_BUGS.md`).
+    fn wraps(&self, entry: &EntryAbi) -> bool {
+        let results = entry.outputs.len() + entry.dummy_output as usize + entry.counts as usize;
+        !(self.tuple_results && results > 1)
+    }
+
     /// The bytes of `inputs` copied to call `entry`: an array that Futhark
     /// wraps costs only the copy that flattened it, if any.
     pub fn bytes_copied(&self, entry: &EntryAbi, inputs: &[Input]) -> u64 {
-        let wraps = |l: &Leaf| self.arrays.get(&(l.scalar, l.rank)).is_some_and(|o| o.wrap.is_some());
+        let wrapping = self.wraps(entry);
+        let wraps = |l: &Leaf| wrapping && self.arrays.get(&(l.scalar, l.rank)).is_some_and(|o| o.wrap.is_some());
         entry
             .inputs
             .iter()
@@ -693,6 +710,7 @@ impl Library {
                 line: None,
             })
         };
+        let wrapping = self.wraps(entry);
         // One word per input: a scalar, or an array's handle.
         let mut words: Vec<u64> = vec![0; inputs.len()];
         let mut made: Vec<(ArrayOps, *mut c_void)> = Vec::new();
@@ -716,7 +734,8 @@ impl Library {
                     // Safety: `data` holds `dims`' product of elements,
                     // and outlives the array (freed below, before `inputs`
                     // can go) where it is wrapped, not copied.
-                    let a = unsafe { (o.wrap.unwrap_or(o.new))(ctx, *data, dims.as_ptr()) };
+                    let new = o.wrap.filter(|_| wrapping).unwrap_or(o.new);
+                    let a = unsafe { new(ctx, *data, dims.as_ptr()) };
                     if a.is_null() {
                         free_all(&made);
                         // Safety: `ctx` is live.
