@@ -213,6 +213,7 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
             .map_err(|e| format!("cranelift: {e}"))?;
         ids.insert(f, id);
     }
+    let owning = owning(program, functions);
     let mut tables = Tables::new();
     let strings = program.string_literals();
     let mut ctx = module.make_context();
@@ -226,6 +227,7 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
             let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
             let mut g = Gen {
                 program,
+                owning: &owning,
                 module: &mut module,
                 b,
                 ids: &ids,
@@ -277,7 +279,7 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
                 let v = b.ins().load(cl_type(&p.ty), MemFlagsData::trusted(), args, (8 * i) as i32);
                 // The interpreter's arguments are borrowed: a function that
                 // owns its parameters gets copies.
-                let v = if owns_params(func) && boxed(&p.ty) {
+                let v = if owning.contains(&f) && boxed(&p.ty) {
                     let call = b.ins().call(dup, &[v]);
                     b.inst_results(call)[0]
                 } else {
@@ -363,6 +365,8 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
 
 struct Gen<'a, 'b> {
     program: &'a Program,
+    /// The functions that own their parameters (`owning`).
+    owning: &'a FxHashSet<FnId>,
     module: &'a mut JITModule,
     b: FunctionBuilder<'b>,
     ids: &'a FxHashMap<FnId, FuncId>,
@@ -445,11 +449,45 @@ pub fn kind(t: &Type) -> runtime::Kind {
     }
 }
 
-/// Whether a function owns its sequence, record, variant and tensor
-/// parameters (its callers give them): a recursive one, whose loops and
-/// tail calls carry values of their own.
-fn owns_params(f: &Function) -> bool {
-    f.recursive && f.params.iter().any(|p| boxed(&p.ty))
+/// The functions that own their sequence, record, variant and tensor
+/// parameters (their callers give them): those that a member of their
+/// recursive group (themselves too) calls in tail position, a loop,
+/// whose values the frame replaced can no longer keep alive. Any other
+/// function borrows its parameters from its caller, which keeps them
+/// alive through the call: a recursion that is not a loop (a tree's
+/// insertion, a sum over one) then passes its parts without copying them
+/// and drops nothing it was given.
+fn owning(program: &Program, functions: &FxHashSet<FnId>) -> FxHashSet<FnId> {
+    fn tail_calls(b: &Block, out: &mut Vec<FnId>) {
+        let Some(s) = b.stmts.last() else { return };
+        if !matches!(&b.result, Atom::Var(v) if v.id == s.var.id) {
+            return;
+        }
+        match &s.expr {
+            Expr::Call(g, _) => out.push(*g),
+            Expr::If { then, otherwise, .. } => {
+                tail_calls(then, out);
+                tail_calls(otherwise, out);
+            }
+            _ => {}
+        }
+    }
+    let mut out = FxHashSet::default();
+    for f in functions {
+        let func = &program.functions[f.0 as usize];
+        if !func.recursive {
+            continue;
+        }
+        let mut called = Vec::new();
+        tail_calls(&func.body, &mut called);
+        for g in called {
+            let callee = &program.functions[g.0 as usize];
+            if callee.recursive && callee.group == func.group && callee.params.iter().any(|p| boxed(&p.ty)) {
+                out.insert(g);
+            }
+        }
+    }
+    out
 }
 
 impl Gen<'_, '_> {
@@ -517,14 +555,14 @@ impl Gen<'_, '_> {
         self.b.ins().return_(&[z]);
 
         // Parameters are borrowed from the caller, except in a recursive
-        // function (`owns_params`): the values it carries around a loop or
+        // function that loops (`owning`): the values it carries around a loop or
         // through its group's tail calls may be its own, so its callers
         // give it its parameters (moved or copied) and it drops them when
         // it leaves; tail calls in its group then need no frame.
         self.b.switch_to_block(start);
         self.b.seal_block(start);
         let mut scope = Vec::new();
-        if owns_params(f) {
+        if self.owning.contains(&self.me) {
             scope.extend(f.params.iter().filter(|p| boxed(&p.ty)).map(|p| p.id));
         }
         self.scopes = vec![scope];
@@ -667,11 +705,10 @@ impl Gen<'_, '_> {
             // are given it) or the frame owns nothing the callee reads.
             Expr::Call(f, args)
                 if self.program.functions[f.0 as usize].global.is_none()
-                    && (owns_params(&self.program.functions[f.0 as usize])
-                        || self.scopes.iter().all(|s| s.is_empty())) =>
+                    && (self.owning.contains(f) || self.scopes.iter().all(|s| s.is_empty())) =>
             {
                 let callee = &self.program.functions[f.0 as usize];
-                let given = owns_params(callee);
+                let given = self.owning.contains(f);
                 let site = self.tail_site(*f, s.span);
                 let mut vals = vec![self.ctx, site];
                 let mut moved = Vec::new();
@@ -1449,7 +1486,7 @@ impl Gen<'_, '_> {
     /// callee that owns its parameters is given copies of boxed ones.
     fn call_at(&mut self, f: FnId, args: &[Value], site: Value, on_failure: ClBlock) -> Value {
         let callee = &self.program.functions[f.0 as usize];
-        let given = owns_params(callee);
+        let given = self.owning.contains(&f);
         let boxed_params: Vec<bool> = callee.params.iter().map(|p| boxed(&p.ty)).collect();
         let mut vals = vec![self.ctx, site];
         for (v, b) in args.iter().zip(boxed_params) {

@@ -313,17 +313,15 @@ impl Lifter {
     /// calls it instead of receiving a function value, which no backend
     /// can take (Miking accepts both spellings).
     fn alias(&mut self, value: &Expr) -> Option<Expr> {
+        if !self.is_alias(value) {
+            return None;
+        }
         let (head, args) = spine(value);
         let ExprKind::Var(n) = &head.kind else { return None };
         let arity = match n.id.as_builtin() {
-            Some(Builtin::Accelerate) => return None,
             Some(b) => b.arity(),
-            None if self.globals.contains(&n.id) => *self.arity.get(&n.id)?,
-            None => return None,
+            None => *self.arity.get(&n.id)?,
         };
-        if args.len() >= arity || !args.iter().all(|a| matches!(a.kind, ExprKind::Var(_) | ExprKind::Lit(_))) {
-            return None;
-        }
         let mut params = Vec::new();
         let mut ty = value.ty.strip_foralls().clone();
         for _ in args.len()..arity {
@@ -337,6 +335,23 @@ impl Lifter {
         Some(lams(&params, body))
     }
 
+    /// Whether `value` is a known function applied to fewer arguments
+    /// than it takes, each a variable or a literal ([`Self::alias`]).
+    fn is_alias(&self, value: &Expr) -> bool {
+        let (head, args) = spine(value);
+        let ExprKind::Var(n) = &head.kind else { return false };
+        let arity = match n.id.as_builtin() {
+            Some(Builtin::Accelerate) => return false,
+            Some(b) => b.arity(),
+            None if self.globals.contains(&n.id) => match self.arity.get(&n.id) {
+                Some(a) => *a,
+                None => return false,
+            },
+            None => return false,
+        };
+        args.len() < arity && args.iter().all(|a| matches!(a.kind, ExprKind::Var(_) | ExprKind::Lit(_)))
+    }
+
     /// Lifts what is inside the body of a chain of lambdas.
     fn inside_lambda(&mut self, e: &mut Expr) {
         match &mut e.kind {
@@ -347,16 +362,20 @@ impl Lifter {
 
     /// An expression below the top level, changed in place.
     fn expr(&mut self, e: &mut Expr) {
-        // A local alias of a known function (`let tget = tensorGetExn in`)
-        // is a local function, its eta-expansion, like a top-level one:
-        // lifted, it stays polymorphic, where passed as a parameter of the
-        // functions using it, it would have one type for all their uses.
-        let eta = match &e.kind {
-            ExprKind::Let(b, _) if !is_lambda(&b.value) => self.alias(&b.value),
-            _ => None,
-        };
-        if let (Some(eta), ExprKind::Let(b, _)) = (eta, &mut e.kind) {
-            b.value = eta;
+        // A local alias of a known function (`let tget = tensorGetExn in`,
+        // `let scale = mulf k in`) evaluates nothing: each use becomes the
+        // aliased expression, typed at the use. Passed as a parameter of
+        // the lifted functions using it, it would have one type for all
+        // their uses, where it is polymorphic.
+        if let ExprKind::Let(b, _) = &e.kind {
+            if !is_lambda(&b.value) && self.is_alias(&b.value) {
+                let Expr { kind: ExprKind::Let(mut b, body), .. } = take(e) else { unreachable!("matched above") };
+                self.expr(&mut b.value);
+                self.subst.insert(b.name.id, b.value);
+                *e = *body;
+                self.expr(e);
+                return;
+            }
         }
         match &mut e.kind {
             ExprKind::Lam { .. } => {
