@@ -47,10 +47,10 @@ fn main() {
         }));
         let f = futhark.clone().ok();
         with_futhark
-            .push(trial(&at("failures_in_futhark_code_are_located"), move || check_failures("cpu", f.as_deref())));
+            .push(trial(at("failures_in_futhark_code_are_located"), move || check_failures("cpu", f.as_deref())));
         if let Ok(found) = &found {
             let found = found.clone();
-            with_futhark.push(trial(&at("inputs_cross_without_a_copy_where_futhark_wraps_them"), move || {
+            with_futhark.push(trial(at("inputs_cross_without_a_copy_where_futhark_wraps_them"), move || {
                 inputs_cross_without_a_copy_where_futhark_wraps_them(&found)
             }));
         }
