@@ -32,7 +32,7 @@ PHASES = re.compile(r"whole run ([\d.]+) ms: front end ([\d.]+) ms, building acc
                     r"host code ([\d.]+) ms, inside bindings ([\d.]+) ms(?: \(kernels ([\d.]+) ms\))?")
 
 
-HOST = re.compile(r"host code: \d+ top-level functions compiled to native code in ([\d.]+) ms")
+HOST = re.compile(r"host code: \d+ top-level functions (?:compiled|loaded) as native code in ([\d.]+) ms")
 HOST_MODE = "auto"
 
 

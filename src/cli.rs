@@ -433,14 +433,14 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
 
 /// One line on what the native host tier did.
 fn host_summary(r: &pmx_host::Report) -> String {
-    let cache = match &r.cache {
-        pmx_host::Cache::Off => String::new(),
-        pmx_host::Cache::Found => " (from the cache)".to_string(),
-        pmx_host::Cache::Stored => " (stored in the cache)".to_string(),
-        pmx_host::Cache::NotStored(why) => format!(" (not cached: {why})"),
+    let (how, cache) = match &r.cache {
+        pmx_host::Cache::Off => ("compiled", String::new()),
+        pmx_host::Cache::Found => ("loaded", " (from the cache)".to_string()),
+        pmx_host::Cache::Stored => ("compiled", " (stored in the cache)".to_string()),
+        pmx_host::Cache::NotStored(why) => ("compiled", format!(" (not cached: {why})")),
     };
     format!(
-        "host code: {} top-level functions compiled to native code in {:.3} ms{cache}, {} left to the interpreter",
+        "host code: {} top-level functions {how} as native code in {:.3} ms{cache}, {} left to the interpreter",
         r.compiled.len(),
         r.time.as_secs_f64() * 1e3,
         r.left.len()

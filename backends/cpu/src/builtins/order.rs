@@ -81,6 +81,19 @@ fn shuffled(n: usize) -> Vec<i64> {
     order
 }
 
+/// Two values found different, shown so that they read different: floats
+/// that `show` prints alike (it rounds) get every digit, and how far apart
+/// they are.
+fn shown_apart(x: &Value, y: &Value) -> (String, String, String) {
+    let (a, b) = (crate::show::show(x), crate::show::show(y));
+    match (x, y) {
+        (Value::Float(p), Value::Float(q)) if a == b => {
+            (format!("{p:?}"), format!("{q:?}"), format!(" ({:e} apart)", (p - q).abs()))
+        }
+        _ => (a, b, String::new()),
+    }
+}
+
 pub fn check_loop(m: &mut Machine, n: usize, f: &Value, span: Span) -> Res<()> {
     let data = storages(m, f);
     let before: Vec<Vec<Value>> = data.iter().map(|d| d.snapshot()).collect();
@@ -97,13 +110,12 @@ pub fn check_loop(m: &mut Machine, n: usize, f: &Value, span: Span) -> Res<()> {
             let got = d.snapshot();
             for (k, (x, y)) in expected.iter().zip(&got).enumerate() {
                 if !crate::show::equal(x, y).unwrap_or(false) {
+                    let (x, y, apart) = shown_apart(x, y);
                     return Err(m.fail(
                         format!(
                             "The result of this loop depends on the order of its iterations: \
-                             element {k} of a tensor it writes is {} when the iterations run forwards \
-                             but {} when they run {name}",
-                            crate::show::show(x),
-                            crate::show::show(y)
+                             element {k} of a tensor it writes is {x} when the iterations run forwards \
+                             but {y} when they run {name}{apart}"
                         ),
                         span,
                     ));
@@ -137,16 +149,32 @@ pub fn check_reduce(m: &mut Machine, f: &Value, ne: &Value, s: &Seq, span: Span)
     let halves = m.apply(f.clone(), smallvec![a, b], span)?;
     for (other, how) in [(&right, "to the right"), (&halves, "as two halves, each from the start value")] {
         if !crate::show::equal(&left, other).unwrap_or(false) {
+            let (x, y, apart) = shown_apart(&left, other);
             return Err(m.fail(
                 format!(
                     "The result of this reduce depends on the order of its applications: bracketed to the left \
-                     it is {}, {how} {}; its function must be associative and its start value neutral",
-                    crate::show::show(&left),
-                    crate::show::show(other)
+                     it is {x}, {how} {y}{apart}; its function must be associative and its start value neutral"
                 ),
                 span,
             ));
         }
     }
     Ok(left)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_that_print_alike_are_shown_with_every_digit() {
+        let (a, b) = (0.1 + 0.2 + 0.3, 0.1 + (0.2 + 0.3));
+        assert_ne!(a, b);
+        let (x, y, apart) = shown_apart(&Value::Float(a), &Value::Float(b));
+        assert_ne!(x, y);
+        assert_eq!((x.as_str(), y.as_str()), ("0.6000000000000001", "0.6"));
+        assert_eq!(apart, " (1.1102230246251565e-16 apart)");
+        let (x, y, apart) = shown_apart(&Value::Float(1.0), &Value::Float(2.0));
+        assert_eq!((x.as_str(), y.as_str(), apart.as_str()), ("1.", "2.", ""));
+    }
 }
