@@ -107,6 +107,16 @@ def harness(name, fut, entry, vm_first=False):
     harness_c = os.path.join(ROOT, "benches", "futhark", "harness.c")
     exe = os.path.join(work, "harness")
     cc = shutil.which(os.environ.get("CC", "cc"))
+    with open(os.path.join(work, "prog.h")) as f:
+        header = f.read()
+    # The harness calls an entry of one result or, before Futhark 0.26, a
+    # result and the channel (`CHANNEL`); from 0.26 several results are
+    # one opaque tuple, which it does not take.
+    sig = re.search(rf"int futhark_entry_{entry}\(struct futhark_context \*ctx, ([^;]*)\);", header).group(1)
+    if "opaque" in sig.split(",")[0]:
+        return None
+    if "*out1" in sig:
+        defines.append("-DCHANNEL")
     subprocess.run([cc, "-O3", "-march=native", "-std=c99", "-pthread", *defines, "-I", work, harness_c,
                     os.path.join(work, "prog.c"), "-o", exe, "-lm"], check=True)
     out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout.split()
@@ -131,6 +141,9 @@ def futhark_reference():
             f.write(gen)
         hand = harness(name, os.path.join(ROOT, "benches", "futhark", f"{name}.fut"), "main")
         mine = harness(name, generated, entry, vm_first)
+        if mine is None:
+            print(f"{name:<10} (the generated entry returns a tuple with this Futhark: not run by the harness)")
+            continue
         if abs(hand["result"] - mine["result"]) > 1e-6 * max(1.0, abs(hand["result"])):
             sys.exit(f"{name}: hand-written {hand['result']} and generated {mine['result']} differ")
         inside = min(profile(["--target", "cpu"], mc)[0] for _ in range(3))
