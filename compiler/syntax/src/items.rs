@@ -41,13 +41,9 @@ impl Lower<'_> {
                     Part::Main
                 }
                 "mlang_block" => {
-                    let span = self.span(child);
-                    self.unsupported(
-                        span,
-                        "MLang (`lang`, `syn`, `sem`, `use`)",
-                        "pmx compiles MExpr; write the program without language fragments",
-                    );
-                    Part::Nothing
+                    let lang = self.lang(child, module.items.len());
+                    self.langs.push(lang);
+                    Part::Lang
                 }
                 _ => match self.item(child) {
                     Some(item) => {

@@ -52,18 +52,24 @@ pub fn parse_in_parts(text: &str, file: FileId) -> Option<Parsed> {
         all
     });
     let mut module = Module::default();
+    let (mut langs, mut uses) = (Vec::new(), 0);
     for part in results {
         let part = part?;
         if !part.diagnostics.is_empty() {
             return None;
         }
+        for mut lang in part.langs {
+            lang.at += module.items.len();
+            langs.push(lang);
+        }
+        uses += part.uses;
         module.includes.extend(part.module.includes);
         module.items.extend(part.module.items);
         if part.module.main.is_some() {
             module.main = part.module.main;
         }
     }
-    Some(Parsed { module, diagnostics: Vec::new() })
+    Some(Parsed { module, diagnostics: Vec::new(), langs, uses })
 }
 
 /// `parts` ranges covering the text, each starting at a cut point (the

@@ -31,6 +31,9 @@ pub(crate) enum Part {
     Include(usize),
     Item(usize),
     Main,
+    /// A `lang` block, kept in `Parsed::langs` (lowered again: it records
+    /// where it stands among the items, which an edit before it moves).
+    Lang,
     /// Lowered to nothing (an include without a path, say).
     Nothing,
 }
@@ -83,6 +86,7 @@ impl Reuse<'_> {
                 module.main = Some(main);
                 Part::Main
             }
+            Part::Lang => return false,
             Part::Nothing => Part::Nothing,
         };
         tops.push(Top { start, end, kind: node.kind_id(), part });

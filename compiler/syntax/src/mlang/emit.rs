@@ -1,0 +1,113 @@
+//! A composed language's MExpr: the declarations it adds where it stands.
+
+use super::rename::Renamer;
+use super::*;
+use pmx_ast::mlang::Lang;
+use pmx_ast::{Binding, ExprKind, Ty, TypeExprKind};
+
+/// The name of the argument a semantic function matches on: no program can
+/// write it.
+const TARGET: &str = "sem#target";
+
+pub(super) fn emit(lang: &Language, decl: &Lang, visible: &Languages, items: &mut Vec<Item>, diags: &mut Vec<Diagnostic>) {
+    let own = &lang.name;
+    let mut r = Renamer::new(visible, &lang.env, diags);
+    // Types first (constructors and functions name them), then
+    // constructors, then the functions.
+    for syn in lang.syns.iter().filter(|s| s.mangled == mangle(own, &s.name)) {
+        let params = syn.params.to_vec();
+        let name = Name::unresolved(syn.mangled.clone(), syn.root);
+        items.push(Item::Type(TypeDecl { name, params, definition: None, span: syn.root }));
+    }
+    for (mangled, t) in lang.types.iter().filter(|(m, t)| *m == mangle(own, &t.name.text)) {
+        let mut t = (**t).clone();
+        t.name.text = mangled.clone();
+        r.type_decl(&mut t);
+        items.push(Item::Type(t));
+    }
+    for syn in &lang.syns {
+        for con in syn.cons.iter().filter(|c| c.mangled == mangle(own, &c.decl.name.text)) {
+            let decl = &con.decl;
+            let span = decl.span;
+            let carried = decl.carried.clone().unwrap_or(TypeExpr { kind: TypeExprKind::Record(Vec::new()), span });
+            let args = con.params.iter().map(|p| TypeExpr { kind: TypeExprKind::Var(p.clone()), span: p.span }).collect();
+            let result = TypeExpr { kind: TypeExprKind::Con(Name::unresolved(syn.mangled.clone(), decl.name.span), args), span };
+            let ty = TypeExpr { kind: TypeExprKind::Arrow(Box::new(carried), Box::new(result)), span };
+            let mut k = ConDecl {
+                name: Name::unresolved(con.mangled.clone(), decl.name.span),
+                annotation: Some(ty),
+                scheme: Ty::unknown(),
+                span,
+            };
+            r.con_decl(&mut k);
+            // The result names the mangled type already.
+            items.push(Item::Con(k));
+        }
+    }
+    for (mangled, k) in lang.cons.iter().filter(|(m, k)| *m == mangle(own, &k.name.text)) {
+        let mut k = (**k).clone();
+        k.name.text = mangled.clone();
+        r.con_decl(&mut k);
+        items.push(Item::Con(k));
+    }
+    if !lang.own_sems || lang.sems.is_empty() {
+        return;
+    }
+    let bindings = lang
+        .sems
+        .iter()
+        .map(|sem| {
+            let mut b = function(sem, &lang.env.values[&sem.name]);
+            r.binding(&mut b);
+            b
+        })
+        .collect();
+    items.push(Item::RecLets(bindings, decl.span));
+}
+
+/// `let L.f : sig = lam p1. .. lam target. match target with case1 then
+/// body1 else .. never`, the cases most specific first.
+fn function(sem: &Sem, mangled: &SmolStr) -> Binding {
+    let span = sem.span;
+    let target = Name::unresolved(TARGET, span);
+    let mut body = Expr::new(ExprKind::Never, span);
+    for case in ordered(sem).into_iter().rev() {
+        let at = case.pattern.span;
+        let scrutinee = Expr::new(ExprKind::Var(Name::unresolved(TARGET, at)), at);
+        let end = case.body.span.end.max(at.end);
+        let kind = ExprKind::Match {
+            scrutinee: Box::new(scrutinee),
+            pattern: Box::new(case.pattern.clone()),
+            then: Box::new(case.body.clone()),
+            otherwise: Box::new(body),
+        };
+        body = Expr::new(kind, Span::new(at.file, at.start, end));
+    }
+    let mut value = Expr::new(ExprKind::Lam { param: target, annotation: None, body: Box::new(body) }, span);
+    for p in sem.params.iter().flat_map(|ps| ps.iter()).rev() {
+        let kind = ExprKind::Lam { param: p.name.clone(), annotation: p.annotation.clone().map(Box::new), body: Box::new(value) };
+        value = Expr::new(kind, p.span);
+    }
+    Binding {
+        name: Name::unresolved(mangled.clone(), span),
+        annotation: sem.signature.as_ref().map(|t| Box::new((**t).clone())),
+        value,
+        scheme: Ty::unknown(),
+        span,
+    }
+}
+
+/// The cases in Miking's order: each after every case more specific than
+/// it, otherwise in the order they were added (inherited ones first).
+fn ordered(sem: &Sem) -> Vec<&Case> {
+    let mut left: Vec<&Case> = sem.cases.iter().map(|c| &**c).collect();
+    let mut out = Vec::with_capacity(left.len());
+    while !left.is_empty() {
+        let ready = left
+            .iter()
+            .position(|c| !sem.below.iter().any(|(a, b)| *b == c.id() && left.iter().any(|d| d.id() == *a)))
+            .unwrap_or(0);
+        out.push(left.remove(ready));
+    }
+    out
+}
