@@ -490,7 +490,10 @@ module.exports = grammar({
     // Types
     // ------------------------------------------------------------------
 
-    _type: $ => choice($.arrow_type, $.forall_type, $._type_left),
+    _type: $ => choice($.arrow_type, $.forall_type, $.use_type, $._type_left),
+
+    // `use L in T`: a type that names a language's types.
+    use_type: $ => seq('use', field('name', $.con_ident), 'in', field('body', $._type)),
 
     arrow_type: $ => seq(field('from', $._type_left), '->', field('to', $._type)),
 

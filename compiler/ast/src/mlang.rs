@@ -100,3 +100,10 @@ pub fn as_use(e: &Expr) -> Option<(&Name, &str)> {
         _ => None,
     }
 }
+
+/// `use L in T` as the syntax pass writes it: `Con("use#L", [T])`.
+pub fn use_type_marker(lang: &Name, body: TypeExpr, span: Span) -> TypeExpr {
+    use crate::typeexpr::TypeExprKind;
+    let marker = Name::unresolved(format!("{USE_MARKER}{}", lang.text), lang.span);
+    TypeExpr { kind: TypeExprKind::Con(marker, vec![body]), span }
+}

@@ -84,7 +84,7 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
 /// Names (seeing `imports` from other files), then types (asking `types`
 /// for other files' types).
 pub(crate) fn check_with(db: &dyn Db, file: SourceFile, imports: Exports, types: &dyn Imports) -> CheckedFile {
-    let mut module = parse_file(db, file).module.clone();
+    let mut module = crate::mlang::plain_module(db, file);
     let (own, names, mut diagnostics, outside) = pmx_names::resolve_module(&mut module, file.id(db), &imports);
     let mut name_exports = imports;
     name_exports.extend_from(&own);
@@ -234,6 +234,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 /// A file's diagnostics, with those of `checked`, one check of it.
 pub(crate) fn diagnostics_with(db: &dyn Db, file: SourceFile, checked: &CheckedFile) -> Vec<Diagnostic> {
     let mut all = parse_file(db, file).diagnostics.clone();
+    all.extend(crate::mlang::desugared(db, file).diagnostics.iter().cloned());
     all.extend(file_includes(db, file).diagnostics.iter().cloned());
     all.extend(acyclic_includes(db, file).1.iter().cloned());
     all.extend(checked.diagnostics.iter().cloned());

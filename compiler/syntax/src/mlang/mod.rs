@@ -123,7 +123,9 @@ impl Case {
 /// A file after desugaring.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Desugared {
-    pub module: Module,
+    /// The module in plain MExpr; `None` when the file writes no MLang
+    /// (then it is the parsed module as it is: no copy is made).
+    pub module: Option<Module>,
     /// The languages it gives includers: its includes' and its own.
     pub languages: Languages,
     pub diagnostics: Vec<Diagnostic>,
@@ -138,7 +140,7 @@ pub(crate) fn mangle(lang: &str, name: &str) -> SmolStr {
 /// includes, in Miking's include order).
 pub fn desugar(parsed: &Parsed, imported: &Languages) -> Desugared {
     if !parsed.has_mlang() {
-        return Desugared { module: parsed.module.clone(), languages: imported.clone(), diagnostics: Vec::new() };
+        return Desugared { module: None, languages: imported.clone(), diagnostics: Vec::new() };
     }
     let mut visible = imported.clone();
     let mut diagnostics = Vec::new();
@@ -162,5 +164,5 @@ pub fn desugar(parsed: &Parsed, imported: &Languages) -> Desugared {
         main
     });
     let module = Module { includes: source.includes.clone(), items, main };
-    Desugared { module, languages: visible, diagnostics }
+    Desugared { module: Some(module), languages: visible, diagnostics }
 }

@@ -104,33 +104,30 @@ impl<'a> Renamer<'a> {
         unbind(&mut self.values, &self.env.values, &n.text);
     }
 
+    /// Runs `f` with the names of language `lang` (written at `at`) in
+    /// scope, winning over what is in scope already.
+    fn using(&mut self, lang: &str, at: Span, f: impl FnOnce(&mut Self)) {
+        let Some(l) = self.visible.get(lang).cloned() else {
+            self.diags.push(unknown_language(&Name::unresolved(lang, at)));
+            return f(self);
+        };
+        let saved = (self.env.clone(), self.values.clone(), self.types.clone(), self.cons.clone());
+        self.env.extend(&l.env);
+        for (names, shadow) in
+            [(&l.env.values, &mut self.values), (&l.env.types, &mut self.types), (&l.env.cons, &mut self.cons)]
+        {
+            shadow.retain(|k, _| !names.contains_key(k));
+        }
+        f(self);
+        (self.env, self.values, self.types, self.cons) = saved;
+    }
+
     pub fn expr(&mut self, e: &mut Expr) {
         if let Some((marker, lang)) = as_use(e) {
-            let lang = SmolStr::new(lang);
-            let marker = Name::unresolved(lang.clone(), marker.span);
+            let (lang, at) = (SmolStr::new(lang), marker.span);
             let ExprKind::App(_, body) = std::mem::replace(&mut e.kind, ExprKind::Error) else { return };
             *e = *body;
-            match self.visible.get(&lang).cloned() {
-                Some(l) => {
-                    // The language's names win over what is in scope.
-                    let saved = (self.env.clone(), self.values.clone(), self.types.clone(), self.cons.clone());
-                    self.env.extend(&l.env);
-                    for (names, shadow) in [
-                        (&l.env.values, &mut self.values),
-                        (&l.env.types, &mut self.types),
-                        (&l.env.cons, &mut self.cons),
-                    ] {
-                        shadow.retain(|k, _| !names.contains_key(k));
-                    }
-                    self.expr(e);
-                    (self.env, self.values, self.types, self.cons) = saved;
-                }
-                None => {
-                    self.diags.push(unknown_language(&marker));
-                    self.expr(e);
-                }
-            }
-            return;
+            return self.using(&lang, at, |r| r.expr(e));
         }
         if self.env.is_empty() {
             return self.children(e);
@@ -241,8 +238,12 @@ impl<'a> Renamer<'a> {
     }
 
     pub fn ty(&mut self, t: &mut TypeExpr) {
-        if self.env.is_empty() {
-            return;
+        if let TypeExprKind::Con(marker, args) = &mut t.kind {
+            if let (Some(lang), 1) = (marker.text.strip_prefix(pmx_ast::mlang::USE_MARKER), args.len()) {
+                let (lang, at) = (SmolStr::new(lang), marker.span);
+                *t = args.pop().expect("one argument");
+                return self.using(&lang, at, |r| r.ty(t));
+            }
         }
         match &mut t.kind {
             TypeExprKind::Prim(_) | TypeExprKind::Unknown | TypeExprKind::Var(_) | TypeExprKind::Error => {}
