@@ -30,7 +30,7 @@ mod stdlib_hint;
 
 pub use db::{normalize, Database, Db, Disk, SourceFile};
 pub use includes::{file_includes, IncludeTarget};
-pub use mlang::{desugared, plain_module};
+pub use mlang::{desugared, language_exports, plain_module};
 pub use prefetch::prefetch;
 pub use program::{checked_in, program_checks, program_modules, ProgramChecks};
 pub use queries::{

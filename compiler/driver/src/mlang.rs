@@ -16,10 +16,18 @@ use std::sync::Arc;
 pub fn desugared(db: &dyn Db, file: SourceFile) -> Arc<Desugared> {
     let mut imported = Languages::default();
     for &dep in &acyclic_includes(db, file).0 {
-        let languages = &desugared(db, dep).languages;
-        imported.extend(languages.iter().map(|(k, v)| (k.clone(), v.clone())));
+        imported.extend(language_exports(db, dep).iter().map(|(k, v)| (k.clone(), v.clone())));
     }
     Arc::new(pmx_syntax::mlang::desugar(parse_file(db, file), &imported))
+}
+
+/// The languages a file gives its includers, compared after each edit (as
+/// `name_exports` is), so that an edit that changes none of them, in
+/// particular any edit of a file that has none, does not desugar and
+/// check its includers again.
+#[salsa::tracked(returns(ref))]
+pub fn language_exports(db: &dyn Db, file: SourceFile) -> Languages {
+    desugared(db, file).languages.clone()
 }
 
 /// The module the checks start from: the desugared one where the file
