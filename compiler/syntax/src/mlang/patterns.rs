@@ -241,3 +241,49 @@ fn sequences(pos: Vec<P>, neg: Vec<P>, fuel: &mut u32) -> bool {
 fn index(ps: impl Iterator<Item = (usize, P)>) -> Vec<(SmolStr, P)> {
     ps.map(|(i, p)| (SmolStr::new(i.to_string()), p)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{relation, Relation};
+    use pmx_ast::mlang::LangDecl;
+    use pmx_ast::{FileId, Pat};
+
+    /// The patterns of the cases of `sem f = | a -> 0 | b -> 0`.
+    fn pats(a: &str, b: &str) -> (Pat, Pat) {
+        let text = format!("lang L\n  sem f =\n  | {a} -> 0\n  | {b} -> 0\nend\n");
+        let parsed = crate::parse(&text, FileId(0));
+        assert!(parsed.diagnostics.is_empty(), "{text}: {:?}", parsed.diagnostics);
+        let LangDecl::Sem(sem) = &parsed.langs[0].decls[0] else { panic!("a sem") };
+        (sem.cases[0].pattern.clone(), sem.cases[1].pattern.clone())
+    }
+
+    fn rel(a: &str, b: &str) -> Relation {
+        let (p, q) = pats(a, b);
+        relation(&p, &q)
+    }
+
+    #[test]
+    fn relations() {
+        use Relation::*;
+        assert_eq!(rel("K 1", "K _"), Subset);
+        assert_eq!(rel("_", "K 1"), Superset);
+        assert_eq!(rel("K x", "K _"), Equal);
+        assert_eq!(rel("K 1", "K 2"), Disjoint);
+        assert_eq!(rel("K _", "J _"), Disjoint);
+        assert_eq!(rel("(0, _)", "(_, 0)"), Overlapping);
+        assert_eq!(rel("(0, 0)", "(0, _)"), Subset);
+        assert_eq!(rel("{x = 0}", "{x = 0, y = 1}"), Superset);
+        assert_eq!(rel("{x = 0}", "{y = 1}"), Overlapping);
+        assert_eq!(rel("A _ | B _", "A _"), Superset);
+        assert_eq!(rel("!(0 | 1) & n", "_"), Subset);
+        assert_eq!(rel("!0", "0"), Disjoint);
+        assert_eq!(rel("[]", "[a] ++ _"), Disjoint);
+        assert_eq!(rel("[a, b] ++ _", "[a] ++ _"), Subset);
+        assert_eq!(rel("_ ++ [1]", "[1] ++ _"), Overlapping);
+        assert_eq!(rel("\"ab\"", "[a] ++ _"), Subset);
+        assert_eq!(rel("[1, 2]", "_ ++ [2]"), Subset);
+        assert_eq!(rel("true", "false"), Disjoint);
+        assert_eq!(rel("'a'", "c"), Subset);
+        assert_eq!(rel("K (J 1, _)", "K (J _, 2)"), Overlapping);
+    }
+}
