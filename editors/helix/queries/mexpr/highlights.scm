@@ -168,6 +168,42 @@
 (use_expr
   name: (con_ident) @namespace)
 
+; Languages (MLang)
+; -----------------
+
+(mlang_block
+  name: (con_ident) @namespace)
+
+(mlang_block
+  include: (con_ident) @namespace)
+
+(use_type
+  name: (con_ident) @namespace)
+
+(sem_decl
+  name: (var_ident) @function)
+
+(sem_param
+  name: (var_ident) @variable.parameter)
+
+(syn_decl
+  name: (_) @type)
+
+(syn_decl
+  param: (var_ident) @type.parameter)
+
+(lang_type
+  name: (_) @type)
+
+(lang_type
+  param: (var_ident) @type.parameter)
+
+(syn_con
+  name: (_) @constructor)
+
+(lang_con
+  name: (_) @constructor)
+
 ; Patterns
 ; --------
 
