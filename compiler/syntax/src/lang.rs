@@ -61,7 +61,11 @@ impl Lower<'_> {
         let cases = self
             .children_of(n, "sem_case")
             .into_iter()
-            .map(|c| SemCase { pattern: self.field_pat(c, "pattern"), body: self.field_expr(c, "body"), span: self.span(c) })
+            .map(|c| SemCase {
+                pattern: self.field_pat(c, "pattern"),
+                body: self.field_expr(c, "body"),
+                span: self.span(c),
+            })
             .collect();
         SemDecl { name, signature, params, cases, span: self.span(n) }
     }

@@ -56,9 +56,7 @@ pub(super) fn compose(lang: &Lang, visible: &Languages, diags: &mut Vec<Diagnost
     }
     // A language that changes no semantic function of the one it extends
     // uses that one's functions instead of copies.
-    let same_as = (!writes_sems)
-        .then(|| parents.iter().find(|p| same_sems(&p.sems, &out.sems)))
-        .flatten();
+    let same_as = (!writes_sems).then(|| parents.iter().find(|p| same_sems(&p.sems, &out.sems))).flatten();
     out.own_sems = same_as.is_none();
     for sem in &out.sems {
         let mangled = match same_as {
@@ -151,8 +149,10 @@ impl Composer<'_> {
                     if mine.signature.is_none() {
                         mine.signature = sem.signature.clone();
                     }
-                    let new: Vec<_> = sem.cases.iter().filter(|c| !mine.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
-                    let old: Vec<_> = mine.cases.iter().filter(|c| !sem.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
+                    let new: Vec<_> =
+                        sem.cases.iter().filter(|c| !mine.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
+                    let old: Vec<_> =
+                        mine.cases.iter().filter(|c| !sem.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
                     for edge in &sem.below {
                         if !mine.below.contains(edge) {
                             mine.below.push(*edge);
@@ -204,7 +204,11 @@ impl Composer<'_> {
                 );
                 continue;
             }
-            let def = SynConDef { mangled: mangle(self.lang, &con.name.text), params: params.clone(), decl: Arc::new(con.clone()) };
+            let def = SynConDef {
+                mangled: mangle(self.lang, &con.name.text),
+                params: params.clone(),
+                decl: Arc::new(con.clone()),
+            };
             out.syns[i].cons.push(def);
         }
     }
@@ -240,7 +244,8 @@ impl Composer<'_> {
             }
         }
         for case in &decl.cases {
-            let case = Arc::new(Case { pattern: case.pattern.clone(), body: case.body.clone(), lang: self.lang.clone() });
+            let case =
+                Arc::new(Case { pattern: case.pattern.clone(), body: case.body.clone(), lang: self.lang.clone() });
             for old in sem.cases.clone() {
                 order(sem, &case, &old, case.pattern.span, self.diags);
             }

@@ -9,7 +9,13 @@ use pmx_ast::{Binding, ExprKind, Ty, TypeExprKind};
 /// write it.
 const TARGET: &str = "sem#target";
 
-pub(super) fn emit(lang: &Language, decl: &Lang, visible: &Languages, items: &mut Vec<Item>, diags: &mut Vec<Diagnostic>) {
+pub(super) fn emit(
+    lang: &Language,
+    decl: &Lang,
+    visible: &Languages,
+    items: &mut Vec<Item>,
+    diags: &mut Vec<Diagnostic>,
+) {
     let own = &lang.name;
     let mut r = Renamer::new(visible, &lang.env, diags);
     // Types first (constructors and functions name them), then
@@ -30,8 +36,10 @@ pub(super) fn emit(lang: &Language, decl: &Lang, visible: &Languages, items: &mu
             let decl = &con.decl;
             let span = decl.span;
             let carried = decl.carried.clone().unwrap_or(TypeExpr { kind: TypeExprKind::Record(Vec::new()), span });
-            let args = con.params.iter().map(|p| TypeExpr { kind: TypeExprKind::Var(p.clone()), span: p.span }).collect();
-            let result = TypeExpr { kind: TypeExprKind::Con(Name::unresolved(syn.mangled.clone(), decl.name.span), args), span };
+            let args =
+                con.params.iter().map(|p| TypeExpr { kind: TypeExprKind::Var(p.clone()), span: p.span }).collect();
+            let result =
+                TypeExpr { kind: TypeExprKind::Con(Name::unresolved(syn.mangled.clone(), decl.name.span), args), span };
             let ty = TypeExpr { kind: TypeExprKind::Arrow(Box::new(carried), Box::new(result)), span };
             let mut k = ConDecl {
                 name: Name::unresolved(con.mangled.clone(), decl.name.span),
@@ -85,7 +93,11 @@ fn function(sem: &Sem, mangled: &SmolStr) -> Binding {
     }
     let mut value = Expr::new(ExprKind::Lam { param: target, annotation: None, body: Box::new(body) }, span);
     for p in sem.params.iter().flat_map(|ps| ps.iter()).rev() {
-        let kind = ExprKind::Lam { param: p.name.clone(), annotation: p.annotation.clone().map(Box::new), body: Box::new(value) };
+        let kind = ExprKind::Lam {
+            param: p.name.clone(),
+            annotation: p.annotation.clone().map(Box::new),
+            body: Box::new(value),
+        };
         value = Expr::new(kind, p.span);
     }
     Binding {

@@ -217,7 +217,12 @@ fn sequences(pos: Vec<P>, neg: Vec<P>, fuel: &mut u32) -> bool {
                 P::Seq(ps) if ps.len() == len => Some(index(ps.iter().cloned().enumerate())),
                 P::Edge(pre, suf) if pre.len() + suf.len() <= len => {
                     let start = len - suf.len();
-                    Some(index(pre.iter().cloned().enumerate().chain(suf.iter().cloned().enumerate().map(|(i, p)| (start + i, p)))))
+                    Some(index(
+                        pre.iter()
+                            .cloned()
+                            .enumerate()
+                            .chain(suf.iter().cloned().enumerate().map(|(i, p)| (start + i, p))),
+                    ))
                 }
                 _ => None,
             }
