@@ -4,6 +4,7 @@ use super::rename::Renamer;
 use super::*;
 use pmx_ast::mlang::Lang;
 use pmx_ast::{Binding, ExprKind, Ty, TypeExprKind};
+use rustc_hash::FxHashMap;
 
 /// The name of the argument a semantic function matches on: no program can
 /// write it.
@@ -61,7 +62,7 @@ pub(super) fn emit(
     if !lang.own_sems || lang.sems.is_empty() {
         return;
     }
-    let bindings = lang
+    let bindings: Vec<Binding> = lang
         .sems
         .iter()
         .map(|sem| {
@@ -70,7 +71,37 @@ pub(super) fn emit(
             b
         })
         .collect();
-    items.push(Item::RecLets(bindings, decl.span));
+    // One recursive group per strongly connected component of the calls
+    // between them, callees first, so that a function the others use is
+    // generalised before they use it (one group for all would make every
+    // function monomorphic inside it).
+    let index: FxHashMap<&SmolStr, usize> = bindings.iter().enumerate().map(|(i, b)| (&b.name.text, i)).collect();
+    let edges: Vec<Vec<usize>> = bindings
+        .iter()
+        .map(|b| {
+            let mut out = Vec::new();
+            calls(&b.value, &index, &mut out);
+            out.sort_unstable();
+            out.dedup();
+            out
+        })
+        .collect();
+    let mut slots: Vec<Option<Binding>> = bindings.into_iter().map(Some).collect();
+    for component in pmx_ast::scc::components(&edges) {
+        let group = component.into_iter().filter_map(|i| slots[i].take()).collect();
+        items.push(Item::RecLets(group, decl.span));
+    }
+}
+
+/// The functions of `index` that `e` names. After renaming, a name with a
+/// language's prefix can only be that language's function.
+fn calls(e: &Expr, index: &FxHashMap<&SmolStr, usize>, out: &mut Vec<usize>) {
+    if let ExprKind::Var(n) = &e.kind {
+        if let Some(&i) = index.get(&n.text) {
+            out.push(i);
+        }
+    }
+    pmx_ast::visit::children(e, &mut |c| calls(c, index, out));
 }
 
 /// `let L.f : sig = lam p1. .. lam target. match target with case1 then
