@@ -167,11 +167,14 @@ module.exports = grammar({
     // `con`; `compiler/syntax/src/mlang/` desugars them to MExpr.
     mlang_block: $ => seq(
       'lang',
-      field('name', $.con_ident),
-      optional(seq('=', sepBy1('+', field('include', $.con_ident)))),
+      field('name', $._lang_name),
+      optional(seq('=', sepBy1('+', field('include', $._lang_name)))),
       repeat($._lang_decl),
       'end',
     ),
+
+    // Miking takes any identifier as a language's name (`_testCSV`).
+    _lang_name: $ => choice($.con_ident, $.var_ident),
 
     _lang_decl: $ => choice($.syn_decl, $.sem_decl, $.lang_type, $.lang_con),
 
@@ -339,7 +342,7 @@ module.exports = grammar({
       field('body', $._expr),
     ),
 
-    use_expr: $ => seq('use', field('name', $.con_ident), 'in', field('body', $._expr)),
+    use_expr: $ => seq('use', field('name', $._lang_name), 'in', field('body', $._expr)),
 
     sequence_expr: $ => seq(field('first', $._left), ';', field('rest', $._expr)),
 
@@ -493,7 +496,7 @@ module.exports = grammar({
     _type: $ => choice($.arrow_type, $.forall_type, $.use_type, $._type_left),
 
     // `use L in T`: a type that names a language's types.
-    use_type: $ => seq('use', field('name', $.con_ident), 'in', field('body', $._type)),
+    use_type: $ => seq('use', field('name', $._lang_name), 'in', field('body', $._type)),
 
     arrow_type: $ => seq(field('from', $._type_left), '->', field('to', $._type)),
 

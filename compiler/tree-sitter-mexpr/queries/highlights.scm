@@ -162,19 +162,19 @@
   constructor: (_) @constructor)
 
 (use_expr
-  name: (con_ident) @module)
+  name: (_) @module)
 
 ; Languages (MLang)
 ; -----------------
 
 (mlang_block
-  name: (con_ident) @module)
+  name: (_) @module)
 
 (mlang_block
-  include: (con_ident) @module)
+  include: (_) @module)
 
 (use_type
-  name: (con_ident) @module)
+  name: (_) @module)
 
 (sem_decl
   name: (var_ident) @function)
