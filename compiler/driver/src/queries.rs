@@ -317,6 +317,10 @@ pub fn front_end_diagnostics(db: &dyn Db, root: SourceFile) -> Vec<Diagnostic> {
             "nothing uses `{name}`: like Miking, pmx leaves out unused definitions, so this does not stop the program"
         ));
     }
+    // A language's case is checked in every language that holds a copy of
+    // it (`pmx_syntax::mlang`): one mistake there is shown once.
+    let mut seen = FxHashSet::default();
+    all.retain(|d| !d.code.as_str().starts_with("E03") || seen.insert((d.is_error(), d.code, d.span(), d.message.clone())));
     all
 }
 
