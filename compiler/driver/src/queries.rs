@@ -320,7 +320,9 @@ pub fn front_end_diagnostics(db: &dyn Db, root: SourceFile) -> Vec<Diagnostic> {
     // A language's case is checked in every language that holds a copy of
     // it (`pmx_syntax::mlang`): one mistake there is shown once.
     let mut seen = FxHashSet::default();
-    all.retain(|d| !d.code.as_str().starts_with("E03") || seen.insert((d.is_error(), d.code, d.span(), d.message.clone())));
+    all.retain(|d| {
+        !d.code.as_str().starts_with("E03") || seen.insert((d.is_error(), d.code, d.span(), d.message.clone()))
+    });
     all
 }
 

@@ -153,11 +153,7 @@ impl Composer<'_> {
                         sem.cases.iter().filter(|c| !mine.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
                     let old: Vec<_> =
                         mine.cases.iter().filter(|c| !sem.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
-                    for edge in &sem.below {
-                        if !mine.below.contains(edge) {
-                            mine.below.push(*edge);
-                        }
-                    }
+                    mine.below.extend(sem.below.iter().copied());
                     for a in &new {
                         for b in &old {
                             order(mine, a, b, at, self.diags);
@@ -224,7 +220,7 @@ impl Composer<'_> {
                     signature: None,
                     params: None,
                     cases: Vec::new(),
-                    below: Vec::new(),
+                    below: Default::default(),
                 });
                 out.sems.len() - 1
             }
@@ -308,8 +304,14 @@ fn same_params(a: &[SemParam], b: &[SemParam]) -> bool {
 /// are an error, reported at `at`).
 fn order(sem: &mut Sem, a: &Case, b: &Case, at: Span, diags: &mut Vec<Diagnostic>) {
     let why = match relation(&a.pattern, &b.pattern) {
-        Relation::Subset => return sem.below.push((a.id(), b.id())),
-        Relation::Superset => return sem.below.push((b.id(), a.id())),
+        Relation::Subset => {
+            sem.below.insert((a.id(), b.id()));
+            return;
+        }
+        Relation::Superset => {
+            sem.below.insert((b.id(), a.id()));
+            return;
+        }
         Relation::Disjoint => return,
         Relation::Equal => "they match exactly the same values",
         Relation::Overlapping => "they overlap, and neither is more specific than the other",

@@ -142,15 +142,32 @@ fn function(sem: &Sem, mangled: &SmolStr) -> Binding {
 
 /// The cases in Miking's order: each after every case more specific than
 /// it, otherwise in the order they were added (inherited ones first).
+/// (Kahn's algorithm, always taking the first case that is ready.)
 fn ordered(sem: &Sem) -> Vec<&Case> {
-    let mut left: Vec<&Case> = sem.cases.iter().map(|c| &**c).collect();
-    let mut out = Vec::with_capacity(left.len());
-    while !left.is_empty() {
-        let ready = left
-            .iter()
-            .position(|c| !sem.below.iter().any(|(a, b)| *b == c.id() && left.iter().any(|d| d.id() == *a)))
+    let cases: Vec<&Case> = sem.cases.iter().map(|c| &**c).collect();
+    let at: FxHashMap<Span, usize> = cases.iter().enumerate().map(|(i, c)| (c.id(), i)).collect();
+    let mut before = vec![0usize; cases.len()];
+    let mut after = vec![Vec::new(); cases.len()];
+    for (a, b) in &sem.below {
+        if let (Some(&a), Some(&b)) = (at.get(a), at.get(b)) {
+            before[b] += 1;
+            after[a].push(b);
+        }
+    }
+    let mut taken = vec![false; cases.len()];
+    let mut out = Vec::with_capacity(cases.len());
+    while out.len() < cases.len() {
+        // A cycle cannot happen (specificity is a strict order); if one
+        // did, the first case left is taken.
+        let next = (0..cases.len())
+            .find(|&i| !taken[i] && before[i] == 0)
+            .or_else(|| (0..cases.len()).find(|&i| !taken[i]))
             .unwrap_or(0);
-        out.push(left.remove(ready));
+        taken[next] = true;
+        for &b in &after[next] {
+            before[b] = before[b].saturating_sub(1);
+        }
+        out.push(cases[next]);
     }
     out
 }

@@ -102,7 +102,7 @@ pub struct Sem {
     pub params: Option<Arc<Vec<SemParam>>>,
     pub cases: Vec<Arc<Case>>,
     /// `(a, b)`: case `a` is more specific than case `b` (pattern spans).
-    pub below: Vec<(Span, Span)>,
+    pub below: rustc_hash::FxHashSet<(Span, Span)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
