@@ -105,7 +105,10 @@ fn calls(e: &Expr, index: &FxHashMap<&SmolStr, usize>, out: &mut Vec<usize>) {
 }
 
 /// `let L.f : sig = lam p1. .. lam target. match target with case1 then
-/// body1 else .. never`, the cases most specific first.
+/// body1 else .. never`, the cases most specific first. Each generated
+/// node spans what it holds that is written in one file with it (a match
+/// its case and the cases after it, a lambda the sem and its cases), so
+/// the editor's walks find the user's code inside it.
 fn function(sem: &Sem, mangled: &SmolStr) -> Binding {
     let span = sem.span;
     let target = Name::unresolved(TARGET, span);
@@ -113,31 +116,43 @@ fn function(sem: &Sem, mangled: &SmolStr) -> Binding {
     for case in ordered(sem).into_iter().rev() {
         let at = case.pattern.span;
         let scrutinee = Expr::new(ExprKind::Var(Name::unresolved(TARGET, at)), at);
-        let end = case.body.span.end.max(at.end);
+        let mut here = union(at, case.body.span);
+        if !matches!(body.kind, ExprKind::Never) {
+            here = union(here, body.span);
+        }
         let kind = ExprKind::Match {
             scrutinee: Box::new(scrutinee),
             pattern: Box::new(case.pattern.clone()),
             then: Box::new(case.body.clone()),
             otherwise: Box::new(body),
         };
-        body = Expr::new(kind, Span::new(at.file, at.start, end));
+        body = Expr::new(kind, here);
     }
-    let mut value = Expr::new(ExprKind::Lam { param: target, annotation: None, body: Box::new(body) }, span);
+    let whole = union(span, body.span);
+    let mut value = Expr::new(ExprKind::Lam { param: target, annotation: None, body: Box::new(body) }, whole);
     for p in sem.params.iter().flat_map(|ps| ps.iter()).rev() {
         let kind = ExprKind::Lam {
             param: p.name.clone(),
             annotation: p.annotation.clone().map(Box::new),
             body: Box::new(value),
         };
-        value = Expr::new(kind, p.span);
+        value = Expr::new(kind, union(whole, p.span));
     }
     Binding {
         name: Name::unresolved(mangled.clone(), span),
         annotation: sem.signature.as_ref().map(|t| Box::new((**t).clone())),
+        span: value.span,
         value,
         scheme: Ty::unknown(),
-        span,
     }
+}
+
+/// The smallest span holding both, where they are in one file; else `a`.
+fn union(a: Span, b: Span) -> Span {
+    if a.file != b.file {
+        return a;
+    }
+    Span::new(a.file, a.start.min(b.start), a.end.max(b.end))
 }
 
 /// The cases in Miking's order: each after every case more specific than
