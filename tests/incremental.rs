@@ -76,6 +76,31 @@ fn languages_cross_files_incrementally() {
     });
 }
 
+/// Incremental parsing of a file with languages and `use`: every version
+/// parses as from scratch (the `lang` blocks are lowered again, the `use`
+/// markers of reused declarations are counted).
+#[test]
+fn incremental_parsing_of_mlang_agrees_with_parsing_from_scratch() {
+    with_stack(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut text = std::fs::read_to_string(root.join("tests/run/mlang/scopes.mc")).unwrap();
+        let path = Path::new("/virtual/scopes.mc");
+        let mut db = Database::new(Vec::new());
+        db.enable_incremental_parsing();
+        let file = db.set_file_text(path, text.clone());
+        let mut rng = Rng(0x1a29);
+        for _ in 0..60 {
+            let digits: Vec<usize> = text.match_indices(|c: char| c.is_ascii_digit()).map(|(i, _)| i).collect();
+            let at = digits[rng.below(digits.len())];
+            let digit = char::from(b'0' + rng.below(10) as u8);
+            text.replace_range(at..at + 1, &digit.to_string());
+            db.set_file_text(path, text.clone());
+            assert_eq!(**pmx_driver::parse_file(&db, file), pmx_syntax::parse(&text, file.id(&db)));
+            assert!(pmx_driver::desugared(&db, file).diagnostics.is_empty(), "{text}");
+        }
+    });
+}
+
 /// A small deterministic generator (xorshift), so failures reproduce.
 struct Rng(u64);
 

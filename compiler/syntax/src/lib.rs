@@ -104,8 +104,8 @@ pub struct Parsed {
     pub diagnostics: Vec<Diagnostic>,
     /// The file's MLang `lang` blocks, in order ([`mlang`] desugars them).
     pub langs: Vec<pmx_ast::mlang::Lang>,
-    /// Whether the module may hold `use` markers (at least as many as it
-    /// holds; a reparse counts those of the previous version too).
+    /// How many `use` markers the module holds (a reparse counts those of
+    /// the declarations it reuses from their previous lowering).
     pub uses: usize,
 }
 
@@ -171,7 +171,7 @@ fn lower_reusing(tree: &Tree, text: &str, file: FileId, reuse: Option<&reuse::Re
         too_deep: false,
         tops: Vec::new(),
         langs: Vec::new(),
-        uses: reuse.map_or(0, |r| r.parsed.uses),
+        uses: 0,
     };
     let root = tree.root_node();
     errors::report_syntax_errors(&mut lower, root);

@@ -24,6 +24,8 @@ pub(crate) struct Top {
     pub end: usize,
     pub kind: u16,
     pub part: Part,
+    /// How many `use` markers its lowering holds (`Parsed::uses`).
+    pub uses: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -89,7 +91,7 @@ impl Reuse<'_> {
             Part::Lang => return false,
             Part::Nothing => Part::Nothing,
         };
-        tops.push(Top { start, end, kind: node.kind_id(), part });
+        tops.push(Top { start, end, kind: node.kind_id(), part, uses: old.uses });
         true
     }
 }
