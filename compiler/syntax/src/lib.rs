@@ -7,6 +7,9 @@
 //! `if` and `switch` become matches, `a; b` becomes `let _ = a in b`,
 //! tuples become records labelled `0`, `1`, ..., and strings in patterns
 //! become sequence patterns.
+//! MLang's `lang` blocks are kept beside the module ([`Parsed::langs`]) and
+//! `use L in e` is marked in it; [`mlang`] desugars both to MExpr once the
+//! languages of the included files are known (the driver's `desugared`).
 //!
 //! [`parse`] cuts a large file at column-0 declarations and parses the
 //! parts on several threads (`parallel.rs`, `split.rs`); [`reparse`] reuses
