@@ -166,19 +166,19 @@
   constructor: (_) @constructor)
 
 (use_expr
-  name: (con_ident) @namespace)
+  name: (_) @namespace)
 
 ; Languages (MLang)
 ; -----------------
 
 (mlang_block
-  name: (con_ident) @namespace)
+  name: (_) @namespace)
 
 (mlang_block
-  include: (con_ident) @namespace)
+  include: (_) @namespace)
 
 (use_type
-  name: (con_ident) @namespace)
+  name: (_) @namespace)
 
 (sem_decl
   name: (var_ident) @function)
