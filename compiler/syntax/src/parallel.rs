@@ -153,6 +153,29 @@ mod tests {
         assert!(!parsed.diagnostics.is_empty());
     }
 
+    /// Languages among the declarations: each part's `lang` blocks keep
+    /// their place among the items of the whole.
+    #[test]
+    fn parts_keep_languages_in_place() {
+        let mut text = String::new();
+        let mut n = 0;
+        while text.len() < 4 * MIN_PART_BYTES {
+            text.push_str(&format!(
+                "let f{n} = lam x. addi x {n}\nlang L{n}\n  syn T{n} =\n  | K{n} Int\n  sem g{n} =\n  | K{n} x -> use L0 in f{n} x\nend\n"
+            ));
+            n += 1;
+        }
+        text.push_str("mexpr\nuse L1 in g1 (K1 2)\n");
+        let whole = parse_whole(&text, FileId(3));
+        assert!(whole.diagnostics.is_empty(), "{:?}", whole.diagnostics.first());
+        assert_eq!(whole.langs.len(), n);
+        assert_eq!(whole.langs[n - 1].at, n, "after the last `let`");
+        match parse_in_parts(&text, FileId(3)) {
+            Some(parts) => assert_eq!(parts, whole),
+            None => assert_eq!(cores(), 1, "a large valid file with cut points is parsed in parts"),
+        }
+    }
+
     /// Edits that touch the lexical rules the cut points depend on
     /// (comments, strings, characters, column-0 keywords) still give the
     /// result of a whole parse.
