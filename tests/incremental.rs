@@ -48,6 +48,59 @@ fn editing_a_file_does_not_recheck_its_includes() {
     });
 }
 
+/// MLang across files: an edit of the includer leaves the included
+/// language alone; an edit of the language reaches the includer, which
+/// composes its cases.
+#[test]
+fn languages_cross_files_incrementally() {
+    with_stack(|| {
+        let mut db = Database::new(Vec::new());
+        db.enable_log();
+        let lang = |body: &str| format!("lang A\n  syn T =\n  | K Int\n  sem f =\n  | K n -> {body}\nend\n");
+        db.set_file_text(Path::new("/virtual/lang.mc"), lang("n"));
+        let main_text = |v: i64| format!("include \"lang.mc\"\nlang B = A end\nmexpr\nuse B in addi (f (K {v})) 1\n");
+        let main = db.set_file_text(Path::new("/virtual/main.mc"), main_text(1));
+        assert!(program_diagnostics(&db, main).is_empty(), "{:?}", program_diagnostics(&db, main));
+        db.take_log();
+
+        db.set_file_text(Path::new("/virtual/main.mc"), main_text(2));
+        assert!(program_diagnostics(&db, main).is_empty());
+        let log = db.take_log();
+        assert_eq!(log.iter().filter(|q| q.starts_with("desugared")).count(), 1, "{log:?}");
+        assert_eq!(log.iter().filter(|q| q.starts_with("check_file")).count(), 1, "{log:?}");
+
+        // A case that no longer gives an Int: the includer's use is wrong.
+        db.set_file_text(Path::new("/virtual/lang.mc"), lang("true"));
+        let diags = program_diagnostics(&db, main);
+        assert!(!diags.is_empty(), "the includer sees the edited language");
+    });
+}
+
+/// Incremental parsing of a file with languages and `use`: every version
+/// parses as from scratch (the `lang` blocks are lowered again, the `use`
+/// markers of reused declarations are counted).
+#[test]
+fn incremental_parsing_of_mlang_agrees_with_parsing_from_scratch() {
+    with_stack(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut text = std::fs::read_to_string(root.join("tests/run/mlang/scopes.mc")).unwrap();
+        let path = Path::new("/virtual/scopes.mc");
+        let mut db = Database::new(Vec::new());
+        db.enable_incremental_parsing();
+        let file = db.set_file_text(path, text.clone());
+        let mut rng = Rng(0x1a29);
+        for _ in 0..60 {
+            let digits: Vec<usize> = text.match_indices(|c: char| c.is_ascii_digit()).map(|(i, _)| i).collect();
+            let at = digits[rng.below(digits.len())];
+            let digit = char::from(b'0' + rng.below(10) as u8);
+            text.replace_range(at..at + 1, &digit.to_string());
+            db.set_file_text(path, text.clone());
+            assert_eq!(**pmx_driver::parse_file(&db, file), pmx_syntax::parse(&text, file.id(&db)));
+            assert!(pmx_driver::desugared(&db, file).diagnostics.is_empty(), "{text}");
+        }
+    });
+}
+
 /// A small deterministic generator (xorshift), so failures reproduce.
 struct Rng(u64);
 

@@ -387,3 +387,29 @@ fn a_file_created_after_a_failed_include_is_found() {
     });
     assert!(c.shutdown().success());
 }
+
+/// MLang: hover and go-to-definition on names inside a semantic
+/// function's cases and under `use`, an error in a case at the case.
+#[test]
+fn mlang_names_have_hover_definitions_and_located_errors() {
+    let dir = temp_dir("mlang");
+    let text = "lang Arith\n  syn Expr =\n  | Num Int\n  sem eval =\n  | Num n -> addi n 1\nend\n\
+                lang Twice = Arith\n  sem twice =\n  | e -> addi (eval e) (eval e)\nend\n\
+                mexpr\nuse Twice in twice (Num 2)\n";
+    let uri = write(&dir, "lang.mc", text);
+    let mut c = Client::start();
+    c.open(&uri, text, 1);
+    assert!(c.diagnostics(&uri, 1).is_empty());
+    assert!(hover_text(&mut c, &uri, text, "n 1").contains(": Int"));
+    assert!(hover_text(&mut c, &uri, text, "eval e)").contains("Expr -> Int"));
+    assert!(hover_text(&mut c, &uri, text, "twice (Num").contains("Expr -> Int"));
+    let (l, ch) = pos_of(text, "eval e)", 0);
+    let r = c.request("textDocument/definition", Client::at(&uri, l, ch));
+    assert_eq!(r["result"][0]["range"], range_of(text, "eval", 0), "{r}");
+    let broken = text.replace("addi n 1", "addi n true");
+    c.change_full(&uri, &broken, 2);
+    let diags = c.diagnostics(&uri, 2);
+    assert_eq!(codes(&diags), ["E0301"], "{diags:?}");
+    assert_eq!(diags[0]["range"], range_of(&broken, "true", 0), "{diags:?}");
+    assert!(c.shutdown().success());
+}

@@ -12,7 +12,16 @@ use pmx_driver::{check_file, program_diagnostics, with_stack, Database, Db};
 use std::path::{Path, PathBuf};
 
 fn main() {
-    let dirs = ["tests/check/pass", "tests/check/types", "tests/run", "std", "std/ext", "examples", "benches/programs"];
+    let dirs = [
+        "tests/check/pass",
+        "tests/check/types",
+        "tests/run",
+        "tests/run/mlang",
+        "std",
+        "std/ext",
+        "examples",
+        "benches/programs",
+    ];
     let mut files: Vec<PathBuf> = dirs.iter().flat_map(|d| mc_files(d)).collect();
     files.sort();
     assert!(files.len() > 20);

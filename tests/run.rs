@@ -1,11 +1,11 @@
 //! Data-driven runtime tests: every program under `tests/run` is run with
-//! `pmx test` (and the files under `tests/run/debug` with `pmx test
-//! --debug`); its standard output, standard error and exit code are
-//! snapshotted beside the source, so each built-in's behaviour and each
+//! `pmx test` (as are the MLang programs of `tests/run/mlang`, and the
+//! files under `tests/run/debug` with `pmx test --debug`); its standard
+//! output, standard error and exit code are snapshotted beside the source, so each built-in's behaviour and each
 //! run-time error message (with its source line) is pinned. Every file of
 //! the standard library and of the compatibility suite (`tests/compat`)
 //! passes its own utests. One trial per program: `run::NAME`,
-//! `debug::NAME`, `check_order::NAME`, `std::NAME`, `compat::NAME`.
+//! `mlang::NAME`, `debug::NAME`, `check_order::NAME`, `std::NAME`, `compat::NAME`.
 
 #[path = "support/harness.rs"]
 mod harness;
@@ -18,8 +18,9 @@ use std::process::Command;
 
 fn main() {
     let mut trials = Vec::new();
-    let groups: [(&str, &'static str, &'static [&'static str]); 3] = [
+    let groups: [(&str, &'static str, &'static [&'static str]); 4] = [
         ("run", "", &[]),
+        ("mlang", "mlang/", &[]),
         ("debug", "debug/", &["--debug"]),
         ("check_order", "check_order/", &["--debug", "--check-order"]),
     ];

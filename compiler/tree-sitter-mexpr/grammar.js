@@ -161,32 +161,60 @@ module.exports = grammar({
       field('type', $._type),
     ),
 
-    // MLang is only recognised (so that the compiler can report that it is
-    // not supported): `lang` followed by any tokens up to the matching `end`.
-    // `switch ... end` nests inside sem bodies, so it is matched as a pair.
-    mlang_block: $ => seq('lang', repeat($._mlang_item), 'end'),
+    // MLang: `lang L = A + B  decls  end`. A language's declarations are
+    // `syn` (variant types extended by fragments), `sem` (semantic
+    // functions: parameters and cases, or a type signature), `type` and
+    // `con`; `compiler/syntax/src/mlang/` desugars them to MExpr.
+    mlang_block: $ => seq(
+      'lang',
+      field('name', $._lang_name),
+      optional(seq('=', sepBy1('+', field('include', $._lang_name)))),
+      repeat($._lang_decl),
+      'end',
+    ),
 
-    _mlang_item: $ => choice($._mlang_token, $._mlang_switch),
+    // Miking takes any identifier as a language's name (`_testCSV`).
+    _lang_name: $ => choice($.con_ident, $.var_ident),
 
-    _mlang_switch: $ => seq('switch', repeat($._mlang_item), 'end'),
+    _lang_decl: $ => choice($.syn_decl, $.sem_decl, $.lang_type, $.lang_con),
 
-    _mlang_token: $ => choice(
-      $.var_ident, $.con_ident,
-      $.escaped_var, $.escaped_con, $.escaped_type, $.escaped_label,
-      $.escaped_frozen,
-      $.integer, $.float, $.char, $.string,
-      $.true, $.false, $.never, $.wildcard,
-      ...KEYWORDS.filter(k => !['end', 'switch', 'true', 'false', 'never']
-        .includes(k)),
-      'Tensor',
-      alias($._top_let, 'let'),
-      alias($._top_recursive, 'recursive'),
-      alias($._top_type, 'type'),
-      alias($._top_con, 'con'),
-      alias($._top_utest, 'utest'),
-      alias($._top_external, 'external'),
-      '=', '+', '++', '(', ')', '[', ']', '{', '}', ':', '::', ',', ';', '.',
-      '|', '&', '!', '->', '>', '<',
+    syn_decl: $ => seq(
+      'syn',
+      field('name', $._type_name),
+      repeat(field('param', $.var_ident)),
+      '=',
+      repeat($.syn_con),
+    ),
+
+    syn_con: $ => seq('|', field('name', $._con_name), optional(field('type', $._type))),
+
+    sem_decl: $ => seq(
+      'sem',
+      field('name', $._binder),
+      choice(
+        seq(':', field('type', $._type)),
+        seq(repeat(field('param', $.sem_param)), '=', repeat($.sem_case)),
+      ),
+    ),
+
+    sem_param: $ => choice(
+      field('name', $._binder),
+      seq('(', field('name', $._binder), ':', field('type', $._type), ')'),
+    ),
+
+    sem_case: $ => seq('|', field('pattern', $._pat), '->', field('body', $._expr)),
+
+    lang_type: $ => seq(
+      $._kw_type,
+      field('name', $._type_name),
+      repeat(field('param', $.var_ident)),
+      optional(seq('=', field('definition', $._type))),
+    ),
+
+    lang_con: $ => seq(
+      $._kw_con,
+      field('name', $._con_name),
+      optional(seq(':', field('type', $._type))),
     ),
 
     mexpr_section: $ => seq(alias($._mexpr_kw, 'mexpr'), field('body', $._expr)),
@@ -314,7 +342,7 @@ module.exports = grammar({
       field('body', $._expr),
     ),
 
-    use_expr: $ => seq('use', field('name', $.con_ident), 'in', field('body', $._expr)),
+    use_expr: $ => seq('use', field('name', $._lang_name), 'in', field('body', $._expr)),
 
     sequence_expr: $ => seq(field('first', $._left), ';', field('rest', $._expr)),
 
@@ -465,7 +493,10 @@ module.exports = grammar({
     // Types
     // ------------------------------------------------------------------
 
-    _type: $ => choice($.arrow_type, $.forall_type, $._type_left),
+    _type: $ => choice($.arrow_type, $.forall_type, $.use_type, $._type_left),
+
+    // `use L in T`: a type that names a language's types.
+    use_type: $ => seq('use', field('name', $._lang_name), 'in', field('body', $._type)),
 
     arrow_type: $ => seq(field('from', $._type_left), '->', field('to', $._type)),
 

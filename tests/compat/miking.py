@@ -23,6 +23,9 @@ well, for the reason given in MIKING_FAILS below (read from the files).
 Programs of the benchmark folders get the iteration count `10` as their
 argument, as Miking's benchmark runner gives one.
 
+With `--mlang`, the files that use MLang are run instead of the plain ones
+(`--mlang --only /test/mlang/`: Miking's MLang tests).
+
 With `--std pmx`, includes go to pmx's own `std/` instead of Miking's
 `stdlib/` (run it with `--only /test/`): Miking's test programs against
 pmx's standard library. (`tests/compat/miking_std.py` runs the utests of
@@ -255,6 +258,8 @@ def main():
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--std", choices=["miking", "pmx"], default="miking")
     ap.add_argument("--target", default="interp")
+    ap.add_argument("--mlang", action="store_true",
+                    help="run the files that use MLang (or include a file that does) instead of the plain ones")
     ap.add_argument("--fallbacks", action="store_true",
                     help="run with --verbose and list what the native host tier leaves to the interpreter")
     a = ap.parse_args()
@@ -263,7 +268,7 @@ def main():
     files = sorted(glob.glob(os.path.join(miking, "stdlib", "**/*.mc"), recursive=True)
                    + glob.glob(os.path.join(miking, "test/**/*.mc"), recursive=True))
     mlang = mlang_files(files, stdlib)
-    plain = [f for f in files if f not in mlang and a.only in f]
+    plain = [f for f in files if (f in mlang) == a.mlang and a.only in f]
     expect = miking_expectations(miking)
     with concurrent.futures.ThreadPoolExecutor(a.j) as pool:
         rows = list(pool.map(lambda f: run_one(a.pmx, miking, f, a.timeout, stdlib, a.target, a.fallbacks), plain))

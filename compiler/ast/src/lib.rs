@@ -15,6 +15,7 @@
 mod builtin;
 mod expr;
 pub mod externals;
+pub mod mlang;
 mod name;
 pub mod print;
 pub mod reach;

@@ -1,7 +1,8 @@
 //! Stable diagnostic codes. Each code names one kind of problem; tools and
 //! tests match on codes, never on message text. The ranges: E00xx syntax,
 //! E01xx files and includes, E02xx names, E03xx types, E04xx accelerate
-//! (E043x: the lowering to the backends' IR; E044x: code generation).
+//! (E043x: the lowering to the backends' IR; E044x: code generation),
+//! E05xx MLang (its desugaring to MExpr).
 
 use serde::Serialize;
 
@@ -83,6 +84,10 @@ codes! {
     LowerFunctionValue = "E0432", "lowering: function value cannot be made first-order";
     CudaUnsupported = "E0440", "CUDA code generation: construct not supported yet";
     FutharkUnsupported = "E0441", "Futhark code generation: construct not supported yet";
+    UnknownLanguage = "E0501", "unknown language fragment";
+    AmbiguousCases = "E0502", "semantic function cases that cannot be ordered";
+    SemParameters = "E0503", "inconsistent semantic function parameters";
+    LanguageConflict = "E0504", "conflicting definitions in a language";
 }
 
 impl std::fmt::Display for Code {

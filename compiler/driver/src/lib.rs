@@ -3,7 +3,8 @@
 //! Inputs are [`SourceFile`]s (a path and its text), created lazily as
 //! includes are followed. Queries, each memoised per file:
 //! [`parse_file`] (text → AST with syntax errors), [`file_includes`]
-//! (include paths → files), [`check_file`] (names and types, given the
+//! (include paths → files), [`desugared`] (MLang to MExpr, given the
+//! languages of the included files, [`language_exports`]), [`check_file`] (names and types, given the
 //! exports of the included files), [`name_exports`] and [`type_exports`]
 //! (what a file gives the files that include it, compared after each edit
 //! so that unchanged exports stop the re-checking), [`file_diagnostics`]; and
@@ -22,6 +23,7 @@ use std::sync::Mutex;
 
 mod db;
 mod includes;
+mod mlang;
 mod prefetch;
 mod program;
 mod queries;
@@ -29,6 +31,7 @@ mod stdlib_hint;
 
 pub use db::{normalize, Database, Db, Disk, SourceFile};
 pub use includes::{file_includes, IncludeTarget};
+pub use mlang::{desugared, language_exports, plain_module};
 pub use prefetch::prefetch;
 pub use program::{checked_in, program_checks, program_modules, ProgramChecks};
 pub use queries::{

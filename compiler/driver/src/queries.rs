@@ -84,7 +84,7 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
 /// Names (seeing `imports` from other files), then types (asking `types`
 /// for other files' types).
 pub(crate) fn check_with(db: &dyn Db, file: SourceFile, imports: Exports, types: &dyn Imports) -> CheckedFile {
-    let mut module = parse_file(db, file).module.clone();
+    let mut module = crate::mlang::plain_module(db, file);
     let (own, names, mut diagnostics, outside) = pmx_names::resolve_module(&mut module, file.id(db), &imports);
     let mut name_exports = imports;
     name_exports.extend_from(&own);
@@ -234,6 +234,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 /// A file's diagnostics, with those of `checked`, one check of it.
 pub(crate) fn diagnostics_with(db: &dyn Db, file: SourceFile, checked: &CheckedFile) -> Vec<Diagnostic> {
     let mut all = parse_file(db, file).diagnostics.clone();
+    all.extend(crate::mlang::desugared(db, file).diagnostics.iter().cloned());
     all.extend(file_includes(db, file).diagnostics.iter().cloned());
     all.extend(acyclic_includes(db, file).1.iter().cloned());
     all.extend(checked.diagnostics.iter().cloned());
@@ -288,26 +289,65 @@ pub fn front_end_diagnostics(db: &dyn Db, root: SourceFile) -> Vec<Diagnostic> {
     }
     let modules = crate::program::program_modules(db, root);
     let live = pmx_ast::reach::Liveness::of(&modules);
-    let mut dead = Vec::new();
+    let (mut dead, mut alive) = (Vec::new(), Vec::new());
     for (mi, module) in modules.iter().enumerate() {
         for (ii, item) in module.items.iter().enumerate() {
             if live.is_dead(mi, ii) {
-                dead.push((item.span(), item_name(item)));
+                dead.push((code_spans(item), item_name(item)));
+            } else {
+                alive.extend(code_spans(item));
             }
         }
     }
+    let inside = |s: &pmx_diagnostics::Span, at: &pmx_diagnostics::Span| {
+        s.file == at.file && s.start <= at.start && at.end <= s.end
+    };
     for d in all.iter_mut().filter(|d| is_type_error(d)) {
         let at = d.span();
-        let Some((_, name)) = dead.iter().find(|(s, _)| s.file == at.file && s.start <= at.start && at.end <= s.end)
-        else {
+        let Some((_, name)) = dead.iter().find(|(spans, _)| spans.iter().any(|s| inside(s, &at))) else {
             continue;
         };
+        // Code that a used definition holds too (a case that a language
+        // composed from this one copied) is used.
+        if alive.iter().any(|s| inside(s, &at)) {
+            continue;
+        }
         d.severity = pmx_diagnostics::Severity::Warning;
         d.notes.push(format!(
             "nothing uses `{name}`: like Miking, pmx leaves out unused definitions, so this does not stop the program"
         ));
     }
+    // A language's case is checked in every language that holds a copy of
+    // it (`pmx_syntax::mlang`): one mistake there is shown once.
+    let mut seen = FxHashSet::default();
+    all.retain(|d| {
+        !d.code.as_str().starts_with("E03") || seen.insert((d.is_error(), d.code, d.span(), d.message.clone()))
+    });
     all
+}
+
+/// Where a top-level definition's code is written: its span, and for a
+/// language's semantic functions (`pmx_syntax::mlang`) the span of each
+/// case, which may have been copied from another language, elsewhere.
+fn code_spans(item: &pmx_ast::Item) -> Vec<pmx_diagnostics::Span> {
+    use pmx_ast::ExprKind;
+    let mut spans = vec![item.span()];
+    if let pmx_ast::Item::RecLets(bs, _) = item {
+        for b in bs {
+            let mut e = &b.value;
+            while let ExprKind::Lam { body, .. } = &e.kind {
+                e = body;
+            }
+            while let ExprKind::Match { otherwise, .. } = &e.kind {
+                let own = spans[0];
+                if !(own.file == e.span.file && own.start <= e.span.start && e.span.end <= own.end) {
+                    spans.push(e.span);
+                }
+                e = otherwise;
+            }
+        }
+    }
+    spans
 }
 
 /// The name a top-level definition is known by, for messages.

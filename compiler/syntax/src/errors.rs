@@ -139,13 +139,8 @@ fn report_error_node(lower: &mut Lower, node: Node) {
     }
     let message = if token.is_empty() {
         "syntax error".to_string()
-    } else if matches!(token, "lang" | "syn" | "sem" | "use") {
-        lower.unsupported(
-            span,
-            "MLang (`lang`, `syn`, `sem`, `use`)",
-            "pmx compiles MExpr; write the program without language fragments",
-        );
-        return;
+    } else if matches!(token, "syn" | "sem") {
+        format!("syntax error: `{token}` declares part of a language: it belongs inside `lang ... end`")
     } else {
         format!("syntax error: unexpected `{shown}`")
     };

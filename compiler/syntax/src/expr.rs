@@ -258,16 +258,6 @@ impl Lower<'_> {
         Expr::new(kind, self.span(n))
     }
 
-    fn use_expr(&mut self, n: Node) -> Expr {
-        let span = self.span(n);
-        self.unsupported(
-            span,
-            "MLang (`lang`, `syn`, `sem`, `use`)",
-            "pmx compiles MExpr; write the program without language fragments",
-        );
-        self.field_expr(n, "body")
-    }
-
     /// `switch s case p1 then e1 case p2 then e2 end` is a chain of matches
     /// ending in `never`. The scrutinee is evaluated once: unless it is a
     /// variable, it is bound to a name that no program can write.

@@ -25,8 +25,10 @@ impl Lower<'_> {
                 continue;
             }
             if reuse.is_some_and(|r| r.take(child, &mut module, &mut self.tops)) {
+                self.uses += self.tops.last().map_or(0, |t| t.uses);
                 continue;
             }
+            let uses_before = self.uses;
             let part = match crate::kind(child) {
                 "include" => match self.field(child, "path") {
                     Some(path) => {
@@ -41,13 +43,9 @@ impl Lower<'_> {
                     Part::Main
                 }
                 "mlang_block" => {
-                    let span = self.span(child);
-                    self.unsupported(
-                        span,
-                        "MLang (`lang`, `syn`, `sem`, `use`)",
-                        "pmx compiles MExpr; write the program without language fragments",
-                    );
-                    Part::Nothing
+                    let lang = self.lang(child, module.items.len());
+                    self.langs.push(lang);
+                    Part::Lang
                 }
                 _ => match self.item(child) {
                     Some(item) => {
@@ -57,7 +55,8 @@ impl Lower<'_> {
                     None => Part::Nothing,
                 },
             };
-            self.tops.push(Top { start: child.start_byte(), end: child.end_byte(), kind: child.kind_id(), part });
+            let uses = self.uses - uses_before;
+            self.tops.push(Top { start: child.start_byte(), end: child.end_byte(), kind: child.kind_id(), part, uses });
         }
         module
     }

@@ -7,6 +7,9 @@
 //! `if` and `switch` become matches, `a; b` becomes `let _ = a in b`,
 //! tuples become records labelled `0`, `1`, ..., and strings in patterns
 //! become sequence patterns.
+//! MLang's `lang` blocks are kept beside the module ([`Parsed::langs`]) and
+//! `use L in e` is marked in it; [`mlang`] desugars both to MExpr once the
+//! languages of the included files are known (the driver's `desugared`).
 //!
 //! [`parse`] cuts a large file at column-0 declarations and parses the
 //! parts on several threads (`parallel.rs`, `split.rs`); [`reparse`] reuses
@@ -25,8 +28,10 @@
 mod errors;
 mod expr;
 mod items;
+mod lang;
 pub mod lexical;
 mod missing_in;
+pub mod mlang;
 mod parallel;
 mod pat;
 mod reparse;
@@ -100,6 +105,18 @@ pub fn set_stack_size(bytes: usize) {
 pub struct Parsed {
     pub module: Module,
     pub diagnostics: Vec<Diagnostic>,
+    /// The file's MLang `lang` blocks, in order ([`mlang`] desugars them).
+    pub langs: Vec<pmx_ast::mlang::Lang>,
+    /// How many `use` markers the module holds (a reparse counts those of
+    /// the declarations it reuses from their previous lowering).
+    pub uses: usize,
+}
+
+impl Parsed {
+    /// Whether the file writes any MLang (then [`mlang::desugar`] has work).
+    pub fn has_mlang(&self) -> bool {
+        !self.langs.is_empty() || self.uses > 0
+    }
 }
 
 /// Parses MExpr source text with tree-sitter.
@@ -129,6 +146,8 @@ pub(crate) fn parse_whole(text: &str, file: FileId) -> Parsed {
     let Some(tree) = parse_tree(text) else {
         return Parsed {
             module: Module::default(),
+            langs: Vec::new(),
+            uses: 0,
             diagnostics: vec![Diagnostic::error(
                 pmx_diagnostics::Code::SyntaxError,
                 Span::new(file, 0, 0),
@@ -147,11 +166,20 @@ pub(crate) fn lower_tree(tree: &Tree, text: &str, file: FileId) -> Parsed {
 /// Lowers a tree, copying what `reuse` has from the previous version;
 /// returns where each top-level node went too.
 fn lower_reusing(tree: &Tree, text: &str, file: FileId, reuse: Option<&reuse::Reuse>) -> (Parsed, Vec<reuse::Top>) {
-    let mut lower = Lower { text, file, diags: Vec::new(), depth: 0, too_deep: false, tops: Vec::new() };
+    let mut lower = Lower {
+        text,
+        file,
+        diags: Vec::new(),
+        depth: 0,
+        too_deep: false,
+        tops: Vec::new(),
+        langs: Vec::new(),
+        uses: 0,
+    };
     let root = tree.root_node();
     errors::report_syntax_errors(&mut lower, root);
     let module = lower.module(root, reuse);
-    (Parsed { module, diagnostics: lower.diags }, lower.tops)
+    (Parsed { module, diagnostics: lower.diags, langs: lower.langs, uses: lower.uses }, lower.tops)
 }
 
 pub(crate) struct Lower<'t> {
@@ -165,6 +193,10 @@ pub(crate) struct Lower<'t> {
     /// Where each top-level node's lowered form went (kept for reuse by
     /// the next incremental parse).
     tops: Vec<reuse::Top>,
+    /// The `lang` blocks lowered so far.
+    langs: Vec<pmx_ast::mlang::Lang>,
+    /// How many `use` markers were written (see [`Parsed::uses`]).
+    uses: usize,
 }
 
 impl<'t> Lower<'t> {
@@ -256,14 +288,6 @@ impl<'t> Lower<'t> {
     fn invalid_literal(&mut self, span: Span, message: String) {
         self.diags.push(
             Diagnostic::error(pmx_diagnostics::Code::InvalidLiteral, span, message).with_label("in this literal"),
-        );
-    }
-
-    fn unsupported(&mut self, span: Span, what: &str, note: &str) {
-        self.diags.push(
-            Diagnostic::error(pmx_diagnostics::Code::Unsupported, span, format!("{what} is not supported by pmx"))
-                .with_label("not supported")
-                .with_note(note.to_string()),
         );
     }
 }

@@ -52,18 +52,24 @@ pub fn parse_in_parts(text: &str, file: FileId) -> Option<Parsed> {
         all
     });
     let mut module = Module::default();
+    let (mut langs, mut uses) = (Vec::new(), 0);
     for part in results {
         let part = part?;
         if !part.diagnostics.is_empty() {
             return None;
         }
+        for mut lang in part.langs {
+            lang.at += module.items.len();
+            langs.push(lang);
+        }
+        uses += part.uses;
         module.includes.extend(part.module.includes);
         module.items.extend(part.module.items);
         if part.module.main.is_some() {
             module.main = part.module.main;
         }
     }
-    Some(Parsed { module, diagnostics: Vec::new() })
+    Some(Parsed { module, diagnostics: Vec::new(), langs, uses })
 }
 
 /// `parts` ranges covering the text, each starting at a cut point (the
@@ -145,6 +151,29 @@ mod tests {
         let parsed = crate::parse(&text, FileId(0));
         assert_eq!(parsed, parse_whole(&text, FileId(0)));
         assert!(!parsed.diagnostics.is_empty());
+    }
+
+    /// Languages among the declarations: each part's `lang` blocks keep
+    /// their place among the items of the whole.
+    #[test]
+    fn parts_keep_languages_in_place() {
+        let mut text = String::new();
+        let mut n = 0;
+        while text.len() < 4 * MIN_PART_BYTES {
+            text.push_str(&format!(
+                "let f{n} = lam x. addi x {n}\nlang L{n}\n  syn T{n} =\n  | K{n} Int\n  sem g{n} =\n  | K{n} x -> use L0 in f{n} x\nend\n"
+            ));
+            n += 1;
+        }
+        text.push_str("mexpr\nuse L1 in g1 (K1 2)\n");
+        let whole = parse_whole(&text, FileId(3));
+        assert!(whole.diagnostics.is_empty(), "{:?}", whole.diagnostics.first());
+        assert_eq!(whole.langs.len(), n);
+        assert_eq!(whole.langs[n - 1].at, n, "after the last `let`");
+        match parse_in_parts(&text, FileId(3)) {
+            Some(parts) => assert_eq!(parts, whole),
+            None => assert_eq!(cores(), 1, "a large valid file with cut points is parsed in parts"),
+        }
     }
 
     /// Edits that touch the lexical rules the cut points depend on

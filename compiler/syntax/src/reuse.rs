@@ -24,6 +24,8 @@ pub(crate) struct Top {
     pub end: usize,
     pub kind: u16,
     pub part: Part,
+    /// How many `use` markers its lowering holds (`Parsed::uses`).
+    pub uses: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -31,6 +33,9 @@ pub(crate) enum Part {
     Include(usize),
     Item(usize),
     Main,
+    /// A `lang` block, kept in `Parsed::langs` (lowered again: it records
+    /// where it stands among the items, which an edit before it moves).
+    Lang,
     /// Lowered to nothing (an include without a path, say).
     Nothing,
 }
@@ -83,9 +88,10 @@ impl Reuse<'_> {
                 module.main = Some(main);
                 Part::Main
             }
+            Part::Lang => return false,
             Part::Nothing => Part::Nothing,
         };
-        tops.push(Top { start, end, kind: node.kind_id(), part });
+        tops.push(Top { start, end, kind: node.kind_id(), part, uses: old.uses });
         true
     }
 }

@@ -24,6 +24,12 @@ impl Lower<'_> {
     fn type_expr_at(&mut self, n: Node) -> TypeExpr {
         let span = self.span(n);
         let kind = match crate::kind(n) {
+            "use_type" => {
+                let lang = self.binder(self.field(n, "name"), n);
+                let body = self.field_type(n, "body");
+                self.uses += 1;
+                return pmx_ast::mlang::use_type_marker(&lang, body, span);
+            }
             "arrow_type" => {
                 TypeExprKind::Arrow(Box::new(self.field_type(n, "from")), Box::new(self.field_type(n, "to")))
             }

@@ -162,7 +162,43 @@
   constructor: (_) @constructor)
 
 (use_expr
-  name: (con_ident) @module)
+  name: (_) @module)
+
+; Languages (MLang)
+; -----------------
+
+(mlang_block
+  name: (_) @module)
+
+(mlang_block
+  include: (_) @module)
+
+(use_type
+  name: (_) @module)
+
+(sem_decl
+  name: (var_ident) @function)
+
+(sem_param
+  name: (var_ident) @variable.parameter)
+
+(syn_decl
+  name: (_) @type.definition)
+
+(syn_decl
+  param: (var_ident) @type.parameter)
+
+(lang_type
+  name: (_) @type.definition)
+
+(lang_type
+  param: (var_ident) @type.parameter)
+
+(syn_con
+  name: (_) @constructor)
+
+(lang_con
+  name: (_) @constructor)
 
 ; Patterns
 ; --------

@@ -166,7 +166,43 @@
   constructor: (_) @constructor)
 
 (use_expr
-  name: (con_ident) @namespace)
+  name: (_) @namespace)
+
+; Languages (MLang)
+; -----------------
+
+(mlang_block
+  name: (_) @namespace)
+
+(mlang_block
+  include: (_) @namespace)
+
+(use_type
+  name: (_) @namespace)
+
+(sem_decl
+  name: (var_ident) @function)
+
+(sem_param
+  name: (var_ident) @variable.parameter)
+
+(syn_decl
+  name: (_) @type)
+
+(syn_decl
+  param: (var_ident) @type.parameter)
+
+(lang_type
+  name: (_) @type)
+
+(lang_type
+  param: (var_ident) @type.parameter)
+
+(syn_con
+  name: (_) @constructor)
+
+(lang_con
+  name: (_) @constructor)
 
 ; Patterns
 ; --------

@@ -1,0 +1,336 @@
+//! A language composed from the languages it extends and its own
+//! declarations, as Miking composes them: `syn`s and `sem`s of the same
+//! name and root merge (their constructors and cases together), a case
+//! is ordered against every case it meets for the first time, and what
+//! cannot be merged or ordered is an error at the user's code.
+
+use super::patterns::{relation, Relation};
+use super::*;
+use pmx_ast::mlang::{Lang, LangDecl, SemDecl, SynDecl};
+use pmx_diagnostics::Code;
+
+pub(super) fn compose(lang: &Lang, visible: &Languages, diags: &mut Vec<Diagnostic>) -> Language {
+    let name = lang.name.text.clone();
+    let mut out = Language {
+        name: name.clone(),
+        span: lang.name.span,
+        syns: Vec::new(),
+        sems: Vec::new(),
+        types: Vec::new(),
+        cons: Vec::new(),
+        env: Env::default(),
+        own_sems: true,
+    };
+    let mut c = Composer { lang: &name, diags };
+    let mut parents = Vec::new();
+    for include in &lang.includes {
+        match visible.get(&include.text) {
+            Some(parent) => {
+                c.merge(&mut out, parent, include.span);
+                parents.push(parent.clone());
+            }
+            None => c.diags.push(unknown_language(include)),
+        }
+    }
+    let mut writes_sems = false;
+    for decl in &lang.decls {
+        match decl {
+            LangDecl::Syn(syn) => c.syn(&mut out, syn),
+            LangDecl::Sem(sem) => {
+                writes_sems = true;
+                c.sem(&mut out, sem)
+            }
+            LangDecl::Type(t) => {
+                if c.type_name_taken(&out, &t.name) {
+                    continue;
+                }
+                let mangled = mangle(&name, &t.name.text);
+                out.types.push((mangled, Arc::new(t.clone())));
+            }
+            LangDecl::Con(k) => {
+                let mangled = mangle(&name, &k.name.text);
+                out.cons.retain(|(m, old)| !(old.name.text == k.name.text && *m != mangled));
+                out.cons.push((mangled, Arc::new(k.clone())));
+            }
+        }
+    }
+    // A language that changes no semantic function of the one it extends
+    // uses that one's functions instead of copies.
+    let same_as = (!writes_sems).then(|| parents.iter().find(|p| same_sems(&p.sems, &out.sems))).flatten();
+    out.own_sems = same_as.is_none();
+    for sem in &out.sems {
+        let mangled = match same_as {
+            Some(p) => p.env.values.get(&sem.name).cloned().unwrap_or_else(|| mangle(&name, &sem.name)),
+            None => mangle(&name, &sem.name),
+        };
+        out.env.values.insert(sem.name.clone(), mangled);
+    }
+    for syn in &out.syns {
+        out.env.types.insert(syn.name.clone(), syn.mangled.clone());
+        for con in &syn.cons {
+            out.env.cons.insert(con.decl.name.text.clone(), con.mangled.clone());
+        }
+    }
+    for (mangled, t) in &out.types {
+        out.env.types.insert(t.name.text.clone(), mangled.clone());
+    }
+    for (mangled, k) in &out.cons {
+        out.env.cons.insert(k.name.text.clone(), mangled.clone());
+    }
+    out
+}
+
+pub(super) fn unknown_language(name: &Name) -> Diagnostic {
+    Diagnostic::error(Code::UnknownLanguage, name.span, format!("unknown language fragment `{}`", name.text))
+        .with_label("no language of this name is defined before here or in an included file")
+}
+
+/// Whether two languages' semantic functions are the same ones, case for
+/// case.
+fn same_sems(a: &[Sem], b: &[Sem]) -> bool {
+    a.len() == b.len()
+        && a.iter().all(|x| {
+            b.iter().any(|y| {
+                x.name == y.name
+                    && x.root == y.root
+                    && x.cases.len() == y.cases.len()
+                    && x.cases.iter().all(|c| y.cases.iter().any(|d| d.id() == c.id()))
+            })
+        })
+}
+
+struct Composer<'a> {
+    lang: &'a SmolStr,
+    diags: &'a mut Vec<Diagnostic>,
+}
+
+impl Composer<'_> {
+    fn merge(&mut self, out: &mut Language, parent: &Language, at: Span) {
+        for syn in &parent.syns {
+            match out.syns.iter_mut().find(|s| s.name == syn.name) {
+                Some(s) if s.root != syn.root => self.conflict(at, "syn", &syn.name, s.root, syn.root),
+                Some(s) => {
+                    for con in &syn.cons {
+                        if !s.cons.iter().any(|k| k.mangled == con.mangled) {
+                            s.cons.push(con.clone());
+                        }
+                    }
+                }
+                None => out.syns.push(syn.clone()),
+            }
+        }
+        for (mangled, t) in &parent.types {
+            match out.types.iter().find(|(_, u)| u.name.text == t.name.text) {
+                Some((m, u)) if m != mangled => self.conflict(at, "type", &t.name.text, u.name.span, t.name.span),
+                Some(_) => {}
+                None => out.types.push((mangled.clone(), t.clone())),
+            }
+        }
+        for (mangled, k) in &parent.cons {
+            if !out.cons.iter().any(|(m, _)| m == mangled) {
+                out.cons.push((mangled.clone(), k.clone()));
+            }
+        }
+        for sem in &parent.sems {
+            match out.sems.iter().position(|s| s.name == sem.name) {
+                Some(i) if out.sems[i].root != sem.root => {
+                    self.conflict(at, "sem", &sem.name, out.sems[i].root, sem.root)
+                }
+                Some(i) => {
+                    let mine = &mut out.sems[i];
+                    if let (Some(p), Some(q)) = (&mine.params, &sem.params) {
+                        if !same_params(p, q) {
+                            self.params(at, &sem.name, p, q);
+                        }
+                    }
+                    if mine.params.is_none() {
+                        mine.params = sem.params.clone();
+                    }
+                    if mine.signature.is_none() {
+                        mine.signature = sem.signature.clone();
+                    }
+                    let new: Vec<_> =
+                        sem.cases.iter().filter(|c| !mine.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
+                    let old: Vec<_> =
+                        mine.cases.iter().filter(|c| !sem.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
+                    mine.below.extend(sem.below.iter().copied());
+                    for a in &new {
+                        for b in &old {
+                            order(mine, a, b, at, self.diags);
+                        }
+                    }
+                    mine.cases.extend(new);
+                }
+                None => out.sems.push(sem.clone()),
+            }
+        }
+    }
+
+    fn syn(&mut self, out: &mut Language, syn: &SynDecl) {
+        if let Some((_, t)) = out.types.iter().find(|(_, t)| t.name.text == syn.name.text) {
+            let (name, other) = (syn.name.text.clone(), t.name.span);
+            self.conflict(syn.name.span, "type", &name, other, syn.name.span);
+            return;
+        }
+        let params = Arc::new(syn.params.clone());
+        let i = match out.syns.iter().position(|s| s.name == syn.name.text) {
+            Some(i) => i,
+            None => {
+                out.syns.push(Syn {
+                    name: syn.name.text.clone(),
+                    root: syn.name.span,
+                    mangled: mangle(self.lang, &syn.name.text),
+                    params: params.clone(),
+                    cons: Vec::new(),
+                });
+                out.syns.len() - 1
+            }
+        };
+        for con in &syn.cons {
+            let taken = out.syns.iter().flat_map(|s| &s.cons).find(|k| k.decl.name.text == con.name.text);
+            if let Some(old) = taken {
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::LanguageConflict,
+                        con.name.span,
+                        format!("constructor `{}` is defined twice in language `{}`", con.name.text, self.lang),
+                    )
+                    .with_label("defined again here")
+                    .with_secondary(old.decl.name.span, "first defined here"),
+                );
+                continue;
+            }
+            let def = SynConDef {
+                mangled: mangle(self.lang, &con.name.text),
+                params: params.clone(),
+                decl: Arc::new(con.clone()),
+            };
+            out.syns[i].cons.push(def);
+        }
+    }
+
+    fn sem(&mut self, out: &mut Language, decl: &SemDecl) {
+        let i = match out.sems.iter().position(|s| s.name == decl.name.text) {
+            Some(i) => i,
+            None => {
+                out.sems.push(Sem {
+                    name: decl.name.text.clone(),
+                    root: decl.name.span,
+                    span: decl.name.span,
+                    signature: None,
+                    params: None,
+                    cases: Vec::new(),
+                    below: Default::default(),
+                });
+                out.sems.len() - 1
+            }
+        };
+        let sem = &mut out.sems[i];
+        if let Some(sig) = &decl.signature {
+            sem.signature = Some(Arc::new(sig.clone()));
+        }
+        if let Some(params) = &decl.params {
+            match &sem.params {
+                Some(old) if !same_params(old, params) => {
+                    let old = old.clone();
+                    self.params(decl.name.span, &decl.name.text, &old, params)
+                }
+                Some(_) => {}
+                None => sem.params = Some(Arc::new(params.clone())),
+            }
+        }
+        for case in &decl.cases {
+            let case =
+                Arc::new(Case { pattern: case.pattern.clone(), body: case.body.clone(), lang: self.lang.clone() });
+            for old in sem.cases.clone() {
+                order(sem, &case, &old, case.pattern.span, self.diags);
+            }
+            sem.cases.push(case);
+        }
+    }
+
+    fn type_name_taken(&mut self, out: &Language, name: &Name) -> bool {
+        let other = out
+            .syns
+            .iter()
+            .find(|s| s.name == name.text)
+            .map(|s| s.root)
+            .or_else(|| out.types.iter().find(|(_, t)| t.name.text == name.text).map(|(_, t)| t.name.span));
+        match other {
+            Some(other) => {
+                self.conflict(name.span, "type", &name.text, other, name.span);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn conflict(&mut self, at: Span, what: &str, name: &str, first: Span, second: Span) {
+        let mut d = Diagnostic::error(
+            Code::LanguageConflict,
+            at,
+            format!("language `{}` gets two different definitions of {what} `{name}`", self.lang),
+        )
+        .with_label("the definitions meet here");
+        for (span, label) in [(first, "one definition"), (second, "another definition")] {
+            if span != at {
+                d = d.with_secondary(span, label);
+            }
+        }
+        self.diags.push(d.with_note("definitions of the same name merge only when one extends the other"));
+    }
+
+    fn params(&mut self, at: Span, name: &str, old: &[SemParam], new: &[SemParam]) {
+        let list = |ps: &[SemParam]| ps.iter().map(|p| p.name.text.as_str()).collect::<Vec<_>>().join(" ");
+        let mut d = Diagnostic::error(
+            Code::SemParameters,
+            at,
+            format!("semantic function `{name}` has different parameters in different fragments of `{}`", self.lang),
+        )
+        .with_label(format!("parameters `{}` here", list(new)));
+        if let Some(p) = old.first() {
+            d = d.with_secondary(p.span, format!("parameters `{}` here", list(old)));
+        }
+        self.diags.push(d.with_note("every fragment must name the same parameters, in the same order"));
+    }
+}
+
+fn same_params(a: &[SemParam], b: &[SemParam]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.name.text == y.name.text)
+}
+
+/// Orders case `a` against case `b` of `sem` (Miking's rule: the more
+/// specific first; disjoint ones need no order; equal or overlapping ones
+/// are an error, reported at `at`).
+fn order(sem: &mut Sem, a: &Case, b: &Case, at: Span, diags: &mut Vec<Diagnostic>) {
+    let why = match relation(&a.pattern, &b.pattern) {
+        Relation::Subset => {
+            sem.below.insert((a.id(), b.id()));
+            return;
+        }
+        Relation::Superset => {
+            sem.below.insert((b.id(), a.id()));
+            return;
+        }
+        Relation::Disjoint => return,
+        Relation::Equal => "they match exactly the same values",
+        Relation::Overlapping => "they overlap, and neither is more specific than the other",
+    };
+    let mut d = Diagnostic::error(
+        Code::AmbiguousCases,
+        at,
+        format!("two cases of semantic function `{}` cannot be ordered by specificity: {why}", sem.name),
+    )
+    .with_label(if at == a.id() {
+        format!("this case (from `{}`)", a.lang)
+    } else {
+        "the cases meet in this composition".to_string()
+    });
+    if b.id().file == at.file {
+        d = d.with_secondary(b.id(), format!("this case (from `{}`)", b.lang));
+    }
+    if a.id() != at && a.id().file == at.file {
+        d = d.with_secondary(a.id(), format!("this case (from `{}`)", a.lang));
+    }
+    diags.push(d.with_note("make one pattern more specific than the other, or make them disjoint"));
+}
