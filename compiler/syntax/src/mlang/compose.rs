@@ -242,7 +242,8 @@ impl Composer<'_> {
         for case in &decl.cases {
             let case =
                 Arc::new(Case { pattern: case.pattern.clone(), body: case.body.clone(), lang: self.lang.clone() });
-            for old in sem.cases.clone() {
+            for i in 0..sem.cases.len() {
+                let old = sem.cases[i].clone();
                 order(sem, &case, &old, case.pattern.span, self.diags);
             }
             sem.cases.push(case);
