@@ -270,7 +270,66 @@ fn bench(label: &str, parts: usize, accelerate: bool, edited: usize, requests: b
     println!();
 }
 
+/// An MLang program of `n` fragments composed into one language, the
+/// shape `benches/mlang.py` times under `pmx check` (each fragment adds
+/// two constructors to one `syn` and a case for each to two `sem`s).
+fn mlang_program(n: usize) -> String {
+    let mut s = String::from("lang Base\n  syn Expr =\n  sem eval : Expr -> Int\n  sem eval =\n  sem size : Expr -> Int\n  sem size =\nend\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "lang F{i} = Base\n  syn Expr =\n  | C{i} (Int, Expr)\n  | L{i} Int\n  sem eval =\n  | C{i} (k, e) -> addi (muli k {}) (eval e)\n  | L{i} k -> addi k {i}\n  sem size =\n  | C{i} (_, e) -> addi 1 (size e)\n  | L{i} _ -> 1\nend\n",
+            i + 1
+        ));
+    }
+    let all: Vec<String> = (0..n).map(|i| format!("F{i}")).collect();
+    s.push_str(&format!("lang All = {} end\nmexpr\nuse All in\ndprint (eval (C1 (2, L0 3)))\n", all.join(" + ")));
+    s
+}
+
+/// One-character edits in a case of an MLang file (issue 27's target:
+/// under 50 ms from the edit to its diagnostics).
+fn mlang_bench(n: usize) {
+    let text = mlang_program(n);
+    let dir = std::env::temp_dir().join(format!("pmx-lsp-bench-{}-mlang", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mlang.mc");
+    std::fs::write(&path, &text).unwrap();
+    println!("MLang: {} lines, {n} fragments composed (each sem {} cases)", text.lines().count(), 2 * n);
+    let mut c = Client::start();
+    let uri = file_uri(&path);
+    let start = Instant::now();
+    c.open(&uri, &text, 1);
+    let diags = c.diagnostics(&uri, 1);
+    assert!(diags.is_empty(), "the generated program has errors: {:?}", diags.first());
+    stats("open -> first diagnostics (cold)", vec![start.elapsed()]);
+    let case = format!("  | L{} k -> addi k {}", n / 2, n / 2);
+    let (line, col) = pos_of(&text, &case, 0);
+    let col = col + case.len() as u32;
+    let mut edits = Vec::new();
+    let mut version = 1;
+    for i in 0..40 {
+        version += 1;
+        let start = Instant::now();
+        if i % 2 == 0 {
+            c.change_range(&uri, version, (line, col), (line, col), "0");
+        } else {
+            c.change_range(&uri, version, (line, col), (line, col + 1), "");
+        }
+        let diags = c.diagnostics(&uri, version);
+        edits.push(start.elapsed());
+        assert!(diags.is_empty(), "{diags:?}");
+    }
+    stats("one-character edit in a case -> diagnostics", edits);
+    assert!(c.shutdown().success());
+    let _ = std::fs::remove_dir_all(&dir);
+    println!();
+}
+
 fn main() {
+    if std::env::args().any(|a| a == "mlang") {
+        mlang_bench(300);
+        return;
+    }
     bench("one file", 1, true, 0, true);
     bench("one file, no accelerate", 1, false, 0, false);
     bench("ten files, edit in the main file", 10, true, 9, false);
