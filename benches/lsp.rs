@@ -91,6 +91,25 @@ fn driver_floor(dir: &Path, files: &[(String, String)], edited: usize) {
     });
 }
 
+/// `n` one-character edits at `at`, inserting a `0` and removing it in
+/// turn, each timed to its diagnostics (which must be empty).
+fn timed_edits(c: &mut Client, uri: &str, version: &mut i64, (line, col): (u32, u32), n: usize) -> Vec<Duration> {
+    let mut edits = Vec::new();
+    for i in 0..n {
+        *version += 1;
+        let start = Instant::now();
+        if i % 2 == 0 {
+            c.change_range(uri, *version, (line, col), (line, col), "0");
+        } else {
+            c.change_range(uri, *version, (line, col), (line, col + 1), "");
+        }
+        let diags = c.diagnostics(uri, *version);
+        edits.push(start.elapsed());
+        assert!(diags.is_empty(), "{diags:?}");
+    }
+    edits
+}
+
 fn bench(label: &str, parts: usize, accelerate: bool, edited: usize, requests: bool) {
     let files = program(5_000, parts, accelerate);
     let dir = std::env::temp_dir().join(format!("pmx-lsp-bench-{}-{label}", std::process::id()));
@@ -118,20 +137,8 @@ fn bench(label: &str, parts: usize, accelerate: bool, edited: usize, requests: b
     }
 
     let (line, col) = edit_point(&text);
-    let mut edits = Vec::new();
     let mut version = 1;
-    for i in 0..40 {
-        version += 1;
-        let start = Instant::now();
-        if i % 2 == 0 {
-            c.change_range(&uri, version, (line, col), (line, col), "0");
-        } else {
-            c.change_range(&uri, version, (line, col), (line, col + 1), "");
-        }
-        let diags = c.diagnostics(&uri, version);
-        edits.push(start.elapsed());
-        assert!(diags.is_empty(), "{diags:?}");
-    }
+    let edits = timed_edits(&mut c, &uri, &mut version, (line, col), 40);
     stats("one-character edit -> diagnostics", edits);
 
     // The same with a pause before each edit (as when typing at a human
@@ -305,20 +312,8 @@ fn mlang_bench(n: usize) {
     let case = format!("  | L{} k -> addi k {}", n / 2, n / 2);
     let (line, col) = pos_of(&text, &case, 0);
     let col = col + case.len() as u32;
-    let mut edits = Vec::new();
     let mut version = 1;
-    for i in 0..40 {
-        version += 1;
-        let start = Instant::now();
-        if i % 2 == 0 {
-            c.change_range(&uri, version, (line, col), (line, col), "0");
-        } else {
-            c.change_range(&uri, version, (line, col), (line, col + 1), "");
-        }
-        let diags = c.diagnostics(&uri, version);
-        edits.push(start.elapsed());
-        assert!(diags.is_empty(), "{diags:?}");
-    }
+    let edits = timed_edits(&mut c, &uri, &mut version, (line, col), 40);
     stats("one-character edit in a case -> diagnostics", edits);
     assert!(c.shutdown().success());
     let _ = std::fs::remove_dir_all(&dir);
