@@ -658,28 +658,30 @@ impl Library {
         Ok(ctx)
     }
 
-    /// Whether `entry`'s array inputs are wrapped, not copied, where the
-    /// glue can (`pmx_wrap_*`). Not where the results come back in an
-    /// opaque tuple: Futhark 0.27.1's projection of a field counts a
-    /// reference to its memory without testing that the memory is
-    /// counted, which a wrapped buffer's is not, so a result that is an
-    /// input, unchanged, crashes the projection (`FUTHARK_BUGS.md`).
-    fn wraps(&self, entry: &EntryAbi) -> bool {
+    /// The glue's function that wraps a buffer as an array of `leaf`'s
+    /// type without copying it (`pmx_wrap_*`), if `entry`'s inputs are
+    /// wrapped. They are not where the results come back in an opaque
+    /// tuple: Futhark 0.27.1's projection of a field counts a reference
+    /// to its memory without testing that the memory is counted, which a
+    /// wrapped buffer's is not, so a result that is an input, unchanged,
+    /// crashes the projection (`FUTHARK_BUGS.md`).
+    fn wrapper(&self, entry: &EntryAbi, leaf: &Leaf) -> Option<ArrayNew> {
         let results = entry.outputs.len() + entry.dummy_output as usize + entry.counts as usize;
-        !(self.tuple_results && results > 1)
+        if self.tuple_results && results > 1 {
+            return None;
+        }
+        self.arrays.get(&(leaf.scalar, leaf.rank)).and_then(|o| o.wrap)
     }
 
     /// The bytes of `inputs` copied to call `entry`: an array that Futhark
     /// wraps costs only the copy that flattened it, if any.
     pub fn bytes_copied(&self, entry: &EntryAbi, inputs: &[Input]) -> u64 {
-        let wrapping = self.wraps(entry);
-        let wraps = |l: &Leaf| wrapping && self.arrays.get(&(l.scalar, l.rank)).is_some_and(|o| o.wrap.is_some());
         entry
             .inputs
             .iter()
             .zip(inputs)
             .map(|(l, i)| match i {
-                Input::Array { owned: None, .. } if wraps(l) => 0,
+                Input::Array { owned: None, .. } if self.wrapper(entry, l).is_some() => 0,
                 _ => i.bytes(l.scalar),
             })
             .sum()
@@ -710,7 +712,6 @@ impl Library {
                 line: None,
             })
         };
-        let wrapping = self.wraps(entry);
         // One word per input: a scalar, or an array's handle.
         let mut words: Vec<u64> = vec![0; inputs.len()];
         let mut made: Vec<(ArrayOps, *mut c_void)> = Vec::new();
@@ -734,7 +735,7 @@ impl Library {
                     // Safety: `data` holds `dims`' product of elements,
                     // and outlives the array (freed below, before `inputs`
                     // can go) where it is wrapped, not copied.
-                    let new = o.wrap.filter(|_| wrapping).unwrap_or(o.new);
+                    let new = self.wrapper(entry, leaf).unwrap_or(o.new);
                     let a = unsafe { new(ctx, *data, dims.as_ptr()) };
                     if a.is_null() {
                         free_all(&made);

@@ -62,8 +62,15 @@ fn machine_code(
         .collect()
 }
 
-/// The ISA of this machine, with the generator's settings.
+/// The ISA of this machine, with the generator's settings: made once per
+/// process (the cache's key names it, and a run links with it).
 fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+    static ISA: std::sync::OnceLock<Result<cranelift_codegen::isa::OwnedTargetIsa, String>> =
+        std::sync::OnceLock::new();
+    ISA.get_or_init(make_isa).clone()
+}
+
+fn make_isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| format!("cranelift flag {k}: {e}"));
     set(&mut flags, "opt_level", "speed")?;

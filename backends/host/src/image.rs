@@ -140,11 +140,15 @@ impl Store for bool {
     }
 }
 
+fn put_bytes(bytes: &[u8], w: &mut Writer) -> R<()> {
+    bytes.len().put(w)?;
+    w.0.extend_from_slice(bytes);
+    Ok(())
+}
+
 impl Store for Vec<u8> {
     fn put(&self, w: &mut Writer) -> R<()> {
-        self.len().put(w)?;
-        w.0.extend_from_slice(self);
-        Ok(())
+        put_bytes(self, w)
     }
     fn get(r: &mut Reader) -> R<Self> {
         let n = usize::get(r)?;
@@ -154,7 +158,7 @@ impl Store for Vec<u8> {
 
 impl Store for String {
     fn put(&self, w: &mut Writer) -> R<()> {
-        self.as_bytes().to_vec().put(w)
+        put_bytes(self.as_bytes(), w)
     }
     fn get(r: &mut Reader) -> R<Self> {
         String::from_utf8(Vec::<u8>::get(r)?).map_err(|_| Bad("bad text".into()))
@@ -163,7 +167,7 @@ impl Store for String {
 
 impl Store for SmolStr {
     fn put(&self, w: &mut Writer) -> R<()> {
-        self.to_string().put(w)
+        put_bytes(self.as_bytes(), w)
     }
     fn get(r: &mut Reader) -> R<Self> {
         Ok(SmolStr::new(String::get(r)?))
@@ -171,29 +175,19 @@ impl Store for SmolStr {
 }
 
 /// Sequences other than bytes.
-impl<T: Store> Store for Box<[T]> {
-    fn put(&self, w: &mut Writer) -> R<()> {
-        self.len().put(w)?;
-        self.iter().try_for_each(|x| x.put(w))
-    }
-    fn get(r: &mut Reader) -> R<Self> {
-        let n = usize::get(r)?;
-        // Each element takes a byte at least: a damaged length cannot
-        // make the reader reserve more than the data holds.
-        if n > r.data.len() - r.at {
-            return Err(Bad("a length past the end".into()));
-        }
-        (0..n).map(|_| T::get(r)).collect()
-    }
-}
-
 pub fn put_seq<T: Store>(xs: &[T], w: &mut Writer) -> R<()> {
     xs.len().put(w)?;
     xs.iter().try_for_each(|x| x.put(w))
 }
 
 pub fn get_seq<T: Store>(r: &mut Reader) -> R<Vec<T>> {
-    Ok(Box::<[T]>::get(r)?.into_vec())
+    let n = usize::get(r)?;
+    // Each element takes a byte at least: a damaged length cannot make
+    // the reader reserve more than the data holds.
+    if n > r.data.len() - r.at {
+        return Err(Bad("a length past the end".into()));
+    }
+    (0..n).map(|_| T::get(r)).collect()
 }
 
 impl<A: Store, B: Store> Store for (A, B) {

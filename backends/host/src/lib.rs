@@ -186,9 +186,7 @@ fn fresh(modules: &[&Module], boundaries: &[pmx_accelerate::Boundary], utests: &
                     image: Some(image),
                 },
                 Err(e) => {
-                    for (r, _) in &entries {
-                        left.push((r.name.clone(), format!("the code generator failed: {e}"), r.span));
-                    }
+                    generator_failed(&mut left, entries.iter().map(|(r, _)| (r.name.clone(), r.span)), &e);
                     cache::Stored { compiled: Vec::new(), left, image: None }
                 }
             }
@@ -205,12 +203,22 @@ fn finish(stored: cache::Stored, cache: Cache) -> Host {
         None => (pmx_cpu::Natives::default(), compiled),
         Some(Ok(natives)) => (natives, compiled),
         Some(Err(e)) => {
-            left.extend(compiled.into_iter().map(|(n, s)| (n, format!("the code generator failed: {e}"), s)));
+            generator_failed(&mut left, compiled, &e);
             (pmx_cpu::Natives::default(), Vec::new())
         }
     };
     let compiled = compiled.into_iter().map(|(n, _)| n).collect();
     Host { natives, report: Report { compiled, left, time: Duration::ZERO, cache } }
+}
+
+/// The roots left to the interpreter because their code could not be
+/// made (compiled or linked).
+fn generator_failed(
+    left: &mut Vec<(SmolStr, String, Span)>,
+    roots: impl IntoIterator<Item = (SmolStr, Span)>,
+    e: &str,
+) {
+    left.extend(roots.into_iter().map(|(n, s)| (n, format!("the code generator failed: {e}"), s)));
 }
 
 impl Host {

@@ -313,18 +313,11 @@ impl Lifter {
     /// calls it instead of receiving a function value, which no backend
     /// can take (Miking accepts both spellings).
     fn alias(&mut self, value: &Expr) -> Option<Expr> {
-        if !self.is_alias(value) {
-            return None;
-        }
-        let (head, args) = spine(value);
-        let ExprKind::Var(n) = &head.kind else { return None };
-        let arity = match n.id.as_builtin() {
-            Some(b) => b.arity(),
-            None => *self.arity.get(&n.id)?,
-        };
+        let arity = self.aliased_arity(value)?;
+        let args = spine(value).1.len();
         let mut params = Vec::new();
         let mut ty = value.ty.strip_foralls().clone();
-        for _ in args.len()..arity {
+        for _ in args..arity {
             let (p, r) = ty.as_arrow()?;
             let (p, r) = (p.clone(), r.clone());
             let name = self.fresh("x", value.span);
@@ -335,21 +328,20 @@ impl Lifter {
         Some(lams(&params, body))
     }
 
-    /// Whether `value` is a known function applied to fewer arguments
-    /// than it takes, each a variable or a literal ([`Self::alias`]).
-    fn is_alias(&self, value: &Expr) -> bool {
+    /// How many arguments the known function takes that `value` applies
+    /// to fewer, each a variable or a literal, if it is such an alias
+    /// ([`Self::alias`]).
+    fn aliased_arity(&self, value: &Expr) -> Option<usize> {
         let (head, args) = spine(value);
-        let ExprKind::Var(n) = &head.kind else { return false };
+        let ExprKind::Var(n) = &head.kind else { return None };
         let arity = match n.id.as_builtin() {
-            Some(Builtin::Accelerate) => return false,
+            Some(Builtin::Accelerate) => return None,
             Some(b) => b.arity(),
-            None if self.globals.contains(&n.id) => match self.arity.get(&n.id) {
-                Some(a) => *a,
-                None => return false,
-            },
-            None => return false,
+            None if self.globals.contains(&n.id) => *self.arity.get(&n.id)?,
+            None => return None,
         };
-        args.len() < arity && args.iter().all(|a| matches!(a.kind, ExprKind::Var(_) | ExprKind::Lit(_)))
+        let atoms = args.iter().all(|a| matches!(a.kind, ExprKind::Var(_) | ExprKind::Lit(_)));
+        (args.len() < arity && atoms).then_some(arity)
     }
 
     /// Lifts what is inside the body of a chain of lambdas.
@@ -368,7 +360,7 @@ impl Lifter {
         // the lifted functions using it, it would have one type for all
         // their uses, where it is polymorphic.
         if let ExprKind::Let(b, _) = &e.kind {
-            if !is_lambda(&b.value) && self.is_alias(&b.value) {
+            if !is_lambda(&b.value) && self.aliased_arity(&b.value).is_some() {
                 let Expr { kind: ExprKind::Let(mut b, body), .. } = take(e) else { unreachable!("matched above") };
                 self.expr(&mut b.value);
                 self.subst.insert(b.name.id, b.value);
