@@ -11,6 +11,7 @@
 use crate::image::{MachineFn, Sig};
 use crate::runtime::{self, Message, Tables, FAILED_OFFSET, ROOT, STACK_LIMIT_OFFSET};
 use crate::support;
+use crate::word;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, AbiParam, Block as ClBlock, FuncRef, InstBuilder, MemFlagsData, Signature, Value};
 use cranelift_codegen::isa::CallConv;
@@ -158,13 +159,11 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_record", runtime::record as *const u8),
     ("pmx_round", runtime::round as *const u8),
     ("pmx_field_ref", runtime::field_ref as *const u8),
-    ("pmx_drop_value", runtime::drop_value as *const u8),
-    ("pmx_dup", runtime::dup as *const u8),
+    ("pmx_drop_value", word::drop_word as *const u8),
+    ("pmx_dup", word::dup as *const u8),
     ("pmx_make_record", runtime::make_record as *const u8),
     ("pmx_make_seq", runtime::make_seq as *const u8),
     ("pmx_make_con", runtime::make_con as *const u8),
-    ("pmx_is_con", runtime::is_con as *const u8),
-    ("pmx_payload", runtime::payload as *const u8),
     ("pmx_call_builtin", runtime::call_builtin as *const u8),
     ("pmx_builder", runtime::builder as *const u8),
     ("pmx_global", runtime::global as *const u8),
@@ -346,8 +345,6 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             ("make_record", vec![ptr, types::I64, ptr], vec![ptr]),
             ("make_seq", vec![types::I64, ptr, types::I64], vec![ptr]),
             ("make_con", vec![ptr, types::I64, types::I64], vec![ptr]),
-            ("is_con", vec![ptr, ptr, types::I64], vec![types::I8]),
-            ("payload", vec![ptr], vec![ptr]),
             ("call_builtin", vec![ptr, types::I64, ptr], vec![types::I64]),
             ("builder", vec![ptr, types::I64, types::I64], vec![ptr]),
             ("global", vec![ptr, types::I64], vec![types::I64]),
@@ -429,7 +426,19 @@ pub fn abstract_type(program: &Program, t: &Type) -> bool {
     matches!(t, Type::Variant(v) if program.variants[v.0 as usize].constructors.is_empty())
 }
 
-/// A type native code holds as a pointer to a `Value`.
+/// The tag of every word of a value of type `t` (`word.rs`), where the
+/// type fixes which `Value` it is.
+fn word_tag(program: &Program, t: &Type) -> Option<u64> {
+    match t {
+        Type::Seq(_) => Some(word::SEQ),
+        Type::Record(_) => Some(word::RECORD),
+        Type::Variant(_) if !abstract_type(program, t) => Some(word::CON),
+        Type::Tensor(_) => Some(word::TENSOR),
+        _ => None,
+    }
+}
+
+/// A type native code holds as a word of `word.rs`.
 pub fn boxed(t: &Type) -> bool {
     matches!(t, Type::Seq(_) | Type::Record(_) | Type::Variant(_) | Type::Tensor(_) | Type::Fun(..) | Type::Opaque(..))
 }
@@ -935,19 +944,18 @@ impl Gen<'_, '_> {
                 let call = self.b.ins().call(f, &[self.ctx, con, w]);
                 self.b.inst_results(call)[0]
             }
+            // A variant value's word points at its `ConValue` (`word.rs`):
+            // its constructor and payload are read in place.
             Expr::IsCon { value, variant, tag } => {
-                let con = self.con(*variant, *tag);
+                let id = self.program.variants[variant.0 as usize].constructors[*tag].id;
                 let v = self.atom(value);
-                let con = self.b.ins().iconst(types::I64, con as i64);
-                let f = self.func_ref(self.helpers.named["is_con"]);
-                let call = self.b.ins().call(f, &[self.ctx, v, con]);
-                self.b.inst_results(call)[0]
+                let offset = word::CON_TAG_OFFSET - word::CON as i32;
+                let held = self.b.ins().load(types::I64, MemFlagsData::trusted(), v, offset);
+                self.b.ins().icmp_imm_s(IntCC::Equal, held, word::con_tag_bits(id))
             }
             Expr::Payload { value, .. } => {
                 let v = self.atom(value);
-                let f = self.func_ref(self.helpers.named["payload"]);
-                let call = self.b.ins().call(f, &[v]);
-                let place = self.b.inst_results(call)[0];
+                let place = self.b.ins().iadd_imm_s(v, (word::CON_ARG_OFFSET - word::CON as i32) as i64);
                 self.read(place, &s.var.ty)
             }
             Expr::Project(record, label) => {
@@ -1553,7 +1561,8 @@ impl Gen<'_, '_> {
             return self.abstract_element(v, i, at);
         }
         if boxed(elem) {
-            return self.b.ins().iadd(v.base, at);
+            let place = self.b.ins().iadd(v.base, at);
+            return self.read(place, elem);
         }
         let place = self.b.ins().iadd(v.scalars, at);
         self.b.ins().load(cl_type(elem), MemFlagsData::trusted(), place, 0)
@@ -1592,12 +1601,23 @@ impl Gen<'_, '_> {
         self.b.block_params(done)[0]
     }
 
-    /// A value of type `t` at a `Value`'s place: a scalar is read (its
-    /// payload is at offset 8), a sequence or record is the place itself.
+    /// A value of type `t` at a `Value`'s place (borrowed): a scalar is
+    /// read (a `Value`'s payload is at offset 8), a sequence, record,
+    /// variant value or tensor is its `Arc`'s pointer with its tag
+    /// (`word.rs`), any other value the place itself.
     fn read(&mut self, place: Value, t: &Type) -> Value {
         match t {
             Type::Unit => self.b.ins().iconst(types::I8, 0),
-            t if boxed(t) => place,
+            t if boxed(t) => match word_tag(self.program, t) {
+                Some(tag) => {
+                    // The `Value` holds where its `Arc` is; the word is
+                    // where the data is, with its tag (the data is aligned
+                    // to 8, so adding sets the bits).
+                    let p = self.b.ins().load(types::I64, MemFlagsData::trusted(), place, 8);
+                    self.b.ins().iadd_imm_s(p, word::arc_data_offset() + tag as i64)
+                }
+                None => place,
+            },
             t => self.b.ins().load(cl_type(t), MemFlagsData::trusted(), place, 8),
         }
     }

@@ -26,6 +26,7 @@ mod native;
 mod roots;
 mod runtime;
 mod support;
+mod word;
 
 use pmx_ast::{Module, SmolStr, Span};
 use std::time::Duration;

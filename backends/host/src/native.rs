@@ -162,9 +162,8 @@ fn made_values(program: &Program, good: &FxHashSet<FnId>) -> Vec<FnId> {
 
 fn value(w: u64, k: Kind) -> Value {
     match k {
-        // Safety: native code returns sequences, records, variant values
-        // and tensors in boxes of their own, which the caller takes.
-        Kind::Boxed => *unsafe { Box::from_raw(w as *mut Value) },
+        // Safety: native code returns owned words, which the caller takes.
+        Kind::Boxed => unsafe { crate::word::take(w) },
         k => k.value(w),
     }
 }

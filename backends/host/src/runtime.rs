@@ -14,6 +14,8 @@ use pmx_ast::{SmolStr, Span};
 use pmx_cpu::value::{Seq, Value};
 use pmx_cpu::RuntimeError;
 
+use crate::word;
+
 /// A site id's bit saying that the frame it entered replaced the frame
 /// the interpreter called (a tail call made from the root): its failure
 /// is shown at the interpreter's call instead of that call.
@@ -203,11 +205,11 @@ pub extern "C" fn fail(ctx: *mut Ctx, id: u64, a: i64, b: i64) {
 // `Value` is read by native code itself (the tag is a `u64`, the payload
 // at offset 8: `#[repr(u64)]`).
 
-/// Safety (all of these): `v` points to a live `Value` of the type the
+/// Safety (all of these): `v` is a live word (`word.rs`) of the type the
 /// lowered IR says (a sequence, a record), an index is in bounds (the
 /// generated code checked it).
-fn seq<'a>(v: *const Value) -> &'a Seq {
-    unsafe { &*v }.as_seq()
+fn seq<'a>(v: u64) -> &'a Seq {
+    unsafe { word::seq(v) }
 }
 
 /// Where a sequence's elements are, so that generated code reads them in
@@ -216,7 +218,7 @@ fn seq<'a>(v: *const Value) -> &'a Seq {
 /// them unboxed or as `Value`s (built from values of any kind): the
 /// stride tells which (`VALUE_STRIDE`), and a scalar `Value`'s payload is
 /// at offset 8.
-pub extern "C" fn seq_view(v: *const Value, out: *mut u64) {
+pub extern "C" fn seq_view(v: u64, out: *mut u64) {
     fn parts<T: Clone>(view: &pmx_cpu::value::View<T>) -> [u64; 3] {
         let s = view.as_slice();
         [s.as_ptr() as u64, s.len() as u64, std::mem::size_of::<T>() as u64]
@@ -235,7 +237,7 @@ pub extern "C" fn seq_view(v: *const Value, out: *mut u64) {
 /// Element `i` (in bounds) of a sequence that holds it unboxed, written
 /// as a `Value` at `out` (uninitialised room for one: a scalar `Value`,
 /// which owns nothing, so the caller never drops it).
-pub extern "C" fn scalar_element(out: *mut Value, v: *const Value, i: i64) {
+pub extern "C" fn scalar_element(out: *mut Value, v: u64, i: i64) {
     let e = seq(v).get(i as usize);
     debug_assert!(matches!(e, Value::Int(_) | Value::Float(_) | Value::Char(_) | Value::Bool(_)));
     // Safety: generated code passes a slot of its frame, the size and
@@ -249,11 +251,8 @@ pub const VALUE_STRIDE: i64 = std::mem::size_of::<Value>() as i64;
 
 /// Field `index` of a record (fields in label order, as the IR's record
 /// type lists them).
-pub extern "C" fn field_ref(v: *const Value, index: i64) -> *const Value {
-    match unsafe { &*v } {
-        Value::Record(r) => &r.values[index as usize],
-        _ => pmx_cpu::type_confusion("a record"),
-    }
+pub extern "C" fn field_ref(v: u64, index: i64) -> *const Value {
+    &unsafe { word::record(v) }.values[index as usize]
 }
 
 /// A call at `site` found the stack too deep (the interpreter's message,
@@ -314,11 +313,11 @@ pub extern "C" fn pow(x: f64, y: f64) -> f64 {
     x.powf(y)
 }
 
-// Values that native code makes are owned: a `Box<Value>` it holds by
-// pointer, dropped (`drop_value`) at the end of the block that made it
-// unless it is the block's result. A borrowed value that must outlive
-// its owner (returned, or carried around a loop) is copied into a box of
-// its own (`dup`: the `Value`'s clone, a count, not the data).
+// Values that native code makes are owned words (`word.rs`), dropped
+// (`word::drop_word`) at the end of the block that made them unless one
+// is the block's result. A borrowed value that must outlive its owner
+// (returned, or carried around a loop) is copied (`word::dup`: a count,
+// not the data).
 
 /// How a word stands for a `Value` of one type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -328,7 +327,8 @@ pub enum Kind {
     Bool,
     Char,
     Unit,
-    /// A pointer to a `Value` (a sequence, record or variant).
+    /// A sequence, record, variant value, tensor or function value: a
+    /// word of `word.rs`.
     Boxed,
 }
 
@@ -346,10 +346,10 @@ impl Kind {
         })
     }
 
-    /// `v` as a word of this kind: a scalar, or where a boxed value is
-    /// (borrowed: `v` must outlive the word's use).
+    /// `v` as a word of this kind: a scalar, or a boxed value's borrowed
+    /// word (`v` must outlive the word's use).
     pub fn borrowed_word(self, v: &Value) -> u64 {
-        self.scalar_word(v).unwrap_or(v as *const Value as u64)
+        self.scalar_word(v).unwrap_or_else(|| word::borrowed(v))
     }
 
     /// The value a word of this kind stands for (a boxed one is cloned).
@@ -360,7 +360,7 @@ impl Kind {
             Kind::Bool => Value::Bool(w as u8 != 0),
             Kind::Char => Value::Char(char::from_u32(w as u32).unwrap_or('\u{FFFD}')),
             Kind::Unit => Value::unit(),
-            Kind::Boxed => unsafe { &*(w as *const Value) }.clone(),
+            Kind::Boxed => unsafe { word::borrow(w) }.clone(),
         }
     }
 }
@@ -386,25 +386,12 @@ fn values<'a>(kinds: &'a [Kind], words: *const u64) -> impl Iterator<Item = Valu
     kinds.iter().enumerate().map(move |(i, k)| k.value(unsafe { *words.add(i) }))
 }
 
-fn boxed(v: Value) -> *mut Value {
-    Box::into_raw(Box::new(v))
-}
-
-pub extern "C" fn drop_value(v: *mut Value) {
-    // Safety: `v` is a box this code made and owns, dropped once.
-    drop(unsafe { Box::from_raw(v) });
-}
-
-pub extern "C" fn dup(v: *const Value) -> *mut Value {
-    boxed(unsafe { &*v }.clone())
-}
-
 /// Record `shape` of the words at `words`.
-pub extern "C" fn make_record(ctx: *mut Ctx, shape: u64, words: *const u64) -> *mut Value {
+pub extern "C" fn make_record(ctx: *mut Ctx, shape: u64, words: *const u64) -> u64 {
     let ctx = unsafe { &*ctx };
     let s = &ctx.tables().records[shape as usize];
     let fields: Vec<Value> = values(&s.kinds, words).collect();
-    boxed(Value::Record(std::sync::Arc::new(pmx_cpu::value::Record {
+    word::owned(Value::Record(std::sync::Arc::new(pmx_cpu::value::Record {
         labels: s.labels.clone(),
         values: fields.into_boxed_slice(),
     })))
@@ -412,38 +399,23 @@ pub extern "C" fn make_record(ctx: *mut Ctx, shape: u64, words: *const u64) -> *
 
 /// A sequence of the `n` words at `words`, of kind `kind` (`Kind` as a
 /// number: its index in `KINDS`).
-pub extern "C" fn make_seq(kind: u64, words: *const u64, n: i64) -> *mut Value {
+pub extern "C" fn make_seq(kind: u64, words: *const u64, n: i64) -> u64 {
     let k = KINDS[kind as usize];
     let items: Vec<Value> = (0..n as usize).map(|i| k.value(unsafe { *words.add(i) })).collect();
-    boxed(Value::seq(Seq::from_values(items)))
+    word::owned(Value::seq(Seq::from_values(items)))
 }
 
 pub const KINDS: [Kind; 6] = [Kind::Int, Kind::Float, Kind::Bool, Kind::Char, Kind::Unit, Kind::Boxed];
 
 /// Constructor `con` applied to a payload word.
-pub extern "C" fn make_con(ctx: *mut Ctx, con: u64, word: u64) -> *mut Value {
+pub extern "C" fn make_con(ctx: *mut Ctx, con: u64, payload: u64) -> u64 {
     let ctx = unsafe { &*ctx };
     let c = &ctx.tables().cons[con as usize];
-    boxed(Value::Con(std::sync::Arc::new(pmx_cpu::value::ConValue {
+    word::owned(Value::Con(std::sync::Arc::new(pmx_cpu::value::ConValue {
         tag: c.id,
         name: c.name.clone(),
-        arg: c.kind.value(word),
+        arg: c.kind.value(payload),
     })))
-}
-
-/// Whether a variant value was built by constructor `con`.
-pub extern "C" fn is_con(ctx: *mut Ctx, v: *const Value, con: u64) -> u8 {
-    let ctx = unsafe { &*ctx };
-    let id = ctx.tables().cons[con as usize].id;
-    matches!(unsafe { &*v }, Value::Con(c) if c.tag == id) as u8
-}
-
-/// Where a variant value's payload is.
-pub extern "C" fn payload(v: *const Value) -> *const Value {
-    match unsafe { &*v } {
-        Value::Con(c) => &c.arg,
-        _ => pmx_cpu::type_confusion("a value of a variant type"),
-    }
 }
 
 /// Built-in call `id` on the words at `words`: its result as a word (a
@@ -474,7 +446,7 @@ fn result_word(ctx: &mut Ctx, r: pmx_cpu::Res<Value>, kind: Kind, what: &dyn std
     match r {
         Ok(v) => match kind.scalar_word(&v) {
             Some(w) => w,
-            None if kind == Kind::Boxed => boxed(v) as u64,
+            None if kind == Kind::Boxed => word::owned(v),
             None => {
                 let message = format!("{}{what} gave a value of another type", pmx_cpu::INTERNAL_PREFIX);
                 ctx.set(RuntimeError::from_engine(message, span));
@@ -499,17 +471,17 @@ fn result_word(ctx: &mut Ctx, r: pmx_cpu::Res<Value>, kind: Kind, what: &dyn std
 /// interpreter's tail calls: the frame leaves without recording itself
 /// (`failed` is `QUIET`), and where it replaced the frame the interpreter
 /// called, the callee is shown at that call instead.
-pub extern "C" fn apply(ctx: *mut Ctx, id: u64, f: *const Value, words: *const u64, tail: u64) -> u64 {
+pub extern "C" fn apply(ctx: *mut Ctx, id: u64, f: u64, words: *const u64, tail: u64) -> u64 {
     let ctx = unsafe { &mut *ctx };
     // Safety: the tables outlive the call (see `Ctx::tables`).
     let tables: &Tables = unsafe { &*ctx.tables };
     let call = &tables.applies[id as usize];
-    let f = unsafe { &*f };
-    if let Some(w) = direct(ctx, tables, f, words, call.args.len(), call.span) {
+    let f = unsafe { word::borrow(f) };
+    if let Some(w) = direct(ctx, tables, &f, words, call.args.len(), call.span) {
         return finish_apply(ctx, tables, w, tail);
     }
     let args: pmx_cpu::Args = values(&call.args, words).collect();
-    let f = f.clone();
+    let f = (*f).clone();
     // Safety: as in `call_builtin`.
     let m = unsafe { &mut *ctx.machine };
     let r = m.apply(f, args, call.span);
@@ -594,7 +566,7 @@ pub const QUIET: u64 = 2;
 
 /// Function value `id` of the tables made with the words at `words`: a
 /// value native code owns.
-pub extern "C" fn closure(ctx: *mut Ctx, id: u64, words: *const u64) -> *mut Value {
+pub extern "C" fn closure(ctx: *mut Ctx, id: u64, words: *const u64) -> u64 {
     let ctx = unsafe { &*ctx };
     let shape = &ctx.tables().closures[id as usize];
     let f = match shape.of {
@@ -602,23 +574,23 @@ pub extern "C" fn closure(ctx: *mut Ctx, id: u64, words: *const u64) -> *mut Val
         Callable::Function(f) => ctx.tables().functions[&f].clone(),
     };
     if shape.bound.is_empty() {
-        return boxed(f);
+        return word::owned(f);
     }
     let args = values(&shape.bound, words).collect();
-    boxed(Value::Partial(std::sync::Arc::new(pmx_cpu::value::Partial { func: f, args })))
+    word::owned(Value::Partial(std::sync::Arc::new(pmx_cpu::value::Partial { func: f, args })))
 }
 
 /// Utest `id` of the tables on its two sides' words, with its `using`
 /// and `else` function values (null when it has none), as the
 /// interpreter records it; a failure (of a function it applies) is
 /// recorded in the context.
-pub extern "C" fn utest(ctx: *mut Ctx, id: u64, a: u64, b: u64, using: *const Value, on_fail: *const Value) {
+pub extern "C" fn utest(ctx: *mut Ctx, id: u64, a: u64, b: u64, using: u64, on_fail: u64) {
     let ctx = unsafe { &mut *ctx };
     // Safety: the tables outlive the call (see `Ctx::tables`).
     let tables: &Tables = unsafe { &*ctx.tables };
     let call = &tables.utests[id as usize];
     let (a, b) = (call.sides[0].value(a), call.sides[1].value(b));
-    let value = |p: *const Value| (!p.is_null()).then(|| unsafe { &*p }.clone());
+    let value = |w: u64| (w != 0).then(|| (*unsafe { word::borrow(w) }).clone());
     let eq = value(using).map(|f| (f, call.using_name.as_deref().unwrap_or("<function>")));
     // Safety: as in `call_builtin`.
     let m = unsafe { &mut *ctx.machine };
@@ -654,28 +626,23 @@ pub extern "C" fn builder(ctx: *mut Ctx, id: u64, n: i64) -> *mut pmx_cpu::value
 /// value native code owns, moved in.
 /// (The first element makes the builder ask for all its memory: a
 /// refusal is failure `id`'s.)
-pub extern "C" fn builder_push(ctx: *mut Ctx, id: u64, b: *mut pmx_cpu::value::SeqBuilder, kind: u64, word: u64) {
+pub extern "C" fn builder_push(ctx: *mut Ctx, id: u64, b: *mut pmx_cpu::value::SeqBuilder, kind: u64, w: u64) {
     let ctx = unsafe { &mut *ctx };
     let b = unsafe { &mut *b };
     let v = match KINDS[kind as usize] {
-        Kind::Boxed => *unsafe { Box::from_raw(word as *mut Value) },
-        k => k.value(word),
+        Kind::Boxed => unsafe { word::take(w) },
+        k => k.value(w),
     };
     guarded(ctx, id, (), || b.push(v));
 }
 
 /// The sequence built, as a list where `like` (a sequence, or null) is
 /// one, as the interpreter's `map` keeps its argument's representation.
-pub extern "C" fn builder_finish(
-    ctx: *mut Ctx,
-    id: u64,
-    b: *mut pmx_cpu::value::SeqBuilder,
-    like: *const Value,
-) -> *mut Value {
+pub extern "C" fn builder_finish(ctx: *mut Ctx, id: u64, b: *mut pmx_cpu::value::SeqBuilder, like: u64) -> u64 {
     let ctx = unsafe { &mut *ctx };
     let items = *unsafe { Box::from_raw(b) };
-    let list = !like.is_null() && seq(like).is_list();
-    guarded(ctx, id, std::ptr::null_mut(), || boxed(Value::seq(items.finish().with_list(list))))
+    let list = like != 0 && seq(like).is_list();
+    guarded(ctx, id, 0, || word::owned(Value::seq(items.finish().with_list(list))))
 }
 
 // A sequence of scalars that `create` or `map` builds is written by
@@ -706,7 +673,7 @@ pub extern "C" fn scalars(ctx: *mut Ctx, id: u64, kind: u64, n: i64) -> *mut u8 
 /// The sequence of the `n` scalars written at `p` (from `scalars` with
 /// the same `n`; nothing is asked for when `n` is 0), a list where `like`
 /// (a sequence, or null) is one.
-pub extern "C" fn scalars_finish(kind: u64, p: *mut u8, n: i64, like: *const Value) -> *mut Value {
+pub extern "C" fn scalars_finish(kind: u64, p: *mut u8, n: i64, like: u64) -> u64 {
     fn view<T: Clone>(p: *mut u8, n: usize) -> pmx_cpu::value::View<T> {
         // Safety: `scalars` asked for room for exactly `n.max(1)` of
         // them, and generated code wrote all `n`.
@@ -724,15 +691,15 @@ pub extern "C" fn scalars_finish(kind: u64, p: *mut u8, n: i64, like: *const Val
             k => unreachable!("scalars of kind {k:?}"),
         }
     };
-    let list = !like.is_null() && seq(like).is_list();
-    boxed(Value::seq(items.with_list(list)))
+    let list = like != 0 && seq(like).is_list();
+    word::owned(Value::seq(items.with_list(list)))
 }
 
 /// Where a tensor's elements are, so that generated code reads and writes
 /// them in place: `out` gets the address of its first `Int` or `Float`
 /// element (0 for a tensor of other elements: the runtime's accesses
 /// serve those), its rank and where its shape is (`usize`s).
-pub extern "C" fn tensor_view(t: *const Value, out: *mut u64) {
+pub extern "C" fn tensor_view(t: u64, out: *mut u64) {
     use pmx_cpu::tensor::TensorData;
     let t = tensor(t);
     let base = match &*t.data {
@@ -750,21 +717,18 @@ fn indices<'a>(words: *const u64, n: i64) -> &'a [i64] {
     unsafe { std::slice::from_raw_parts(words as *const i64, n as usize) }
 }
 
-fn tensor<'a>(t: *const Value) -> &'a pmx_cpu::tensor::Tensor {
-    match unsafe { &*t } {
-        Value::Tensor(t) => t,
-        _ => pmx_cpu::type_confusion("a tensor"),
-    }
+fn tensor<'a>(t: u64) -> &'a pmx_cpu::tensor::Tensor {
+    unsafe { word::tensor(t) }
 }
 
 /// `tensorGetExn t [i, ..]` with the index read in place: the element as
 /// a word of kind `kind` (its index in `KINDS`; a boxed one in a box of
 /// its own); a bad index is failure `id`'s place with the runtime's
 /// message.
-pub extern "C" fn tensor_get(ctx: *mut Ctx, id: u64, t: *const Value, words: *const u64, n: i64, kind: u64) -> u64 {
+pub extern "C" fn tensor_get(ctx: *mut Ctx, id: u64, t: u64, words: *const u64, n: i64, kind: u64) -> u64 {
     let ctx = unsafe { &mut *ctx };
     match tensor(t).get(indices(words, n)) {
-        Ok(v) => KINDS[kind as usize].scalar_word(&v).unwrap_or_else(|| boxed(v) as u64),
+        Ok(v) => KINDS[kind as usize].scalar_word(&v).unwrap_or_else(|| word::owned(v)),
         Err(message) => {
             let span = ctx.tables().failures[id as usize].1;
             ctx.set(RuntimeError::new(message, span));
@@ -774,7 +738,7 @@ pub extern "C" fn tensor_get(ctx: *mut Ctx, id: u64, t: *const Value, words: *co
 }
 
 /// `tensorSetExn t [i, ..] v`, likewise.
-pub extern "C" fn tensor_set(ctx: *mut Ctx, id: u64, t: *const Value, words: *const u64, n: i64, kind: u64, v: u64) {
+pub extern "C" fn tensor_set(ctx: *mut Ctx, id: u64, t: u64, words: *const u64, n: i64, kind: u64, v: u64) {
     let ctx = unsafe { &mut *ctx };
     if let Err(message) = tensor(t).set(indices(words, n), KINDS[kind as usize].value(v)) {
         let span = ctx.tables().failures[id as usize].1;
