@@ -166,6 +166,7 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_make_con", runtime::make_con as *const u8),
     ("pmx_call_builtin", runtime::call_builtin as *const u8),
     ("pmx_builder", runtime::builder as *const u8),
+    ("pmx_seq_grow", runtime::seq_grow as *const u8),
     ("pmx_global", runtime::global as *const u8),
     ("pmx_tensor_get", runtime::tensor_get as *const u8),
     ("pmx_tensor_set", runtime::tensor_set as *const u8),
@@ -250,6 +251,7 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
                 messages: support::error_messages(&func.body),
                 refs: FxHashMap::default(),
                 scopes: Vec::new(),
+                lasts: Vec::new(),
                 cons: FxHashMap::default(),
                 literals: FxHashMap::default(),
                 seq_views: FxHashMap::default(),
@@ -342,11 +344,12 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
         named: [
             ("drop_value", vec![ptr], vec![]),
             ("dup", vec![ptr], vec![ptr]),
-            ("make_record", vec![ptr, types::I64, ptr], vec![ptr]),
+            ("make_record", vec![ptr, types::I64, ptr, types::I64], vec![ptr]),
             ("make_seq", vec![types::I64, ptr, types::I64], vec![ptr]),
-            ("make_con", vec![ptr, types::I64, types::I64], vec![ptr]),
+            ("make_con", vec![ptr, types::I64, types::I64, types::I64], vec![ptr]),
             ("call_builtin", vec![ptr, types::I64, ptr], vec![types::I64]),
             ("builder", vec![ptr, types::I64, types::I64], vec![ptr]),
+            ("seq_grow", vec![ptr, types::I64, types::I64, types::I64, types::I64, types::I64], vec![ptr]),
             ("global", vec![ptr, types::I64], vec![types::I64]),
             ("tensor_get", vec![ptr, types::I64, ptr, ptr, types::I64, types::I64], vec![types::I64]),
             ("tensor_set", vec![ptr, types::I64, ptr, ptr, types::I64, types::I64, types::I64], vec![]),
@@ -393,6 +396,9 @@ struct Gen<'a, 'b> {
     /// blocks that made them (innermost last): dropped when their block
     /// ends, or the function leaves.
     scopes: Vec<Vec<VarId>>,
+    /// Per block being generated (innermost last): where each variable it
+    /// uses is used last (`last_uses`), and the statement being generated.
+    lasts: Vec<(FxHashMap<VarId, usize>, usize)>,
     /// Constructor shapes already in the tables.
     cons: FxHashMap<(pmx_lower::VariantId, usize), u64>,
     /// The sequence literals not built (`support::error_messages`): the
@@ -502,6 +508,31 @@ fn owning(program: &Program, functions: &FxHashSet<FnId>) -> FxHashSet<FnId> {
                 out.insert(g);
             }
         }
+    }
+    out
+}
+
+/// Where each variable a block uses is used last: the index of the last
+/// statement naming it (itself or in the blocks inside it); the block's
+/// result counts as after every statement.
+fn last_uses(block: &Block) -> FxHashMap<VarId, usize> {
+    let mut out = FxHashMap::default();
+    for (i, s) in block.stmts.iter().enumerate() {
+        let mut note = |a: &Atom| {
+            if let Atom::Var(v) = a {
+                out.insert(v.id, i);
+            }
+        };
+        s.expr.operands().into_iter().for_each(&mut note);
+        if let Expr::If { then, otherwise, .. } = &s.expr {
+            for b in [then, otherwise] {
+                b.for_each_stmt(&mut |t| t.expr.operands().into_iter().for_each(&mut note));
+                b.for_each_result(&mut note);
+            }
+        }
+    }
+    if let Atom::Var(v) = &block.result {
+        out.insert(v.id, usize::MAX);
     }
     out
 }
@@ -677,33 +708,72 @@ impl Gen<'_, '_> {
     /// result: it returns (calls in tail position are tail calls).
     fn block(&mut self, block: &Block, tail: bool) -> Option<Value> {
         self.scopes.push(Vec::new());
+        self.lasts.push((last_uses(block), 0));
+        let v = self.block_body(block, tail);
+        self.lasts.pop();
+        self.scopes.pop();
+        v
+    }
+
+    fn block_body(&mut self, block: &Block, tail: bool) -> Option<Value> {
         let depth = self.scopes.len() - 1;
         let last = block.stmts.len().wrapping_sub(1);
         for (i, s) in block.stmts.iter().enumerate() {
+            self.lasts[depth - 1].1 = i;
             let in_tail = tail && i == last && matches!(&block.result, Atom::Var(v) if v.id == s.var.id);
             if in_tail {
                 self.tail_stmt(s);
-                self.scopes.pop();
                 return None;
             }
-            let Some(v) = self.stmt(s) else {
-                self.scopes.pop();
-                return None;
-            };
-            if let Some(v) = v {
+            if let Some(v) = self.stmt(s)? {
                 self.bind(s, v);
             }
         }
         if tail {
             self.ret(&block.result);
-            self.scopes.pop();
             return None;
         }
         let mut moved = Vec::new();
         let v = self.give(&block.result, depth, &mut moved);
         self.drop_owned(depth, &moved);
-        self.scopes.pop();
         Some(v)
+    }
+
+    /// Whether the statement being generated may move `a`'s value into
+    /// what it makes, which then owns it: `a` is a value that the block
+    /// being generated made (or, in the function's body, a parameter the
+    /// frame owns), and this statement is its last use (`uses`: how often
+    /// it names it). It is then no longer this frame's to drop. A value
+    /// borrowed from it stays alive in what it was moved into, which
+    /// lives at least as long as the block.
+    fn movable(&mut self, a: &Atom, uses: usize) -> bool {
+        let Atom::Var(x) = a else { return false };
+        let depth = self.scopes.len() - 1;
+        let (lasts, at) = &self.lasts[depth - 1];
+        if !boxed(&x.ty) || uses != 1 || lasts.get(&x.id) != Some(at) {
+            return false;
+        }
+        let scope = if self.scopes[depth].contains(&x.id) {
+            depth
+        } else if depth == 1 && self.scopes[0].contains(&x.id) {
+            0
+        } else {
+            return false;
+        };
+        self.scopes[scope].retain(|v| *v != x.id);
+        true
+    }
+
+    /// Which of `atoms` the statement moves (`movable`), as bits.
+    fn moved_bits(&mut self, atoms: &[&Atom]) -> i64 {
+        let mut bits = 0i64;
+        for (i, a) in atoms.iter().enumerate().take(64) {
+            let uses = atoms.iter().filter(|b| matches!((a, b), (Atom::Var(x), Atom::Var(y)) if x.id == y.id)).count();
+            if self.movable(a, uses) {
+                bits |= 1 << i;
+            }
+        }
+        bits
     }
 
     /// A statement whose value the function returns.
@@ -898,6 +968,23 @@ impl Gen<'_, '_> {
                 let vals: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.seq_prim(*b, &vals, &s.var.ty, s.span)
             }
+            Expr::Prim(b @ (Builtin::Cons | Builtin::Snoc | Builtin::Concat), args) => {
+                let (op, elem) = match b {
+                    Builtin::Cons => (0, args[0].ty()),
+                    Builtin::Snoc => (1, args[1].ty()),
+                    _ => (2, Type::Unit),
+                };
+                let k = runtime::KINDS.iter().position(|k| *k == kind(&elem)).expect("a kind") as i64;
+                let id = self.tables.failure(Message::Fixed(String::new()), s.span) as i64;
+                let (a, b) = (self.atom(&args[0]), self.atom(&args[1]));
+                let (a, b) = (self.word(a), self.word(b));
+                let consts = [id, op, k].map(|c| self.b.ins().iconst(types::I64, c));
+                let f = self.func_ref(self.helpers.named["seq_grow"]);
+                let call = self.b.ins().call(f, &[self.ctx, consts[0], consts[1], consts[2], a, b]);
+                let w = self.b.inst_results(call)[0];
+                self.leave_if_failed();
+                w
+            }
             Expr::Prim(b, args) if support::primitive(*b) => {
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.prim(*b, &args, s.span)
@@ -920,8 +1007,11 @@ impl Gen<'_, '_> {
                 self.tables.records.push(runtime::RecordShape { labels, kinds });
                 let shape = self.b.ins().iconst(types::I64, self.tables.records.len() as i64 - 1);
                 let words = self.words(&values);
+                let atoms: Vec<&Atom> = fields.iter().map(|(_, a)| a).collect();
+                let moved = self.moved_bits(&atoms);
+                let moved = self.b.ins().iconst(types::I64, moved);
                 let f = self.func_ref(self.helpers.named["make_record"]);
-                let call = self.b.ins().call(f, &[self.ctx, shape, words]);
+                let call = self.b.ins().call(f, &[self.ctx, shape, words, moved]);
                 self.b.inst_results(call)[0]
             }
             Expr::Seq(items) => {
@@ -940,8 +1030,10 @@ impl Gen<'_, '_> {
                 let v = self.atom(payload);
                 let w = self.word(v);
                 let con = self.b.ins().iconst(types::I64, con as i64);
+                let moved = self.moved_bits(&[payload]);
+                let moved = self.b.ins().iconst(types::I64, moved);
                 let f = self.func_ref(self.helpers.named["make_con"]);
-                let call = self.b.ins().call(f, &[self.ctx, con, w]);
+                let call = self.b.ins().call(f, &[self.ctx, con, w, moved]);
                 self.b.inst_results(call)[0]
             }
             // A variant value's word points at its `ConValue` (`word.rs`):

@@ -386,11 +386,24 @@ fn values<'a>(kinds: &'a [Kind], words: *const u64) -> impl Iterator<Item = Valu
     kinds.iter().enumerate().map(move |(i, k)| k.value(unsafe { *words.add(i) }))
 }
 
-/// Record `shape` of the words at `words`.
-pub extern "C" fn make_record(ctx: *mut Ctx, shape: u64, words: *const u64) -> u64 {
+/// The value of a word of kind `kind`, taken over where `moved` (an owned
+/// word that native code gives away), else cloned.
+fn given(kind: Kind, w: u64, moved: bool) -> Value {
+    match kind {
+        // Safety: generated code moves only owned words, once.
+        Kind::Boxed if moved => unsafe { word::take(w) },
+        k => k.value(w),
+    }
+}
+
+/// Record `shape` of the words at `words`; bit `i` of `moved`: field `i`
+/// is given (`given`).
+pub extern "C" fn make_record(ctx: *mut Ctx, shape: u64, words: *const u64, moved: u64) -> u64 {
     let ctx = unsafe { &*ctx };
     let s = &ctx.tables().records[shape as usize];
-    let fields: Vec<Value> = values(&s.kinds, words).collect();
+    // Safety: generated code passes a word per field.
+    let fields: Vec<Value> =
+        s.kinds.iter().enumerate().map(|(i, k)| given(*k, unsafe { *words.add(i) }, moved >> i & 1 != 0)).collect();
     word::owned(Value::Record(std::sync::Arc::new(pmx_cpu::value::Record {
         labels: s.labels.clone(),
         values: fields.into_boxed_slice(),
@@ -407,15 +420,34 @@ pub extern "C" fn make_seq(kind: u64, words: *const u64, n: i64) -> u64 {
 
 pub const KINDS: [Kind; 6] = [Kind::Int, Kind::Float, Kind::Bool, Kind::Char, Kind::Unit, Kind::Boxed];
 
-/// Constructor `con` applied to a payload word.
-pub extern "C" fn make_con(ctx: *mut Ctx, con: u64, payload: u64) -> u64 {
+/// Constructor `con` applied to a payload word (given where `moved` is 1).
+pub extern "C" fn make_con(ctx: *mut Ctx, con: u64, payload: u64, moved: u64) -> u64 {
     let ctx = unsafe { &*ctx };
     let c = &ctx.tables().cons[con as usize];
     word::owned(Value::Con(std::sync::Arc::new(pmx_cpu::value::ConValue {
         tag: c.id,
         name: c.name.clone(),
-        arg: c.kind.value(payload),
+        arg: given(c.kind, payload, moved != 0),
     })))
+}
+
+/// `cons`, `snoc` and `concat` (`op`: 0, 1, 2) of a sequence and an
+/// element of kind `kind` (its index in `KINDS`; borrowed, cloned) or of
+/// two sequences, as the interpreter's built-ins compute them, without
+/// going through its dispatch: these build strings and lists in loops.
+/// (The built-ins' debug-mode row checks apply only inside Futhark-class
+/// code, never in host code.) Memory the system refuses is failure `id`'s.
+pub extern "C" fn seq_grow(ctx: *mut Ctx, id: u64, op: u64, kind: u64, a: u64, b: u64) -> u64 {
+    let ctx = unsafe { &mut *ctx };
+    let k = KINDS[kind as usize];
+    guarded(ctx, id, 0, || {
+        let s = match op {
+            0 => seq(b).cons(k.value(a)),
+            1 => seq(a).snoc(k.value(b)),
+            _ => seq(a).concat(seq(b)),
+        };
+        word::owned(Value::seq(s))
+    })
 }
 
 /// Built-in call `id` on the words at `words`: its result as a word (a
