@@ -256,6 +256,7 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
                 literals: FxHashMap::default(),
                 seq_views: FxHashMap::default(),
                 tensor_views: FxHashMap::default(),
+                invariant: Vec::new(),
             };
             g.function(func);
             g.b.finalize(target);
@@ -407,11 +408,15 @@ struct Gen<'a, 'b> {
     /// The views of sequences and of tensors taken (`viewed`).
     seq_views: Views,
     tensor_views: Views,
+    /// Which parameters every jump back to `head` passes unchanged
+    /// (`invariant_params`): not the loop's block parameters.
+    invariant: Vec<bool>,
 }
 
 /// Views taken, by the value viewed, with the block that took them:
 /// valid there (later in the block, which they dominate).
-type Views = FxHashMap<Value, (ClBlock, [Value; 3])>;
+/// (`None`: taken at the function's start, valid everywhere.)
+type Views = FxHashMap<Value, (Option<ClBlock>, [Value; 3])>;
 
 /// A sequence's elements in place (`runtime::seq_view`).
 #[derive(Clone, Copy)]
@@ -512,6 +517,46 @@ fn owning(program: &Program, functions: &FxHashSet<FnId>) -> FxHashSet<FnId> {
     out
 }
 
+/// Which parameters of `f` every call of `f` by itself in tail position
+/// (a jump back to its loop's head) passes unchanged.
+fn invariant_params(f: &Function) -> Vec<bool> {
+    fn walk(f: &Function, b: &Block, out: &mut Vec<bool>) {
+        let Some(s) = b.stmts.last() else { return };
+        if !matches!(&b.result, Atom::Var(v) if v.id == s.var.id) {
+            return;
+        }
+        match &s.expr {
+            Expr::Call(g, args) if *g == f.id => {
+                for ((same, a), p) in out.iter_mut().zip(args).zip(&f.params) {
+                    *same &= matches!(a, Atom::Var(v) if v.id == p.id);
+                }
+            }
+            Expr::If { then, otherwise, .. } => {
+                walk(f, then, out);
+                walk(f, otherwise, out);
+            }
+            _ => {}
+        }
+    }
+    let mut out = vec![true; f.params.len()];
+    walk(f, &f.body, &mut out);
+    out
+}
+
+/// Whether `f` reads elements of parameter `p` in place: a tensor's
+/// (`tensor`) with `tensorGetExn`/`tensorSetExn`, a sequence's with the
+/// primitives and loops that view it.
+fn reads_in_place(f: &Function, p: VarId, tensor: bool) -> bool {
+    let is_p = |a: &Atom| matches!(a, Atom::Var(v) if v.id == p);
+    f.body.any_stmt(|s| match &s.expr {
+        Expr::Prim(Builtin::TensorGetExn | Builtin::TensorSetExn, args) => tensor && is_p(&args[0]),
+        Expr::Prim(b, args) if support::seq_primitive(*b) => !tensor && is_p(&args[0]),
+        Expr::Foldl { seq, .. } => !tensor && is_p(seq),
+        Expr::Map { seqs, .. } => !tensor && seqs.iter().any(is_p),
+        _ => false,
+    })
+}
+
 /// Where each variable a block uses is used last: the index of the last
 /// statement naming it (itself or in the blocks inside it); the block's
 /// result counts as after every statement.
@@ -590,9 +635,6 @@ impl Gen<'_, '_> {
         let deep = self.b.create_block();
         let start = self.b.create_block();
         let head = self.b.create_block();
-        for p in &f.params {
-            self.b.append_block_param(head, cl_type(&p.ty));
-        }
         self.b.ins().brif(low, deep, &[], start, &[]);
         self.b.switch_to_block(deep);
         self.b.seal_block(deep);
@@ -613,14 +655,40 @@ impl Gen<'_, '_> {
             scope.extend(f.params.iter().filter(|p| boxed(&p.ty)).map(|p| p.id));
         }
         self.scopes = vec![scope];
-        self.b.ins().jump(head, &params.iter().map(|v| (*v).into()).collect::<Vec<_>>());
+        // A parameter that every jump back passes unchanged is one value
+        // for the whole loop: where its tensor's or sequence's elements
+        // are is found once, here, not on every turn.
+        self.invariant = invariant_params(f);
+        for (i, p) in f.params.iter().enumerate() {
+            if !self.invariant[i] {
+                continue;
+            }
+            let helper = match p.ty {
+                Type::Tensor(_) if reads_in_place(f, p.id, true) => "tensor_view",
+                Type::Seq(_) if reads_in_place(f, p.id, false) => "seq_view",
+                _ => continue,
+            };
+            let cache: fn(&mut Self) -> &mut Views =
+                if helper == "tensor_view" { |g| &mut g.tensor_views } else { |g| &mut g.seq_views };
+            let w = self.viewed(helper, params[i], cache);
+            cache(self).insert(params[i], (None, w));
+        }
+        for (i, p) in f.params.iter().enumerate() {
+            if !self.invariant[i] {
+                self.b.append_block_param(head, cl_type(&p.ty));
+            }
+        }
+        let looped: Vec<_> =
+            params.iter().zip(&self.invariant).filter(|(_, inv)| !**inv).map(|(v, _)| (*v).into()).collect();
+        self.b.ins().jump(head, &looped);
 
         self.unwind = self.b.create_block();
         self.quiet = self.b.create_block();
         self.head = head;
         self.b.switch_to_block(head);
-        let head_params: Vec<Value> = self.b.block_params(head).to_vec();
-        for (p, v) in f.params.iter().zip(head_params) {
+        let mut head_params = self.b.block_params(head).to_vec().into_iter();
+        for (i, p) in f.params.iter().enumerate() {
+            let v = if self.invariant[i] { params[i] } else { head_params.next().expect("a loop parameter") };
             self.vars.insert(p.id, v);
         }
         self.block(&f.body, true);
@@ -783,9 +851,16 @@ impl Gen<'_, '_> {
                 // The loop's next values: this frame's own (moved, or
                 // copied), then everything else it owns dropped.
                 let mut moved = Vec::new();
-                let args: Vec<_> = args.iter().map(|a| self.give(a, 0, &mut moved).into()).collect();
+                let mut looped = Vec::new();
+                for (a, inv) in args.iter().zip(self.invariant.clone()) {
+                    // An unchanged parameter is its own: moved to itself.
+                    let v = self.give(a, 0, &mut moved);
+                    if !inv {
+                        looped.push(v.into());
+                    }
+                }
                 self.drop_owned(0, &moved);
-                self.b.ins().jump(self.head, &args);
+                self.b.ins().jump(self.head, &looped);
             }
             // A tail call proper where the callee owns its parameters (they
             // are given it) or the frame owns nothing the callee reads.
@@ -1615,7 +1690,7 @@ impl Gen<'_, '_> {
     fn viewed(&mut self, helper: &str, v: Value, cache: fn(&mut Self) -> &mut Views) -> [Value; 3] {
         let here = self.b.current_block().expect("generating into a block");
         if let Some((blk, w)) = cache(self).get(&v) {
-            if *blk == here {
+            if blk.is_none() || *blk == Some(here) {
                 return *w;
             }
         }
@@ -1628,7 +1703,7 @@ impl Gen<'_, '_> {
         let f = self.func_ref(self.helpers.named[helper]);
         self.b.ins().call(f, &[v, out]);
         let w = [0, 8, 16].map(|off| self.b.ins().load(types::I64, MemFlagsData::trusted(), out, off));
-        cache(self).insert(v, (here, w));
+        cache(self).insert(v, (Some(here), w));
         w
     }
 
