@@ -158,7 +158,6 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_overflow", runtime::overflow as *const u8),
     ("pmx_record", runtime::record as *const u8),
     ("pmx_round", runtime::round as *const u8),
-    ("pmx_field_ref", runtime::field_ref as *const u8),
     ("pmx_drop_value", word::drop_word as *const u8),
     ("pmx_dup", word::dup as *const u8),
     ("pmx_make_record", runtime::make_record as *const u8),
@@ -196,7 +195,6 @@ struct Helpers {
     overflow: FuncId,
     record: FuncId,
     round: FuncId,
-    field_ref: FuncId,
     math: FxHashMap<&'static str, FuncId>,
     /// The helpers for owned values, by name (`runtime.rs`).
     named: FxHashMap<&'static str, FuncId>,
@@ -340,7 +338,6 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
         overflow: declare("pmx_overflow", &[ptr, types::I64], &[])?,
         record: declare("pmx_record", &[ptr, types::I64], &[])?,
         round: declare("pmx_round", &[types::F64], &[types::F64])?,
-        field_ref: declare("pmx_field_ref", &[ptr, types::I64], &[ptr])?,
         math,
         named: [
             ("drop_value", vec![ptr], vec![]),
@@ -1125,14 +1122,15 @@ impl Gen<'_, '_> {
                 let place = self.b.ins().iadd_imm_s(v, (word::CON_ARG_OFFSET - word::CON as i32) as i64);
                 self.read(place, &s.var.ty)
             }
+            // A record's word points at its `Record`, which points at its
+            // fields (`word.rs`): the field is read in place.
             Expr::Project(record, label) => {
                 let Type::Record(fields) = record.ty() else { unreachable!("a projection of a record") };
                 let index = fields.iter().position(|(l, _)| l == label).expect("the record type has the label");
                 let r = self.atom(record);
-                let index = self.b.ins().iconst(types::I64, index as i64);
-                let f = self.func_ref(self.helpers.field_ref);
-                let call = self.b.ins().call(f, &[r, index]);
-                let place = self.b.inst_results(call)[0];
+                let offset = word::record_fields_offset() - word::RECORD as i32;
+                let values = self.b.ins().load(types::I64, MemFlagsData::trusted(), r, offset);
+                let place = self.b.ins().iadd_imm_s(values, index as i64 * runtime::VALUE_STRIDE);
                 self.read(place, &s.var.ty)
             }
             Expr::Math(m, args) => {

@@ -249,12 +249,6 @@ pub extern "C" fn scalar_element(out: *mut Value, v: u64, i: i64) {
 /// element takes at most one.
 pub const VALUE_STRIDE: i64 = std::mem::size_of::<Value>() as i64;
 
-/// Field `index` of a record (fields in label order, as the IR's record
-/// type lists them).
-pub extern "C" fn field_ref(v: u64, index: i64) -> *const Value {
-    &unsafe { word::record(v) }.values[index as usize]
-}
-
 /// A call at `site` found the stack too deep (the interpreter's message,
 /// at the call).
 pub extern "C" fn overflow(ctx: *mut Ctx, site: u64) {

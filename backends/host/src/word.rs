@@ -64,6 +64,27 @@ pub fn arc_data_offset() -> i64 {
     })
 }
 
+/// Where a record's pointer to its fields is, from the `Arc`'s pointer:
+/// found once by looking for it in a record (a boxed slice's layout is
+/// not promised), so generated code reads a field in place.
+pub fn record_fields_offset() -> i32 {
+    static OFFSET: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+    *OFFSET.get_or_init(|| {
+        let r = Record {
+            labels: Arc::from(vec!["a".into(), "b".into()]),
+            values: Box::new([Value::Int(1), Value::Int(2)]),
+        };
+        let fields = r.values.as_ptr() as usize;
+        let words = std::mem::size_of::<Record>() / 8;
+        // Safety: a `Record` is `words` words long, all initialised
+        // (pointers and lengths).
+        let at = (0..words)
+            .find(|i| unsafe { *(&r as *const Record as *const usize).add(*i) } == fields)
+            .expect("a record holds where its fields are");
+        (at * 8) as i32
+    })
+}
+
 /// A constructor identity as the 8 bytes a variant value holds it in,
 /// for generated code to compare with.
 pub fn con_tag_bits(id: pmx_ast::NameId) -> i64 {
@@ -178,24 +199,6 @@ pub unsafe fn tensor<'a>(w: u64) -> &'a Tensor {
             _ => match &*(p as *const Value) {
                 Value::Tensor(t) => t,
                 _ => pmx_cpu::type_confusion("a tensor"),
-            },
-        }
-    }
-}
-
-/// The record a word of a record stands for (see [`seq`]).
-///
-/// # Safety
-/// `w` is a live word of a record.
-pub unsafe fn record<'a>(w: u64) -> &'a Record {
-    let p = w & !TAG_BITS;
-    // Safety: as in `seq`.
-    unsafe {
-        match w & TAG_BITS {
-            RECORD => &*(p as *const Record),
-            _ => match &*(p as *const Value) {
-                Value::Record(r) => r,
-                _ => pmx_cpu::type_confusion("a record"),
             },
         }
     }
