@@ -9,6 +9,7 @@
 //! write the result to one.
 
 use crate::image::{MachineFn, Sig};
+use crate::reuse;
 use crate::runtime::{self, Message, Tables, FAILED_OFFSET, ROOT, STACK_LIMIT_OFFSET};
 use crate::support;
 use crate::word;
@@ -163,6 +164,9 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_make_record", runtime::make_record as *const u8),
     ("pmx_make_seq", runtime::make_seq as *const u8),
     ("pmx_make_con", runtime::make_con as *const u8),
+    ("pmx_unique", runtime::unique as *const u8),
+    ("pmx_take_field", runtime::take_field as *const u8),
+    ("pmx_put_fields", runtime::put_fields as *const u8),
     ("pmx_call_builtin", runtime::call_builtin as *const u8),
     ("pmx_builder", runtime::builder as *const u8),
     ("pmx_seq_grow", runtime::seq_grow as *const u8),
@@ -219,6 +223,11 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
         ids.insert(f, id);
     }
     let owning = owning(program, functions);
+    let reusing: FxHashMap<FnId, Vec<reuse::Site>> = order
+        .iter()
+        .map(|f| (*f, reuse::sites(&program.functions[f.0 as usize])))
+        .filter(|(_, sites)| !sites.is_empty())
+        .collect();
     let mut tables = Tables::new();
     let strings = program.string_literals();
     let mut ctx = module.make_context();
@@ -233,6 +242,7 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
             let mut g = Gen {
                 program,
                 owning: &owning,
+                reusing: &reusing,
                 module: &mut module,
                 b,
                 ids: &ids,
@@ -250,6 +260,10 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
                 refs: FxHashMap::default(),
                 scopes: Vec::new(),
                 lasts: Vec::new(),
+                path_moved: Vec::new(),
+                sites: FxHashMap::default(),
+                unique: FxHashMap::default(),
+                deferred: FxHashMap::default(),
                 cons: FxHashMap::default(),
                 literals: FxHashMap::default(),
                 seq_views: FxHashMap::default(),
@@ -286,7 +300,7 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
                 let v = b.ins().load(cl_type(&p.ty), MemFlagsData::trusted(), args, (8 * i) as i32);
                 // The interpreter's arguments are borrowed: a function that
                 // owns its parameters gets copies.
-                let v = if owning.contains(&f) && boxed(&p.ty) {
+                let v = if owns_param(program, &owning, &reusing, f, i) {
                     let call = b.ins().call(dup, &[v]);
                     b.inst_results(call)[0]
                 } else {
@@ -345,6 +359,9 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             ("make_record", vec![ptr, types::I64, ptr, types::I64], vec![ptr]),
             ("make_seq", vec![types::I64, ptr, types::I64], vec![ptr]),
             ("make_con", vec![ptr, types::I64, types::I64, types::I64], vec![ptr]),
+            ("unique", vec![ptr, ptr], vec![types::I8]),
+            ("take_field", vec![ptr, types::I64], vec![ptr]),
+            ("put_fields", vec![ptr, types::I64, ptr, ptr, types::I64], vec![]),
             ("call_builtin", vec![ptr, types::I64, ptr], vec![types::I64]),
             ("builder", vec![ptr, types::I64, types::I64], vec![ptr]),
             ("seq_grow", vec![ptr, types::I64, types::I64, types::I64, types::I64, types::I64], vec![ptr]),
@@ -372,6 +389,9 @@ struct Gen<'a, 'b> {
     program: &'a Program,
     /// The functions that own their parameters (`owning`).
     owning: &'a FxHashSet<FnId>,
+    /// The functions with nodes rebuilt in place where unique
+    /// (`reuse.rs`), which own the parameters those nodes come from.
+    reusing: &'a FxHashMap<FnId, Vec<reuse::Site>>,
     module: &'a mut JITModule,
     b: FunctionBuilder<'b>,
     ids: &'a FxHashMap<FnId, FuncId>,
@@ -396,7 +416,17 @@ struct Gen<'a, 'b> {
     scopes: Vec<Vec<VarId>>,
     /// Per block being generated (innermost last): where each variable it
     /// uses is used last (`last_uses`), and the statement being generated.
-    lasts: Vec<(FxHashMap<VarId, usize>, usize)>,
+    lasts: Vec<(FxHashMap<VarId, usize>, usize, bool)>,
+    /// Values of outer scopes moved on the path being generated (inside
+    /// blocks that leave the function: `movable`), not dropped on it.
+    path_moved: Vec<VarId>,
+    /// This function's reuse sites, by the variables of their record,
+    /// constructor and taking calls; and where a site's uniqueness test
+    /// is, once made.
+    sites: FxHashMap<VarId, reuse::Site>,
+    unique: FxHashMap<VarId, Value>,
+    /// A reuse site's record statement, generated with its node.
+    deferred: FxHashMap<VarId, pmx_lower::Stmt>,
     /// Constructor shapes already in the tables.
     cons: FxHashMap<(pmx_lower::VariantId, usize), u64>,
     /// The sequence literals not built (`support::error_messages`): the
@@ -512,6 +542,20 @@ fn owning(program: &Program, functions: &FxHashSet<FnId>) -> FxHashSet<FnId> {
         }
     }
     out
+}
+
+/// Whether `f` owns its parameter `i` (its callers give it): a boxed one
+/// of a function that loops (`owning`), or the parameter a reuse site of
+/// it rebuilds in place.
+fn owns_param(
+    program: &Program,
+    owning: &FxHashSet<FnId>,
+    reusing: &FxHashMap<FnId, Vec<reuse::Site>>,
+    f: FnId,
+    i: usize,
+) -> bool {
+    boxed(&program.functions[f.0 as usize].params[i].ty)
+        && (owning.contains(&f) || reusing.get(&f).is_some_and(|sites| sites.iter().any(|s| s.param == i)))
 }
 
 /// Which parameters of `f` every call of `f` by itself in tail position
@@ -647,11 +691,17 @@ impl Gen<'_, '_> {
         // it leaves; tail calls in its group then need no frame.
         self.b.switch_to_block(start);
         self.b.seal_block(start);
-        let mut scope = Vec::new();
-        if self.owning.contains(&self.me) {
-            scope.extend(f.params.iter().filter(|p| boxed(&p.ty)).map(|p| p.id));
-        }
+        let scope: Vec<VarId> =
+            f.params.iter().enumerate().filter(|(i, _)| self.owns_param(self.me, *i)).map(|(_, p)| p.id).collect();
         self.scopes = vec![scope];
+        self.path_moved.clear();
+        self.unique.clear();
+        self.sites.clear();
+        for site in self.reusing.get(&self.me).into_iter().flatten() {
+            for v in [site.record, site.con].into_iter().chain(site.takes.iter().map(|t| t.0)) {
+                self.sites.insert(v, site.clone());
+            }
+        }
         // A parameter that every jump back passes unchanged is one value
         // for the whole loop: where its tensor's or sequence's elements
         // are is found once, here, not on every turn.
@@ -723,7 +773,7 @@ impl Gen<'_, '_> {
     /// Whether scopes `from..` of this frame own the value of `v` (it made
     /// it, or owns its parameters).
     fn owns(&self, v: VarId, from: usize) -> bool {
-        self.scopes[from..].iter().any(|s| s.contains(&v))
+        self.scopes[from..].iter().any(|s| s.contains(&v)) && !self.path_moved.contains(&v)
     }
 
     fn dup(&mut self, v: Value) -> Value {
@@ -734,7 +784,12 @@ impl Gen<'_, '_> {
 
     /// Drops what this frame owns in scopes `from..`, except `keep`.
     fn drop_owned(&mut self, from: usize, keep: &[VarId]) {
-        let owned: Vec<VarId> = self.scopes[from..].iter().flatten().copied().filter(|v| !keep.contains(v)).collect();
+        let owned: Vec<VarId> = self.scopes[from..]
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|v| !keep.contains(v) && !self.path_moved.contains(v))
+            .collect();
         for v in owned {
             let value = self.vars[&v];
             let f = self.func_ref(self.helpers.named["drop_value"]);
@@ -773,7 +828,7 @@ impl Gen<'_, '_> {
     /// result: it returns (calls in tail position are tail calls).
     fn block(&mut self, block: &Block, tail: bool) -> Option<Value> {
         self.scopes.push(Vec::new());
-        self.lasts.push((last_uses(block), 0));
+        self.lasts.push((last_uses(block), 0, tail));
         let v = self.block_body(block, tail);
         self.lasts.pop();
         self.scopes.pop();
@@ -814,18 +869,23 @@ impl Gen<'_, '_> {
     fn movable(&mut self, a: &Atom, uses: usize) -> bool {
         let Atom::Var(x) = a else { return false };
         let depth = self.scopes.len() - 1;
-        let (lasts, at) = &self.lasts[depth - 1];
-        if !boxed(&x.ty) || uses != 1 || lasts.get(&x.id) != Some(at) {
+        let (lasts, at, _) = &self.lasts[depth - 1];
+        if !boxed(&x.ty) || uses != 1 || lasts.get(&x.id) != Some(at) || !self.owns(x.id, 0) {
             return false;
         }
-        let scope = if self.scopes[depth].contains(&x.id) {
-            depth
-        } else if depth == 1 && self.scopes[0].contains(&x.id) {
-            0
-        } else {
+        if self.scopes[depth].contains(&x.id) {
+            self.scopes[depth].retain(|v| *v != x.id);
+            return true;
+        }
+        // A value of an outer scope, moved where every block from that
+        // scope's inward leaves the function (each ends with the `if`
+        // this path is in, so nothing after reads it): not dropped on
+        // this path (`path_moved`), still dropped on the others.
+        let scope = (0..depth).rev().find(|k| self.scopes[*k].contains(&x.id)).expect("owned");
+        if !self.lasts[scope..depth].iter().all(|(_, _, tail)| *tail) {
             return false;
-        };
-        self.scopes[scope].retain(|v| *v != x.id);
+        }
+        self.path_moved.push(x.id);
         true
     }
 
@@ -863,15 +923,17 @@ impl Gen<'_, '_> {
             // are given it) or the frame owns nothing the callee reads.
             Expr::Call(f, args)
                 if self.program.functions[f.0 as usize].global.is_none()
-                    && (self.owning.contains(f) || self.scopes.iter().all(|s| s.is_empty())) =>
+                    && (self.owning.contains(f)
+                        || self.scopes.iter().flatten().all(|v| self.path_moved.contains(v))) =>
             {
                 let callee = &self.program.functions[f.0 as usize];
                 let given = self.owning.contains(f);
                 let site = self.tail_site(*f, s.span);
                 let mut vals = vec![self.ctx, site];
                 let mut moved = Vec::new();
-                for (a, p) in args.iter().zip(&callee.params) {
-                    let v = if given && boxed(&p.ty) { self.give(a, 0, &mut moved) } else { self.atom(a) };
+                for (i, (a, p)) in args.iter().zip(&callee.params).enumerate() {
+                    let owned = (given && boxed(&p.ty)) || self.owns_param(*f, i);
+                    let v = if owned { self.give(a, 0, &mut moved) } else { self.atom(a) };
                     vals.push(v);
                 }
                 self.drop_owned(0, &moved);
@@ -882,8 +944,8 @@ impl Gen<'_, '_> {
             // its failure is shown as a tail call's.
             Expr::Call(f, args) if self.program.functions[f.0 as usize].global.is_none() => {
                 let site = self.tail_site(*f, s.span);
-                let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
-                let v = self.call_at(*f, &args, site, self.quiet);
+                let (args, given) = self.call_args(*f, args, s);
+                let v = self.call_at(*f, &args, &given, site, self.quiet);
                 self.bind(s, v);
                 self.ret(&Atom::Var(s.var.clone()));
             }
@@ -900,7 +962,9 @@ impl Gen<'_, '_> {
                 for (blk, body) in [(t, then), (e, otherwise)] {
                     self.b.switch_to_block(blk);
                     self.b.seal_block(blk);
+                    let saved = self.path_moved.len();
                     self.block(body, true);
+                    self.path_moved.truncate(saved);
                 }
             }
             _ => {
@@ -1072,19 +1136,21 @@ impl Gen<'_, '_> {
                 let callee = runtime::RuntimeCallee::Accelerate(*site, name.clone());
                 self.runtime_call(callee, &args, kinds, &s.var.ty, s.span)
             }
+            // A reuse site's record is made (or not) with its node.
+            Expr::Record(_) if self.sites.get(&s.var.id).is_some_and(|site| site.record == s.var.id) => {
+                self.deferred.insert(s.var.id, s.clone());
+                return Some(None);
+            }
             Expr::Record(fields) => {
                 let values: Vec<Value> = fields.iter().map(|(_, a)| self.atom(a)).collect();
-                let kinds: Vec<runtime::Kind> = fields.iter().map(|(_, a)| kind(&a.ty())).collect();
-                let labels: std::sync::Arc<[pmx_ast::SmolStr]> = fields.iter().map(|(l, _)| l.clone()).collect();
-                self.tables.records.push(runtime::RecordShape { labels, kinds });
-                let shape = self.b.ins().iconst(types::I64, self.tables.records.len() as i64 - 1);
-                let words = self.words(&values);
                 let atoms: Vec<&Atom> = fields.iter().map(|(_, a)| a).collect();
                 let moved = self.moved_bits(&atoms);
-                let moved = self.b.ins().iconst(types::I64, moved);
-                let f = self.func_ref(self.helpers.named["make_record"]);
-                let call = self.b.ins().call(f, &[self.ctx, shape, words, moved]);
-                self.b.inst_results(call)[0]
+                self.make_record(fields, &values, moved)
+            }
+            Expr::Con { variant, tag, .. } if self.sites.get(&s.var.id).is_some_and(|site| site.con == s.var.id) => {
+                let site = self.sites[&s.var.id].clone();
+                let record = self.deferred.remove(&site.record).expect("the record comes before its node");
+                self.rebuild(&site, &record, *variant, *tag)
             }
             Expr::Seq(items) => {
                 let elem = s.var.ty.elem().cloned().expect("a sequence literal's type");
@@ -1138,6 +1204,13 @@ impl Gen<'_, '_> {
                 let f = self.func_ref(self.helpers.math[m.name()]);
                 let call = self.b.ins().call(f, &args);
                 self.b.inst_results(call)[0]
+            }
+            Expr::Call(f, args) if self.program.functions[f.0 as usize].global.is_none() => {
+                let (args, given) = self.call_args(*f, args, s);
+                let callee_name = self.program.functions[f.0 as usize].shown.clone();
+                let id = self.tables.site(callee_name, s.span) as i64;
+                let site = self.b.ins().iconst(types::I64, id);
+                self.call_at(*f, &args, &given, site, self.unwind)
             }
             Expr::Call(f, args) => {
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
@@ -1633,6 +1706,157 @@ impl Gen<'_, '_> {
         self.unword(w, result)
     }
 
+    /// Whether `f` owns its parameter `i` (see the free function).
+    fn owns_param(&self, f: FnId, i: usize) -> bool {
+        owns_param(self.program, self.owning, self.reusing, f, i)
+    }
+
+    /// The arguments of call statement `s` of `f`, and which of them are
+    /// given to it already: for a parameter `f` owns, a value moved at its
+    /// last use (`movable`), or a field taken out of a unique record
+    /// (`reuse.rs`); else `call_at` gives a copy.
+    fn call_args(&mut self, f: FnId, args: &[Atom], s: &pmx_lower::Stmt) -> (Vec<Value>, Vec<bool>) {
+        let mut vals = Vec::with_capacity(args.len());
+        let mut given = Vec::with_capacity(args.len());
+        let take = self.sites.get(&s.var.id).and_then(|site| {
+            let t = site.takes.iter().find(|t| t.0 == s.var.id)?;
+            Some((site.clone(), t.1, t.2))
+        });
+        for (i, a) in args.iter().enumerate() {
+            let v = self.atom(a);
+            if !self.owns_param(f, i) {
+                vals.push(v);
+                given.push(false);
+                continue;
+            }
+            if let Some((site, arg, field)) = &take {
+                if *arg == i {
+                    vals.push(self.take_field(site, *field, v));
+                    given.push(true);
+                    continue;
+                }
+            }
+            let uses = args.iter().filter(|b| matches!((a, b), (Atom::Var(x), Atom::Var(y)) if x.id == y.id)).count();
+            given.push(self.movable(a, uses));
+            vals.push(v);
+        }
+        (vals, given)
+    }
+
+    /// Whether a reuse site's matched value and its record are unique (a
+    /// test made once, where first needed).
+    fn site_unique(&mut self, site: &reuse::Site) -> Value {
+        if let Some(u) = self.unique.get(&site.con) {
+            return *u;
+        }
+        let (t, r) = (self.vars[&site.value], self.vars[&site.payload]);
+        let f = self.func_ref(self.helpers.named["unique"]);
+        let call = self.b.ins().call(f, &[t, r]);
+        let u = self.b.inst_results(call)[0];
+        self.unique.insert(site.con, u);
+        u
+    }
+
+    /// Field `field` of a reuse site's record, as a word the callee owns:
+    /// taken out where the record is unique (the hole filled when the node
+    /// is rebuilt), else a copy of `borrowed`, the field as read.
+    fn take_field(&mut self, site: &reuse::Site, field: usize, borrowed: Value) -> Value {
+        let u = self.site_unique(site);
+        let (take, copy, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.append_block_param(join, types::I64);
+        self.b.ins().brif(u, take, &[], copy, &[]);
+        self.b.switch_to_block(take);
+        self.b.seal_block(take);
+        let r = self.vars[&site.payload];
+        let index = self.b.ins().iconst(types::I64, field as i64);
+        let f = self.func_ref(self.helpers.named["take_field"]);
+        let call = self.b.ins().call(f, &[r, index]);
+        let w = self.b.inst_results(call)[0];
+        self.b.ins().jump(join, &[w.into()]);
+        self.b.switch_to_block(copy);
+        self.b.seal_block(copy);
+        let w = self.dup(borrowed);
+        self.b.ins().jump(join, &[w.into()]);
+        self.b.switch_to_block(join);
+        self.b.seal_block(join);
+        self.b.block_params(join)[0]
+    }
+
+    /// A reuse site's node: where unique, the matched value itself with
+    /// the new fields written into its record (a copy of it, as the frame
+    /// still owns and drops the parameter); else a new record and value.
+    /// Both ways take the same values (`moved`).
+    fn rebuild(
+        &mut self,
+        site: &reuse::Site,
+        record: &pmx_lower::Stmt,
+        variant: pmx_lower::VariantId,
+        tag: usize,
+    ) -> Value {
+        let Expr::Record(fields) = &record.expr else { unreachable!("a reuse site's record") };
+        let atoms: Vec<&Atom> = fields.iter().map(|(_, a)| a).collect();
+        let moved = self.moved_bits(&atoms);
+        let u = self.site_unique(site);
+        let (reuse, fresh, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.append_block_param(join, types::I64);
+        self.b.ins().brif(u, reuse, &[], fresh, &[]);
+
+        self.b.switch_to_block(reuse);
+        self.b.seal_block(reuse);
+        let mut spec = Vec::new();
+        let mut words = Vec::new();
+        let mut moved_replaced = 0i64;
+        for (k, (index, pos)) in site.replaced.iter().enumerate() {
+            let a = &fields[*pos].1;
+            let kind = runtime::KINDS.iter().position(|k| *k == kind(&a.ty())).expect("a kind") as i64;
+            spec.push(self.b.ins().iconst(types::I64, (*index as i64) | kind << 32));
+            words.push(self.atom(a));
+            if moved >> pos & 1 != 0 {
+                moved_replaced |= 1 << k;
+            }
+        }
+        let spec = self.words(&spec);
+        let words = self.words(&words);
+        let n = self.b.ins().iconst(types::I64, site.replaced.len() as i64);
+        let moved_replaced = self.b.ins().iconst(types::I64, moved_replaced);
+        let r = self.vars[&site.payload];
+        let f = self.func_ref(self.helpers.named["put_fields"]);
+        self.b.ins().call(f, &[r, n, spec, words, moved_replaced]);
+        let t = self.vars[&site.value];
+        let w = self.dup(t);
+        self.b.ins().jump(join, &[w.into()]);
+
+        self.b.switch_to_block(fresh);
+        self.b.seal_block(fresh);
+        let values: Vec<Value> = atoms.iter().map(|a| self.atom(a)).collect();
+        let rec = self.make_record(fields, &values, moved);
+        let con = self.con(variant, tag);
+        let con = self.b.ins().iconst(types::I64, con as i64);
+        let one = self.b.ins().iconst(types::I64, 1);
+        let f = self.func_ref(self.helpers.named["make_con"]);
+        let call = self.b.ins().call(f, &[self.ctx, con, rec, one]);
+        let w = self.b.inst_results(call)[0];
+        self.b.ins().jump(join, &[w.into()]);
+
+        self.b.switch_to_block(join);
+        self.b.seal_block(join);
+        self.b.block_params(join)[0]
+    }
+
+    /// A record of `fields` (their values `values`; bit `i` of `moved`:
+    /// field `i` is given), as the runtime makes it.
+    fn make_record(&mut self, fields: &[(pmx_ast::SmolStr, Atom)], values: &[Value], moved: i64) -> Value {
+        let kinds: Vec<runtime::Kind> = fields.iter().map(|(_, a)| kind(&a.ty())).collect();
+        let labels: std::sync::Arc<[pmx_ast::SmolStr]> = fields.iter().map(|(l, _)| l.clone()).collect();
+        self.tables.records.push(runtime::RecordShape { labels, kinds });
+        let shape = self.b.ins().iconst(types::I64, self.tables.records.len() as i64 - 1);
+        let words = self.words(values);
+        let moved = self.b.ins().iconst(types::I64, moved);
+        let f = self.func_ref(self.helpers.named["make_record"]);
+        let call = self.b.ins().call(f, &[self.ctx, shape, words, moved]);
+        self.b.inst_results(call)[0]
+    }
+
     /// A call of function `f` that is not a tail call: its failure leaves
     /// this function too. A top-level value's function is a read.
     fn call(&mut self, f: FnId, args: &[Value], span: pmx_ast::Span) -> Value {
@@ -1650,7 +1874,7 @@ impl Gen<'_, '_> {
         let callee_name = self.program.functions[f.0 as usize].shown.clone();
         let id = self.tables.site(callee_name, span) as i64;
         let site = self.b.ins().iconst(types::I64, id);
-        self.call_at(f, args, site, self.unwind)
+        self.call_at(f, args, &[], site, self.unwind)
     }
 
     /// The site of a tail call of `f` at `span`: one that replaces the
@@ -1663,14 +1887,13 @@ impl Gen<'_, '_> {
     }
 
     /// A call of `f` entered at `site`, leaving through `on_failure`; a
-    /// callee that owns its parameters is given copies of boxed ones.
-    fn call_at(&mut self, f: FnId, args: &[Value], site: Value, on_failure: ClBlock) -> Value {
-        let callee = &self.program.functions[f.0 as usize];
-        let given = self.owning.contains(&f);
-        let boxed_params: Vec<bool> = callee.params.iter().map(|p| boxed(&p.ty)).collect();
+    /// parameter the callee owns is given a copy, unless `given` says the
+    /// argument is this frame's to give already (moved).
+    fn call_at(&mut self, f: FnId, args: &[Value], given: &[bool], site: Value, on_failure: ClBlock) -> Value {
         let mut vals = vec![self.ctx, site];
-        for (v, b) in args.iter().zip(boxed_params) {
-            vals.push(if given && b { self.dup(*v) } else { *v });
+        for (i, v) in args.iter().enumerate() {
+            let copy = self.owns_param(f, i) && !given.get(i).copied().unwrap_or(false);
+            vals.push(if copy { self.dup(*v) } else { *v });
         }
         let r = self.func_ref(self.ids[&f]);
         let call = self.b.ins().call(r, &vals);

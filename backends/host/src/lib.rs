@@ -23,6 +23,7 @@ mod cache;
 mod gen;
 mod image;
 mod native;
+mod reuse;
 mod roots;
 mod runtime;
 mod support;

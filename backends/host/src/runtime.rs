@@ -444,6 +444,60 @@ pub extern "C" fn seq_grow(ctx: *mut Ctx, id: u64, op: u64, kind: u64, a: u64, b
     })
 }
 
+// Reuse in place (`reuse.rs`): a node whose variant value and record
+// nobody else holds is rebuilt in place.
+
+/// Whether variant value `t` and its record `r` are unique (one count,
+/// no weak ones), so that changing them changes nothing anyone else sees.
+pub extern "C" fn unique(t: u64, r: u64) -> u8 {
+    // Safety: generated code passes live words of a variant value and of
+    // its record; the `Arc`s remade here are never dropped.
+    unsafe {
+        let mut t = std::mem::ManuallyDrop::new(word::arc_con(t));
+        let mut r = std::mem::ManuallyDrop::new(word::arc_record(r));
+        (std::sync::Arc::get_mut(&mut t).is_some() && std::sync::Arc::get_mut(&mut r).is_some()) as u8
+    }
+}
+
+/// Field `index` of unique record `r` taken out (an owned word), a
+/// scalar (which owns nothing) left in its place until the node is
+/// rebuilt.
+pub extern "C" fn take_field(r: u64, index: i64) -> u64 {
+    // Safety: generated code calls this only where `unique` held, and
+    // nothing reads the field before `put_fields` fills it again.
+    unsafe {
+        let mut r = std::mem::ManuallyDrop::new(word::arc_record(r));
+        let rec = std::sync::Arc::get_mut(&mut r).expect("a unique record");
+        word::owned(std::mem::replace(&mut rec.values[index as usize], Value::Int(0)))
+    }
+}
+
+/// The `n` fields of unique record `r` that `spec` names (each a field's
+/// index, and its kind's index in `KINDS` shifted by 32) given the words
+/// at `words` (bit `i` of `moved`: word `i` is given). All new values are
+/// made before any old one is dropped: a new one may be part of an old.
+pub extern "C" fn put_fields(r: u64, n: i64, spec: *const u64, words: *const u64, moved: u64) {
+    // Safety: as in `take_field`; generated code passes `n` words each.
+    unsafe {
+        let n = n as usize;
+        let spec = std::slice::from_raw_parts(spec, n);
+        let words = std::slice::from_raw_parts(words, n);
+        let field = |i: usize| (spec[i] & 0xffff_ffff) as usize;
+        let mut r = std::mem::ManuallyDrop::new(word::arc_record(r));
+        let rec = std::sync::Arc::get_mut(&mut r).expect("a unique record");
+        if n == 1 {
+            let v = given(KINDS[(spec[0] >> 32) as usize], words[0], moved & 1 != 0);
+            drop(std::mem::replace(&mut rec.values[field(0)], v));
+            return;
+        }
+        let new: smallvec::SmallVec<[Value; 4]> =
+            (0..n).map(|i| given(KINDS[(spec[i] >> 32) as usize], words[i], moved >> i & 1 != 0)).collect();
+        let old: smallvec::SmallVec<[Value; 4]> =
+            new.into_iter().enumerate().map(|(i, v)| std::mem::replace(&mut rec.values[field(i)], v)).collect();
+        drop(old);
+    }
+}
+
 /// Built-in call `id` on the words at `words`: its result as a word (a
 /// value of a boxed kind in a box of its own), or a failure recorded.
 pub extern "C" fn call_builtin(ctx: *mut Ctx, id: u64, words: *const u64) -> u64 {

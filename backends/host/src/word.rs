@@ -170,6 +170,27 @@ pub unsafe fn borrow<'a>(w: u64) -> Borrowed<'a> {
     }
 }
 
+/// The `Arc` of a variant value's word, remade without a count of its
+/// own: the caller must not drop it (`ManuallyDrop`).
+///
+/// # Safety
+/// `w` is a live word of a variant value.
+pub unsafe fn arc_con(w: u64) -> Arc<ConValue> {
+    debug_assert_eq!(w & TAG_BITS, CON);
+    // Safety: the word is the `Arc`'s data pointer with its tag.
+    unsafe { Arc::from_raw((w & !TAG_BITS) as *const ConValue) }
+}
+
+/// The `Arc` of a record's word (see [`arc_con`]).
+///
+/// # Safety
+/// `w` is a live word of a record.
+pub unsafe fn arc_record(w: u64) -> Arc<Record> {
+    debug_assert_eq!(w & TAG_BITS, RECORD);
+    // Safety: as in `arc_con`.
+    unsafe { Arc::from_raw((w & !TAG_BITS) as *const Record) }
+}
+
 /// The sequence a word of a sequence stands for.
 ///
 /// # Safety
