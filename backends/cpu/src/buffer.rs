@@ -98,6 +98,14 @@ impl<T: Clone> View<T> {
         View { buf: Arc::new(buf), start: 0, end: n, list: false }
     }
 
+    /// A view of one item, with room for `front` more before it and
+    /// `back` after it: the first `cons` or `snoc` of a sequence built
+    /// by more of them (`int2string`'s digits) then grows in place.
+    pub fn single(item: T, front: usize, back: usize) -> View<T> {
+        let buf = Buffer::with_room(front, std::iter::once(item), back);
+        View { buf: Arc::new(buf), start: front, end: front + 1, list: false }
+    }
+
     fn from_iter_room(items: impl ExactSizeIterator<Item = T>, room: usize) -> View<T> {
         let n = items.len();
         let buf = Buffer::with_room(room, items, room);

@@ -370,6 +370,21 @@ impl Seq {
         SeqBuilder { items: Built::Empty, capacity }
     }
 
+    /// A sequence of one value, with room to grow at the front (a first
+    /// `cons`) or at the back (a first `snoc`), so that more of the same
+    /// fill it in place.
+    fn single(value: Value, front: bool) -> Seq {
+        const ROOM: usize = 7;
+        let (f, b) = if front { (ROOM, 0) } else { (0, ROOM) };
+        match value {
+            Value::Int(x) => Seq::Int(View::single(x, f, b)),
+            Value::Float(x) => Seq::Float(View::single(x, f, b)),
+            Value::Char(x) => Seq::Char(View::single(x, f, b)),
+            Value::Bool(x) => Seq::Bool(View::single(x, f, b)),
+            v => Seq::Boxed(View::single(v, f, b)),
+        }
+    }
+
     pub fn from_values(values: Vec<Value>) -> Seq {
         match values.first() {
             Some(Value::Int(_)) => Seq::Int(View::from_vec(alloc_collect(values.iter().map(Value::as_int)))),
@@ -446,7 +461,7 @@ impl Seq {
 
     fn snoc_rep(&self, value: Value) -> Seq {
         if self.is_empty() {
-            return Seq::from_values(vec![value]);
+            return Seq::single(value, false);
         }
         if !self.accepts(&value) {
             let mut all = self.to_values();
@@ -470,7 +485,7 @@ impl Seq {
 
     fn cons_rep(&self, value: Value) -> Seq {
         if self.is_empty() {
-            return Seq::from_values(vec![value]);
+            return Seq::single(value, true);
         }
         if !self.accepts(&value) {
             let mut all = vec![value];
