@@ -4,18 +4,21 @@
 //! (`pmx_cpu::Natives`), which it calls as its own closures.
 //!
 //! Pipeline: the candidate top-level functions (`roots.rs`: live,
-//! monomorphic, of scalar type) are lowered to the lowered IR
-//! (`pmx_lower::lower_host`, the IR both accelerate generators take);
-//! `support.rs` keeps the functions this generator compiles (today:
-//! scalars, calls, `if`, failures), each other one with its reason;
-//! `gen.rs` emits Cranelift code; `native.rs` wraps each entry for the
-//! interpreter. What is not compiled runs in the interpreter (mixed mode);
+//! monomorphic, taking and giving data or functions) are lowered to the
+//! lowered IR (`pmx_lower::lower_host`, the IR both accelerate generators
+//! take); `support.rs` keeps the functions this generator compiles, each
+//! other one with its reason; `reuse.rs` finds the nodes a function may
+//! rebuild in place; `gen.rs` emits Cranelift code, in which a boxed value
+//! is one word (`word.rs`); `native.rs` wraps each entry for the
+//! interpreter; `image.rs` and `cache.rs` keep the machine code between
+//! runs. What is not compiled runs in the interpreter (mixed mode);
 //! [`Report`] names it.
 //!
 //! Invariants: native code computes what the interpreter computes, with
 //! the same failures (message, location, call trace; `runtime.rs`), and
 //! never unwinds through machine code. Compiling never panics: what
-//! Cranelift refuses is reported and left to the interpreter.
+//! Cranelift refuses is reported and left to the interpreter. A value
+//! native code changes in place (`reuse.rs`) is one nobody else holds.
 //!
 //! API: [`compile`], [`Host`], [`Report`].
 
