@@ -223,6 +223,8 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
         ids.insert(f, id);
     }
     let owning = owning(program, functions);
+    let inline: FxHashSet<FnId> =
+        order.iter().copied().filter(|f| inlinable(&program.functions[f.0 as usize])).collect();
     let reusing: FxHashMap<FnId, Vec<reuse::Site>> = order
         .iter()
         .map(|f| (*f, reuse::sites(&program.functions[f.0 as usize])))
@@ -243,6 +245,7 @@ pub fn compile(program: &Program, functions: &FxHashSet<FnId>, entries: &[FnId])
                 program,
                 owning: &owning,
                 reusing: &reusing,
+                inline: &inline,
                 module: &mut module,
                 b,
                 ids: &ids,
@@ -389,6 +392,8 @@ struct Gen<'a, 'b> {
     program: &'a Program,
     /// The functions that own their parameters (`owning`).
     owning: &'a FxHashSet<FnId>,
+    /// The functions whose calls are their bodies in place (`inlinable`).
+    inline: &'a FxHashSet<FnId>,
     /// The functions with nodes rebuilt in place where unique
     /// (`reuse.rs`), which own the parameters those nodes come from.
     reusing: &'a FxHashMap<FnId, Vec<reuse::Site>>,
@@ -556,6 +561,36 @@ fn owns_param(
 ) -> bool {
     boxed(&program.functions[f.0 as usize].params[i].ty)
         && (owning.contains(&f) || reusing.get(&f).is_some_and(|sites| sites.iter().any(|s| s.param == i)))
+}
+
+/// Whether calls of `f` are compiled as its body in place: a small leaf
+/// over scalars that cannot fail (so no failure's trace would miss its
+/// frame, and it owns nothing), such as the lambdas given to `map` and
+/// `foldl`, whose call would cost more than their work.
+fn inlinable(f: &Function) -> bool {
+    fn leaf(b: &Block, budget: &mut usize) -> bool {
+        b.stmts.iter().all(|s| {
+            *budget = budget.saturating_sub(1);
+            *budget > 0
+                && !boxed(&s.var.ty)
+                && match &s.expr {
+                    Expr::Atom(_) => true,
+                    Expr::Prim(Builtin::Divi | Builtin::Modi, args) => {
+                        matches!(args[1], Atom::Lit(pmx_lower::Lit::Int(d)) if d != 0)
+                    }
+                    Expr::Prim(Builtin::Int2char, _) => false,
+                    Expr::Prim(b, _) => support::primitive(*b),
+                    Expr::If { then, otherwise, .. } => leaf(then, budget) && leaf(otherwise, budget),
+                    _ => false,
+                }
+        })
+    }
+    !f.recursive
+        && !f.stub
+        && f.global.is_none()
+        && f.params.iter().all(|p| !boxed(&p.ty))
+        && !boxed(&f.result)
+        && leaf(&f.body, &mut 16)
 }
 
 /// Which parameters of `f` every call of `f` by itself in tail position
@@ -942,6 +977,12 @@ impl Gen<'_, '_> {
             }
             // Else a call (the frame's values outlive it), then a return;
             // its failure is shown as a tail call's.
+            Expr::Call(f, args) if self.inline.contains(f) => {
+                let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
+                let v = self.inlined(*f, &args);
+                self.bind(s, v);
+                self.ret(&Atom::Var(s.var.clone()));
+            }
             Expr::Call(f, args) if self.program.functions[f.0 as usize].global.is_none() => {
                 let site = self.tail_site(*f, s.span);
                 let (args, given) = self.call_args(*f, args, s);
@@ -1204,6 +1245,10 @@ impl Gen<'_, '_> {
                 let f = self.func_ref(self.helpers.math[m.name()]);
                 let call = self.b.ins().call(f, &args);
                 self.b.inst_results(call)[0]
+            }
+            Expr::Call(f, args) if self.inline.contains(f) => {
+                let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
+                self.inlined(*f, &args)
             }
             Expr::Call(f, args) if self.program.functions[f.0 as usize].global.is_none() => {
                 let (args, given) = self.call_args(*f, args, s);
@@ -1706,6 +1751,19 @@ impl Gen<'_, '_> {
         self.unword(w, result)
     }
 
+    /// The body of `f` (`inlinable`) in place, on `args`: its variables
+    /// are its own (the caller's are set aside meanwhile).
+    fn inlined(&mut self, f: FnId, args: &[Value]) -> Value {
+        let func = &self.program.functions[f.0 as usize];
+        let saved = std::mem::take(&mut self.vars);
+        for (p, v) in func.params.iter().zip(args) {
+            self.vars.insert(p.id, *v);
+        }
+        let v = self.block(&func.body, false).expect("an inlined body cannot fail");
+        self.vars = saved;
+        v
+    }
+
     /// Whether `f` owns its parameter `i` (see the free function).
     fn owns_param(&self, f: FnId, i: usize) -> bool {
         owns_param(self.program, self.owning, self.reusing, f, i)
@@ -1860,6 +1918,9 @@ impl Gen<'_, '_> {
     /// A call of function `f` that is not a tail call: its failure leaves
     /// this function too. A top-level value's function is a read.
     fn call(&mut self, f: FnId, args: &[Value], span: pmx_ast::Span) -> Value {
+        if self.inline.contains(&f) {
+            return self.inlined(f, args);
+        }
         let func = &self.program.functions[f.0 as usize];
         if let Some(id) = func.global {
             let result = func.result.clone();
