@@ -1820,21 +1820,36 @@ impl Gen<'_, '_> {
     /// is rebuilt), else a copy of `borrowed`, the field as read.
     fn take_field(&mut self, site: &reuse::Site, field: usize, borrowed: Value) -> Value {
         let u = self.site_unique(site);
-        let (take, copy, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.choose(
+            u,
+            |g| {
+                let r = g.vars[&site.payload];
+                let index = g.b.ins().iconst(types::I64, field as i64);
+                let f = g.func_ref(g.helpers.named["take_field"]);
+                let call = g.b.ins().call(f, &[r, index]);
+                g.b.inst_results(call)[0]
+            },
+            |g| g.dup(borrowed),
+        )
+    }
+
+    /// `yes` where `cond` holds, else `no`: each a word, made in a block
+    /// of its own.
+    fn choose(
+        &mut self,
+        cond: Value,
+        yes: impl FnOnce(&mut Self) -> Value,
+        no: impl FnOnce(&mut Self) -> Value,
+    ) -> Value {
+        let (y, n, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
         self.b.append_block_param(join, types::I64);
-        self.b.ins().brif(u, take, &[], copy, &[]);
-        self.b.switch_to_block(take);
-        self.b.seal_block(take);
-        let r = self.vars[&site.payload];
-        let index = self.b.ins().iconst(types::I64, field as i64);
-        let f = self.func_ref(self.helpers.named["take_field"]);
-        let call = self.b.ins().call(f, &[r, index]);
-        let w = self.b.inst_results(call)[0];
-        self.b.ins().jump(join, &[w.into()]);
-        self.b.switch_to_block(copy);
-        self.b.seal_block(copy);
-        let w = self.dup(borrowed);
-        self.b.ins().jump(join, &[w.into()]);
+        self.b.ins().brif(cond, y, &[], n, &[]);
+        for (blk, make) in [(y, Box::new(yes) as Box<dyn FnOnce(&mut Self) -> Value>), (n, Box::new(no))] {
+            self.b.switch_to_block(blk);
+            self.b.seal_block(blk);
+            let w = make(self);
+            self.b.ins().jump(join, &[w.into()]);
+        }
         self.b.switch_to_block(join);
         self.b.seal_block(join);
         self.b.block_params(join)[0]
@@ -1855,50 +1870,42 @@ impl Gen<'_, '_> {
         let atoms: Vec<&Atom> = fields.iter().map(|(_, a)| a).collect();
         let moved = self.moved_bits(&atoms);
         let u = self.site_unique(site);
-        let (reuse, fresh, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
-        self.b.append_block_param(join, types::I64);
-        self.b.ins().brif(u, reuse, &[], fresh, &[]);
-
-        self.b.switch_to_block(reuse);
-        self.b.seal_block(reuse);
-        let mut spec = Vec::new();
-        let mut words = Vec::new();
-        let mut moved_replaced = 0i64;
-        for (k, (index, pos)) in site.replaced.iter().enumerate() {
-            let a = &fields[*pos].1;
-            let kind = runtime::KINDS.iter().position(|k| *k == kind(&a.ty())).expect("a kind") as i64;
-            spec.push(self.b.ins().iconst(types::I64, (*index as i64) | kind << 32));
-            words.push(self.atom(a));
-            if moved >> pos & 1 != 0 {
-                moved_replaced |= 1 << k;
-            }
-        }
-        let spec = self.words(&spec);
-        let words = self.words(&words);
-        let n = self.b.ins().iconst(types::I64, site.replaced.len() as i64);
-        let moved_replaced = self.b.ins().iconst(types::I64, moved_replaced);
-        let r = self.vars[&site.payload];
-        let f = self.func_ref(self.helpers.named["put_fields"]);
-        self.b.ins().call(f, &[r, n, spec, words, moved_replaced]);
-        let t = self.vars[&site.value];
-        let w = self.dup(t);
-        self.b.ins().jump(join, &[w.into()]);
-
-        self.b.switch_to_block(fresh);
-        self.b.seal_block(fresh);
-        let values: Vec<Value> = atoms.iter().map(|a| self.atom(a)).collect();
-        let rec = self.make_record(fields, &values, moved);
-        let con = self.con(variant, tag);
-        let con = self.b.ins().iconst(types::I64, con as i64);
-        let one = self.b.ins().iconst(types::I64, 1);
-        let f = self.func_ref(self.helpers.named["make_con"]);
-        let call = self.b.ins().call(f, &[self.ctx, con, rec, one]);
-        let w = self.b.inst_results(call)[0];
-        self.b.ins().jump(join, &[w.into()]);
-
-        self.b.switch_to_block(join);
-        self.b.seal_block(join);
-        self.b.block_params(join)[0]
+        self.choose(
+            u,
+            |g| {
+                let mut spec = Vec::new();
+                let mut words = Vec::new();
+                let mut moved_replaced = 0i64;
+                for (k, (index, pos)) in site.replaced.iter().enumerate() {
+                    let a = &fields[*pos].1;
+                    let kind = runtime::KINDS.iter().position(|k| *k == kind(&a.ty())).expect("a kind") as i64;
+                    spec.push(g.b.ins().iconst(types::I64, (*index as i64) | kind << 32));
+                    words.push(g.atom(a));
+                    if moved >> pos & 1 != 0 {
+                        moved_replaced |= 1 << k;
+                    }
+                }
+                let spec = g.words(&spec);
+                let words = g.words(&words);
+                let n = g.b.ins().iconst(types::I64, site.replaced.len() as i64);
+                let moved_replaced = g.b.ins().iconst(types::I64, moved_replaced);
+                let r = g.vars[&site.payload];
+                let f = g.func_ref(g.helpers.named["put_fields"]);
+                g.b.ins().call(f, &[r, n, spec, words, moved_replaced]);
+                let t = g.vars[&site.value];
+                g.dup(t)
+            },
+            |g| {
+                let values: Vec<Value> = atoms.iter().map(|a| g.atom(a)).collect();
+                let rec = g.make_record(fields, &values, moved);
+                let con = g.con(variant, tag);
+                let con = g.b.ins().iconst(types::I64, con as i64);
+                let one = g.b.ins().iconst(types::I64, 1);
+                let f = g.func_ref(g.helpers.named["make_con"]);
+                let call = g.b.ins().call(f, &[g.ctx, con, rec, one]);
+                g.b.inst_results(call)[0]
+            },
+        )
     }
 
     /// A record of `fields` (their values `values`; bit `i` of `moved`:
