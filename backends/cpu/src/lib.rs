@@ -38,6 +38,9 @@ mod thunk;
 pub mod value;
 
 pub use accelerate::{Accelerated, CallStats, Checked, Engine, Interpreter, Registered, Site};
+/// What `tensorCreate*` does before and per element, for native code that
+/// computes the elements itself.
+pub use builtins::tensor::{index_of as tensor_index_of, shape as tensor_shape};
 pub use compile::{builtin_arity, compile_program};
 pub use error::{
     alloc_vec, evaluating, payload_text, record_panic, type_confusion, ErrorKind, Res, RuntimeError, INTERNAL_PREFIX,

@@ -169,6 +169,9 @@ const HELPERS: &[(&str, *const u8)] = &[
     ("pmx_put_fields", runtime::put_fields as *const u8),
     ("pmx_call_builtin", runtime::call_builtin as *const u8),
     ("pmx_builder", runtime::builder as *const u8),
+    ("pmx_tensor_size", runtime::tensor_size as *const u8),
+    ("pmx_tensor_index", runtime::tensor_index as *const u8),
+    ("pmx_tensor_finish", runtime::tensor_finish as *const u8),
     ("pmx_seq_grow", runtime::seq_grow as *const u8),
     ("pmx_global", runtime::global as *const u8),
     ("pmx_tensor_get", runtime::tensor_get as *const u8),
@@ -367,6 +370,9 @@ fn declare_helpers(module: &mut JITModule, ptr: types::Type) -> Result<Helpers, 
             ("put_fields", vec![ptr, types::I64, ptr, ptr, types::I64], vec![]),
             ("call_builtin", vec![ptr, types::I64, ptr], vec![types::I64]),
             ("builder", vec![ptr, types::I64, types::I64], vec![ptr]),
+            ("tensor_size", vec![ptr, types::I64, ptr], vec![types::I64]),
+            ("tensor_index", vec![ptr, types::I64], vec![ptr]),
+            ("tensor_finish", vec![types::I64, ptr, types::I64, ptr], vec![ptr]),
             ("seq_grow", vec![ptr, types::I64, types::I64, types::I64, types::I64, types::I64], vec![ptr]),
             ("global", vec![ptr, types::I64], vec![types::I64]),
             ("tensor_get", vec![ptr, types::I64, ptr, ptr, types::I64, types::I64], vec![types::I64]),
@@ -1145,6 +1151,12 @@ impl Gen<'_, '_> {
                 let vals: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.seq_prim(*b, &vals, &s.var.ty, s.span)
             }
+            Expr::Prim(Builtin::TensorCreateCArrayInt | Builtin::TensorCreateCArrayFloat, args)
+                if self.native_maker(&s.var.ty, &args[1]).is_some() =>
+            {
+                let (g, bound) = self.native_maker(&s.var.ty, &args[1]).expect("checked");
+                self.tensor_create(&args[0], g, &bound, &s.var.ty, s.span)?
+            }
             Expr::Prim(b @ (Builtin::Cons | Builtin::Snoc | Builtin::Concat), args) => {
                 let (op, elem) = match b {
                     Builtin::Cons => (0, args[0].ty()),
@@ -1762,6 +1774,69 @@ impl Gen<'_, '_> {
         let v = self.block(&func.body, false).expect("an inlined body cannot fail");
         self.vars = saved;
         v
+    }
+
+    /// The native function (and the values bound to it) that function
+    /// value `f` is, where it makes the elements of a tensor of `Int`s or
+    /// `Float`s of type `t`: `f` made in this function by `closure`.
+    fn native_maker(&self, t: &Type, f: &Atom) -> Option<(FnId, Vec<Atom>)> {
+        if !matches!(t, Type::Tensor(e) if matches!(**e, Type::Int | Type::Float)) {
+            return None;
+        }
+        let Atom::Var(v) = f else { return None };
+        let mut found = None;
+        self.program.functions[self.me.0 as usize].body.for_each_stmt(&mut |s| {
+            if s.var.id == v.id {
+                if let Expr::Closure(pmx_lower::Callee::Function(g), bound) = &s.expr {
+                    found = Some((*g, bound.clone()));
+                }
+            }
+        });
+        let (g, _) = found.as_ref()?;
+        self.ids.contains_key(g).then_some(())?;
+        found
+    }
+
+    /// A tensor of `Int`s or `Float`s (type `t`) of shape `shape` whose
+    /// elements native function `g` (given `bound` first) makes from their
+    /// indices, as `tensorCreate*` does: the shape checked, room for the
+    /// elements asked for, each made in row-major order; `None` when
+    /// nothing after it runs.
+    fn tensor_create(&mut self, shape: &Atom, g: FnId, bound: &[Atom], t: &Type, span: pmx_ast::Span) -> Option<Value> {
+        let elem = match t {
+            Type::Tensor(e) => (**e).clone(),
+            _ => unreachable!("a tensor"),
+        };
+        let id = self.tables.failure(Message::Fixed(String::new()), span) as i64;
+        let id = self.b.ins().iconst(types::I64, id);
+        let shape = self.atom(shape);
+        let size = self.func_ref(self.helpers.named["tensor_size"]);
+        let call = self.b.ins().call(size, &[self.ctx, id, shape]);
+        let n = self.b.inst_results(call)[0];
+        self.leave_if_failed();
+        let k = runtime::KINDS.iter().position(|k| *k == kind(&elem)).expect("a kind") as i64;
+        let k = self.b.ins().iconst(types::I64, k);
+        let room = self.func_ref(self.helpers.named["scalars"]);
+        let call = self.b.ins().call(room, &[self.ctx, id, k, n]);
+        let p = self.b.inst_results(call)[0];
+        self.leave_if_failed();
+        self.counted(n, |g2, i| {
+            let index = g2.func_ref(g2.helpers.named["tensor_index"]);
+            let call = g2.b.ins().call(index, &[shape, i]);
+            let idx = g2.b.inst_results(call)[0];
+            let mut args: Vec<Value> = bound.iter().map(|a| g2.atom(a)).collect();
+            args.push(idx);
+            let v = g2.call(g, &args, span);
+            let d = g2.func_ref(g2.helpers.named["drop_value"]);
+            g2.b.ins().call(d, &[idx]);
+            let at = g2.b.ins().imul_imm_s(i, 8);
+            let place = g2.b.ins().iadd(p, at);
+            g2.b.ins().store(MemFlagsData::trusted(), v, place, 0);
+            Some(())
+        })?;
+        let finish = self.func_ref(self.helpers.named["tensor_finish"]);
+        let call = self.b.ins().call(finish, &[k, p, n, shape]);
+        Some(self.b.inst_results(call)[0])
     }
 
     /// Whether `f` owns its parameter `i` (see the free function).

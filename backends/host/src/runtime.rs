@@ -826,6 +826,52 @@ pub extern "C" fn tensor_set(ctx: *mut Ctx, id: u64, t: u64, words: *const u64, 
     }
 }
 
+// `tensorCreateCArrayInt` and `tensorCreateCArrayFloat` whose function is
+// a native function: generated
+// code calls it for each element, as the interpreter's built-in does
+// (the shape checked first, then each element in row-major order).
+
+/// The number of elements of a new tensor of shape `shape` (a sequence),
+/// or its failure (failure `id`'s place, the interpreter's message).
+pub extern "C" fn tensor_size(ctx: *mut Ctx, id: u64, shape: u64) -> i64 {
+    let ctx = unsafe { &mut *ctx };
+    let span = ctx.tables().failures[id as usize].1;
+    // Safety: as in `call_builtin`.
+    let m = unsafe { &*ctx.machine };
+    let shape = unsafe { word::borrow(shape) };
+    match pmx_cpu::tensor_shape(m, &shape, span) {
+        Ok(dims) => dims.iter().product::<usize>() as i64,
+        Err(e) => {
+            ctx.set(e);
+            0
+        }
+    }
+}
+
+/// The index of element `lin` of a tensor of shape `shape` (checked by
+/// `tensor_size`): a sequence native code owns.
+pub extern "C" fn tensor_index(shape: u64, lin: i64) -> u64 {
+    let dims: Vec<usize> = seq(shape).ints().into_iter().map(|d| d as usize).collect();
+    word::owned(pmx_cpu::tensor_index_of(lin as usize, &dims))
+}
+
+/// The tensor of shape `shape` of the `n` scalars of kind `kind` (`Int`
+/// or `Float`, their index in `KINDS`) written at `p` (from `scalars`).
+pub extern "C" fn tensor_finish(kind: u64, p: *mut u8, n: i64, shape: u64) -> u64 {
+    use pmx_cpu::tensor::{ElemKind, Tensor};
+    let dims: Vec<usize> = seq(shape).ints().into_iter().map(|d| d as usize).collect();
+    let n = n as usize;
+    // Safety: `scalars` asked for room for `n.max(1)` of them, and
+    // generated code wrote all `n`.
+    let words: Vec<u64> = unsafe { Vec::from_raw_parts(p as *mut u64, n, n.max(1)) };
+    let (elem, value): (ElemKind, fn(u64) -> Value) = match KINDS[kind as usize] {
+        Kind::Int => (ElemKind::Int, |w| Value::Int(w as i64)),
+        _ => (ElemKind::Float, |w| Value::Float(f64::from_bits(w))),
+    };
+    let t = Tensor::from_fn::<()>(elem, dims, |i| Ok(value(words[i]))).unwrap_or_else(|_| unreachable!("no failure"));
+    word::owned(Value::Tensor(std::sync::Arc::new(t)))
+}
+
 /// Top-level value `id` of the tables: a scalar's word, or where the
 /// interpreter keeps a boxed one (borrowed: globals live for the run).
 pub extern "C" fn global(ctx: *mut Ctx, id: u64) -> u64 {

@@ -7,7 +7,7 @@ mod order;
 pub(crate) mod parallel;
 pub(crate) mod seq;
 mod system;
-mod tensor;
+pub(crate) mod tensor;
 
 use crate::error::Res;
 use crate::eval::{Args, Machine};

@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 /// A shape given by the program: no negative dimension, and a number of
 /// elements that a machine word can count.
-fn shape(m: &Machine, v: &Value, span: Span) -> Res<Vec<usize>> {
+/// The dimensions a sequence gives a new tensor, or the run-time error
+/// (a negative one, or more elements than a machine can address).
+pub fn shape(m: &Machine, v: &Value, span: Span) -> Res<Vec<usize>> {
     let dims = v
         .as_seq()
         .ints()
@@ -22,7 +24,7 @@ fn shape(m: &Machine, v: &Value, span: Span) -> Res<Vec<usize>> {
 }
 
 /// The index of element `lin` (row-major) of a tensor of this shape.
-fn index_of(lin: usize, shape: &[usize]) -> Value {
+pub fn index_of(lin: usize, shape: &[usize]) -> Value {
     let mut idx = vec![0i64; shape.len()];
     let mut rem = lin;
     for k in (0..shape.len()).rev() {
@@ -79,7 +81,26 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
             };
             tensor_value(Tensor::from_fn::<()>(kind, shape, |_| Ok(zero.clone())).unwrap_or_else(|_| unreachable!()))
         }
-        TensorCreateCArrayInt | TensorCreateCArrayFloat | TensorCreateDense => {
+        // Elements of a C array's kind are collected as the machine words
+        // the tensor keeps (native code asks for the same memory).
+        TensorCreateCArrayInt | TensorCreateCArrayFloat => {
+            let dims = shape(m, &args[0], span)?;
+            let f = args[1].clone();
+            let n: usize = dims.iter().product();
+            let int = b == TensorCreateCArrayInt;
+            let mut words: Vec<u64> = crate::error::alloc_vec(n);
+            for lin in 0..n {
+                let v = m.call1(&f, index_of(lin, &dims), span)?;
+                words.push(if int { v.as_int() as u64 } else { v.as_float().to_bits() });
+            }
+            let (kind, value): (ElemKind, fn(u64) -> Value) = if int {
+                (ElemKind::Int, |w| Value::Int(w as i64))
+            } else {
+                (ElemKind::Float, |w| Value::Float(f64::from_bits(w)))
+            };
+            tensor_value(Tensor::from_fn::<()>(kind, dims, |i| Ok(value(words[i]))).unwrap_or_else(|_| unreachable!()))
+        }
+        TensorCreateDense => {
             let dims = shape(m, &args[0], span)?;
             let f = args[1].clone();
             let n: usize = dims.iter().product();
