@@ -293,9 +293,14 @@ pub fn explain_human(db: &Database, analysis: &pmx_accelerate::Analysis) -> Stri
     if analysis.accelerates.is_empty() {
         out.push_str("no accelerate expression\n");
     }
+    let accumulations = crate::accumulations::find(analysis);
     for a in &analysis.accelerates {
         out.push_str(&format!("{} at {}\n", a.boundary.name, locate(a.boundary.span)));
-        for line in pmx_lsp::explain::lines(a, &mut |s| locate(s)) {
+        let mut lines = pmx_lsp::explain::lines(a, &mut |s| locate(s));
+        if let Some(found) = &accumulations {
+            lines.extend(crate::accumulations::explain_lines(found, a.boundary.id, &|s| locate(s)));
+        }
+        for line in lines {
             out.push_str(&format!("  {line}\n"));
         }
     }

@@ -19,6 +19,7 @@
 //! large.
 
 pub mod accelerate;
+mod accumulations;
 mod buffer;
 mod builtins;
 mod call;
@@ -37,6 +38,7 @@ pub mod tensor;
 mod thunk;
 pub mod value;
 
+pub use accumulations::Accumulations;
 pub use accelerate::{Accelerated, CallStats, Checked, Engine, Interpreter, Registered, Site};
 pub use compile::{builtin_arity, compile_program};
 pub use error::{
@@ -65,11 +67,20 @@ pub struct Options {
     /// iteration orders, and every `reduce` with two bracketings, and fail
     /// where the result depends on the order.
     pub check_order: bool,
+    /// The accumulations of accelerated code (`accumulations.rs`).
+    pub accumulations: Arc<Accumulations>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { debug: false, utests: UtestFiles::None, tensor_max_rank: 3, argv: Vec::new(), check_order: false }
+        Options {
+            debug: false,
+            utests: UtestFiles::None,
+            tensor_max_rank: 3,
+            argv: Vec::new(),
+            check_order: false,
+            accumulations: Arc::default(),
+        }
     }
 }
 
@@ -155,7 +166,7 @@ pub fn run_with(
 ) -> Outcome {
     let _evaluating = error::Evaluating::start();
     builtins::parallel::use_this_stack_for_workers();
-    let (program, sites) = compile_program(modules, accelerated, natives);
+    let (program, sites) = compile_program(modules, accelerated, natives, &options.accumulations.float_sets);
     let shared = Arc::new(Shared::new(program, options, sites));
     let mut machine = Machine::new(shared.clone());
     let mut outcome = Outcome { exit_code: 0, error: None, passed: 0, failed: 0 };

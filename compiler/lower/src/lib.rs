@@ -63,7 +63,9 @@
 //! call graph's [`callees`] and [`fixpoint`] (`callgraph.rs`), and the seam
 //! code generators implement ([`generator`]).
 
+pub mod accumulate;
 mod accelerate;
+pub mod affine;
 mod body;
 mod callgraph;
 mod cx;

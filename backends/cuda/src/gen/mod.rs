@@ -144,6 +144,7 @@ pub fn generate(
     let host_fns = host_functions(p);
     let plan = if options.checked { hoist::analyse(p) } else { hoist::Plan::default() };
     let mut cx = Body::new(p, *options, host_fns.clone(), plan);
+    cx.accumulations = pmx_lower::accumulate::find(p);
     let mut functions = String::new();
     let mut prototypes = String::new();
     let sites = call_sites(p);
