@@ -25,10 +25,10 @@ pub fn find(analysis: &Analysis) -> Option<Accumulations> {
 pub fn for_interpreter(analysis: Option<&Analysis>, check_order: bool) -> pmx_cpu::Accumulations {
     let mut out = pmx_cpu::Accumulations::default();
     let Some(found) = analysis.and_then(find) else { return out };
-    out.loops = found.atomic_loops().into_keys().collect();
     if check_order {
-        out.float_sets = found.found.iter().filter(|a| a.atomic() && a.float()).map(|a| a.span).collect();
+        out.float_sets = found.found.iter().filter(|a| a.float() && a.collides).map(|a| a.span).collect();
     }
+    out.loops = found.colliding.into_keys().collect();
     out
 }
 

@@ -36,8 +36,10 @@ use crate::ir::*;
 use pmx_ast::{Builtin, NameId, SmolStr, Span};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-/// How deep what is known of values follows calls from a loop's body.
-const MAX_DEPTH: usize = 4;
+/// How deep what is known of values follows calls and loop bodies from a
+/// loop's body (the loops of a kernel nest as deep as a tensor's rank,
+/// each a body and maybe a call).
+const MAX_DEPTH: usize = 8;
 
 /// The operators of an accumulation: built-ins, and `maxi` and `mini`,
 /// which are functions of the standard library (`std/int.mc`), known by
@@ -141,8 +143,11 @@ pub struct Accumulation {
     /// The cell is provably different for every iteration of every
     /// parallel loop that runs it: a plain update suffices.
     pub distinct: bool,
-    /// The parallel loops that run it (their statements' locations).
+    /// The kernels that run it (their statements' locations).
     pub loops: Vec<Span>,
+    /// Two iterations of some parallel loop, kernel or not, may update
+    /// the same cell (the interpreter runs every parallel loop so).
+    pub collides: bool,
     /// The entries (accelerate bindings) whose code reaches it.
     pub entries: Vec<NameId>,
 }
@@ -161,7 +166,12 @@ impl Accumulation {
 /// A program's accumulations, in program order.
 #[derive(Clone, Debug, Default)]
 pub struct Accumulations {
+    /// Those that kernels run.
     pub found: Vec<Accumulation>,
+    /// Every parallel loop (kernel or not: the interpreter runs each in
+    /// parallel) whose iterations may update one cell, by its location,
+    /// and whether one such update is of floats.
+    pub colliding: FxHashMap<Span, bool>,
 }
 
 impl Accumulations {
@@ -171,17 +181,6 @@ impl Accumulations {
         self.found.iter().find(|a| a.set == set && a.atomic())
     }
 
-    /// The parallel loops that run an atomic accumulation, and whether
-    /// one of those is of floats, by the loop's location.
-    pub fn atomic_loops(&self) -> FxHashMap<Span, bool> {
-        let mut out: FxHashMap<Span, bool> = FxHashMap::default();
-        for a in self.found.iter().filter(|a| a.atomic()) {
-            for l in &a.loops {
-                *out.entry(*l).or_default() |= a.float();
-            }
-        }
-        out
-    }
 }
 
 /// The accumulations of a CUDA-class program.
@@ -199,22 +198,39 @@ pub fn find(p: &Program) -> Accumulations {
     if candidates.is_empty() {
         return Accumulations::default();
     }
-    let mut walk = Walk { p, candidates: &candidates, distinct: FxHashMap::default(), loops: FxHashMap::default() };
+    let mut walk = Walk {
+        p,
+        candidates: &candidates,
+        distinct: FxHashMap::default(),
+        loops: FxHashMap::default(),
+        colliding: FxHashMap::default(),
+        collides: FxHashSet::default(),
+        kernel: false,
+    };
+    // The loops whose iterations run in parallel in generated code:
+    // kernel launches (a parallel loop inside a kernel is a sequential
+    // loop of the kernel's iteration, which the walk from the kernel's
+    // body follows). The interpreter runs the others in parallel too.
+    let kernels: FxHashSet<VarId> = crate::launch::kernels(p).iter().map(|s| s.var.id).collect();
     let bodies = p.functions.iter().map(|f| &f.body).chain(p.entries.iter().map(|e| &e.body));
     for b in bodies {
         b.for_each_stmt(&mut |s| {
-            if let Expr::Loop { f, parallel: true, .. } = &s.expr {
-                walk.parallel_loop(f, s.span);
+            match &s.expr {
+                // One iteration has nothing to collide with.
+                Expr::Loop { n: Atom::Lit(Lit::Int(n)), parallel: true, .. } if *n <= 1 => {}
+                Expr::Loop { f, parallel: true, .. } => walk.parallel_loop(f, s.span, kernels.contains(&s.var.id)),
+                _ => {}
             }
         });
     }
-    let Walk { distinct, mut loops, .. } = walk;
+    let Walk { distinct, mut loops, colliding, collides, .. } = walk;
     let reach = entry_reach(p);
     let mut found: Vec<Accumulation> = candidates
         .into_values()
         .filter_map(|mut a| {
             a.loops = loops.remove(&a.set)?;
             a.distinct = distinct.get(&a.set).copied().unwrap_or(false);
+            a.collides = collides.contains(&a.set);
             a.entries = p
                 .entries
                 .iter()
@@ -230,7 +246,7 @@ pub fn find(p: &Program) -> Accumulations {
         })
         .collect();
     found.sort_by_key(|a| (a.span.file, a.span.start, a.set));
-    Accumulations { found }
+    Accumulations { found, colliding }
 }
 
 /// The read-modify-writes of a body, by their sets.
@@ -304,6 +320,7 @@ fn read_modify_writes(
                     function,
                     distinct: false,
                     loops: Vec::new(),
+                    collides: false,
                     entries: Vec::new(),
                 },
             );
@@ -403,12 +420,18 @@ struct Walk<'a> {
     candidates: &'a FxHashMap<VarId, Accumulation>,
     /// Per accumulation: distinct in every context met so far.
     distinct: FxHashMap<VarId, bool>,
-    /// Per accumulation: the parallel loops that run it.
+    /// Per accumulation: the kernels that run it.
     loops: FxHashMap<VarId, Vec<Span>>,
+    colliding: FxHashMap<Span, bool>,
+    /// The accumulations that collide in some loop.
+    collides: FxHashSet<VarId>,
+    /// The walk is from a kernel's body.
+    kernel: bool,
 }
 
 impl Walk<'_> {
-    fn parallel_loop(&mut self, f: &FunRef, span: Span) {
+    fn parallel_loop(&mut self, f: &FunRef, span: Span, kernel: bool) {
+        self.kernel = kernel;
         let Callee::Function(id) = f.callee else { return };
         let Some(body) = self.p.function(id) else { return };
         let env = affine::body_env(body, f.bound.len(), true, None);
@@ -418,21 +441,35 @@ impl Walk<'_> {
 
     /// Walks `f`'s statements with its parameters known as `env` says;
     /// `unknown`: the functions already walked with nothing known, for
-    /// this loop.
-    fn function(&mut self, f: &Function, env: Env, depth: usize, l: Span, unknown: &mut FxHashSet<FnId>) {
+    /// this loop. What is known of its result (a view a function makes,
+    /// such as a row of a matrix).
+    fn function(
+        &mut self,
+        f: &Function,
+        env: Env,
+        depth: usize,
+        l: Span,
+        unknown: &mut FxHashSet<FnId>,
+    ) -> Option<affine::Val> {
         let mut env = env;
         self.block(&f.body, &mut env, depth, l, unknown);
+        affine::value(&f.body.result, &env)
     }
 
     fn block(&mut self, b: &Block, env: &mut Env, depth: usize, l: Span, unknown: &mut FxHashSet<FnId>) {
         for s in &b.stmts {
             if let Some(a) = self.candidates.get(&s.var.id) {
                 let distinct = distinct(a, env);
-                let d = self.distinct.entry(s.var.id).or_insert(true);
-                *d &= distinct;
-                let loops = self.loops.entry(s.var.id).or_default();
-                if !loops.contains(&l) {
-                    loops.push(l);
+                if !distinct {
+                    *self.colliding.entry(l).or_default() |= a.float();
+                    self.collides.insert(s.var.id);
+                }
+                if self.kernel {
+                    *self.distinct.entry(s.var.id).or_insert(true) &= distinct;
+                    let loops = self.loops.entry(s.var.id).or_default();
+                    if !loops.contains(&l) {
+                        loops.push(l);
+                    }
                 }
             }
             match &s.expr {
@@ -444,7 +481,9 @@ impl Walk<'_> {
                     let Some(callee) = self.p.function(*g) else { continue };
                     if depth < MAX_DEPTH && !callee.recursive {
                         let inner = affine::call_env(callee, args, env);
-                        self.function(callee, inner, depth + 1, l, unknown);
+                        if let Some(v) = self.function(callee, inner, depth + 1, l, unknown) {
+                            env.insert(s.var.id, v);
+                        }
                     } else {
                         self.unknown(callee, l, unknown);
                     }
@@ -477,10 +516,9 @@ impl Walk<'_> {
 }
 
 /// Whether the accumulation's cell differs for different iterations, as
-/// far as `env` knows: the tensor does not depend on the index and one
-/// component of the index is affine in it with a nonzero step.
+/// far as `env` knows: the tensor is a view apart from every other
+/// iteration's, or it does not depend on the index and the index tells
+/// iterations apart (`affine::injective`).
 fn distinct(a: &Accumulation, env: &Env) -> bool {
-    let tensor = affine::invariant(&a.tensor, env).is_some();
-    let index = affine::index(&a.index, env).is_some_and(|items| items.iter().flatten().any(|c| c.varies()));
-    tensor && index
+    affine::disjoint(&a.tensor, env) || (affine::invariant(&a.tensor, env).is_some() && affine::injective(&a.index, env))
 }

@@ -45,9 +45,27 @@ pub enum Val {
     /// A tensor or record that does not depend on `i`.
     Invariant(Sym),
     /// A sequence literal of integers (an index), each known or not.
-    Index(Vec<Option<Affine>>),
+    Index(Vec<Option<Part>>),
+    /// `divi x w` with `x` different for every iteration and `w`
+    /// invariant: with `modi x w` beside it, it tells `x` apart.
+    Quot(Affine, Sym),
+    /// `modi x w`, likewise.
+    Rem(Affine, Sym),
     /// The shape of a tensor that does not depend on `i`.
     Shape(Sym),
+    /// A tensor view that the view of every other iteration is apart from
+    /// (a slice at an index that tells iterations apart, a sub-tensor of
+    /// rows at a row that does, far enough apart, and views of such a
+    /// view).
+    Disjoint,
+}
+
+/// A component of an index.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Part {
+    Affine(Affine),
+    Quot(Affine, Sym),
+    Rem(Affine, Sym),
 }
 
 /// What is known of the variables in scope.
@@ -151,15 +169,58 @@ pub fn invariant(a: &Atom, env: &Env) -> Option<Sym> {
     }
 }
 
-/// An index sequence, each component known or not.
+/// Whether rows `[o + step * i, o + step * i + len)` are apart for
+/// different `i`: `|step| >= len` for literals, or `step` is `len` (times
+/// 1 or -1; a sub-tensor's length is not negative, or it fails).
+fn covers(step: &Sym, len: &Sym) -> bool {
+    let unit = |s: &Sym| matches!(s, Sym::Lit(1) | Sym::Lit(-1));
+    match (step, len) {
+        (Sym::Lit(s), Sym::Lit(l)) => *s != 0 && *l >= 0 && s.unsigned_abs() >= *l as u64,
+        (Sym::Neg(s), _) => covers(s, len),
+        (Sym::Mul(a, b), _) if unit(b) => covers(a, len),
+        (Sym::Mul(a, b), _) if unit(a) => covers(b, len),
+        (s, l) => s == l,
+    }
+}
+
+/// A view apart from every other iteration's.
+pub fn disjoint(a: &Atom, env: &Env) -> bool {
+    matches!(a, Atom::Var(v) if matches!(env.get(&v.id), Some(Val::Disjoint)))
+}
+
+/// An index sequence, each component affine or not.
 pub fn index(a: &Atom, env: &Env) -> Option<Vec<Option<Affine>>> {
     match a {
         Atom::Var(v) => match env.get(&v.id) {
-            Some(Val::Index(items)) => Some(items.clone()),
+            Some(Val::Index(items)) => Some(
+                items
+                    .iter()
+                    .map(|p| match p {
+                        Some(Part::Affine(x)) => Some(x.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
             _ => None,
         },
         _ => None,
     }
+}
+
+/// Whether the index `a` is different for every iteration: a component
+/// is affine with a step that is not zero, or two components are the
+/// quotient and the remainder of one such value by the same divisor (a
+/// matrix's cell numbered row by row: `x = w * (x / w) + x % w` for any
+/// `w` but 0, which fails).
+pub fn injective(a: &Atom, env: &Env) -> bool {
+    let Atom::Var(v) = a else { return false };
+    let Some(Val::Index(items)) = env.get(&v.id) else { return false };
+    let parts: Vec<&Part> = items.iter().flatten().collect();
+    parts.iter().any(|p| match p {
+        Part::Affine(x) => x.varies(),
+        Part::Quot(x, w) => parts.contains(&&Part::Rem(x.clone(), w.clone())),
+        Part::Rem(..) => false,
+    })
 }
 
 /// What a statement computes, where it is arithmetic, a field, a shape, a
@@ -172,7 +233,27 @@ pub fn eval(s: &Stmt, env: &Env) -> Option<Val> {
             (Builtin::Subi, [x, y]) => combine(int(x, env), int(y, env), true).map(Val::Int),
             (Builtin::Muli, [x, y]) => multiply(int(x, env), int(y, env)).map(Val::Int),
             (Builtin::Negi, [x]) => int(x, env).map(|x| Val::Int(Affine { base: neg(x.base), step: x.step.map(neg) })),
+            (Builtin::Divi | Builtin::Modi, [x, y]) => {
+                let (x, w) = (int(x, env).filter(Affine::varies)?, int(y, env).filter(|w| w.step.is_none())?);
+                Some(if *b == Builtin::Divi { Val::Quot(x, w.base) } else { Val::Rem(x, w.base) })
+            }
             (Builtin::TensorShape, [t]) => invariant(t, env).map(Val::Shape),
+            (Builtin::TensorSliceExn, [t, ix])
+                if disjoint(t, env) || (invariant(t, env).is_some() && injective(ix, env)) =>
+            {
+                Some(Val::Disjoint)
+            }
+            (Builtin::TensorSubExn, [t, ofs, len]) => {
+                let rows = |x: Affine| match (x.step, int(len, env)) {
+                    (Some(step), Some(Affine { base: len, step: None })) => covers(&step, &len),
+                    _ => false,
+                };
+                let apart = invariant(t, env).is_some() && int(ofs, env).is_some_and(rows);
+                (apart || disjoint(t, env)).then_some(Val::Disjoint)
+            }
+            (Builtin::TensorReshapeExn | Builtin::TensorTransposeExn, [t, ..]) if disjoint(t, env) => {
+                Some(Val::Disjoint)
+            }
             // A dimension past the rank is 0 in generated code
             // (`pmx_dim`), as the failing `get` gives the body; the `get`
             // itself stays checked.
@@ -190,9 +271,17 @@ pub fn eval(s: &Stmt, env: &Env) -> Option<Val> {
                 _ => None,
             }
         }),
-        Expr::Seq(items) if s.var.ty == Type::Seq(Box::new(Type::Int)) => {
-            Some(Val::Index(items.iter().map(|a| int(a, env)).collect()))
-        }
+        Expr::Seq(items) if s.var.ty == Type::Seq(Box::new(Type::Int)) => Some(Val::Index(
+            items
+                .iter()
+                .map(|a| match value(a, env) {
+                    Some(Val::Int(x)) => Some(Part::Affine(x)),
+                    Some(Val::Quot(x, w)) => Some(Part::Quot(x, w)),
+                    Some(Val::Rem(x, w)) => Some(Part::Rem(x, w)),
+                    _ => None,
+                })
+                .collect(),
+        )),
         _ => None,
     }
 }

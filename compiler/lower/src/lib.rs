@@ -66,6 +66,7 @@
 pub mod accumulate;
 mod accelerate;
 pub mod affine;
+pub mod launch;
 mod body;
 mod callgraph;
 mod cx;

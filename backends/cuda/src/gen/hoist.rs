@@ -215,7 +215,7 @@ impl<'p> Context<'p> {
                             self.divisors.push(w.base);
                         }
                     }
-                    None
+                    affine::eval(s, &env)
                 }
                 Expr::Prim(Builtin::TensorGetExn, args) | Expr::Prim(Builtin::TensorSetExn, args) => {
                     let index = affine::index(&args[1], &env).and_then(|items| items.into_iter().collect());
