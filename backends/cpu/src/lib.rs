@@ -38,8 +38,8 @@ pub mod tensor;
 mod thunk;
 pub mod value;
 
-pub use accumulations::Accumulations;
 pub use accelerate::{Accelerated, CallStats, Checked, Engine, Interpreter, Registered, Site};
+pub use accumulations::Accumulations;
 pub use compile::{builtin_arity, compile_program};
 pub use error::{
     alloc_vec, evaluating, payload_text, record_panic, type_confusion, ErrorKind, Res, RuntimeError, INTERNAL_PREFIX,

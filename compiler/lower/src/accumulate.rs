@@ -180,7 +180,6 @@ impl Accumulations {
     pub fn atomic(&self, set: VarId) -> Option<&Accumulation> {
         self.found.iter().find(|a| a.set == set && a.atomic())
     }
-
 }
 
 /// The accumulations of a CUDA-class program.
@@ -520,5 +519,6 @@ impl Walk<'_> {
 /// iteration's, or it does not depend on the index and the index tells
 /// iterations apart (`affine::injective`).
 fn distinct(a: &Accumulation, env: &Env) -> bool {
-    affine::disjoint(&a.tensor, env) || (affine::invariant(&a.tensor, env).is_some() && affine::injective(&a.index, env))
+    affine::disjoint(&a.tensor, env)
+        || (affine::invariant(&a.tensor, env).is_some() && affine::injective(&a.index, env))
 }

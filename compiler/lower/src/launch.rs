@@ -58,11 +58,11 @@ fn host_callees(b: &Block, launching: &FxHashSet<FnId>, out: &mut Vec<FnId>) {
     b.for_each_stmt(&mut |s| out.extend(host_callee(&s.expr).filter(|id| launching.contains(id))));
 }
 
-
 /// The parallel loops that are kernel launches: those of host code.
 pub fn kernels(p: &Program) -> Vec<&Stmt> {
     let host = host_functions(p);
-    let bodies = p.entries.iter().map(|e| &e.body).chain(p.functions.iter().filter(|f| host.contains(&f.id)).map(|f| &f.body));
+    let bodies =
+        p.entries.iter().map(|e| &e.body).chain(p.functions.iter().filter(|f| host.contains(&f.id)).map(|f| &f.body));
     let mut out = Vec::new();
     for b in bodies {
         b.for_each_stmt(&mut |s| {

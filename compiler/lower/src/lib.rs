@@ -63,16 +63,16 @@
 //! call graph's [`callees`] and [`fixpoint`] (`callgraph.rs`), and the seam
 //! code generators implement ([`generator`]).
 
-pub mod accumulate;
 mod accelerate;
+pub mod accumulate;
 pub mod affine;
-pub mod launch;
 mod body;
 mod callgraph;
 mod cx;
 mod funval;
 pub mod generator;
 mod ir;
+pub mod launch;
 mod lower;
 mod order;
 mod pattern;

@@ -122,8 +122,8 @@ fn note_float_sums(span: Span) {
 }
 
 pub fn check_loop(m: &mut Machine, n: usize, f: &Value, span: Span) -> Res<()> {
-    let floats = m.shared.options.accumulations.loops.contains(&span)
-        && !m.shared.options.accumulations.float_sets.is_empty();
+    let floats =
+        m.shared.options.accumulations.loops.contains(&span) && !m.shared.options.accumulations.float_sets.is_empty();
     let outer = m.accumulated.replace(Default::default());
     let result = compare_orders(m, n, f, span);
     let cells = std::mem::replace(&mut m.accumulated, outer).unwrap_or_default();
@@ -153,8 +153,8 @@ fn compare_orders(m: &mut Machine, n: usize, f: &Value, span: Span) -> Res<()> {
             let got = d.snapshot();
             let storage = Arc::as_ptr(d) as usize;
             for (k, (x, y)) in expected.iter().zip(&got).enumerate() {
-                let summed = matches!(x, Value::Float(_))
-                    && m.accumulated.as_ref().is_some_and(|c| c.contains(&(storage, k)));
+                let summed =
+                    matches!(x, Value::Float(_)) && m.accumulated.as_ref().is_some_and(|c| c.contains(&(storage, k)));
                 if !summed && !crate::show::equal(x, y).unwrap_or(false) {
                     let (x, y, apart) = shown_apart(x, y);
                     return Err(m.fail(

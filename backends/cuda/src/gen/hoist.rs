@@ -226,7 +226,8 @@ impl<'p> Context<'p> {
                     None
                 }
                 Expr::Prim(Builtin::TensorLinearGetExn, args) | Expr::Prim(Builtin::TensorLinearSetExn, args) => {
-                    if let (Some(tensor), Some(index)) = (affine::invariant(&args[0], &env), affine::int(&args[1], &env))
+                    if let (Some(tensor), Some(index)) =
+                        (affine::invariant(&args[0], &env), affine::int(&args[1], &env))
                     {
                         proven.insert(s.var.id);
                         self.tests.push(Test::Linear { tensor, index });
