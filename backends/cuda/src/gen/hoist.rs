@@ -22,7 +22,9 @@
 //! of a body are considered (not those in a branch, whose accesses may be
 //! guarded by the branch's condition), and only integer arithmetic that
 //! cannot fail (`addi`, `subi`, `muli`, `negi`), record fields, the
-//! dimensions of a tensor's shape and literals.
+//! dimensions of a tensor's shape and literals: what `pmx_lower::affine`
+//! knows, the analysis that the accumulations (`pmx_lower::accumulate`)
+//! use too.
 //!
 //! The same walk finds, for a kernel's body, what its index is divided by
 //! ([`row_length`]: `divi idx w`, `modi idx w` with `w` loop-invariant),
