@@ -441,9 +441,10 @@ struct Walk<'a> {
     /// The reads of the accumulations (not plain reads).
     gets: FxHashSet<VarId>,
     /// In the kernel being walked: the element types of the tensors read
-    /// or written other than by accumulations, and the accumulations met.
+    /// or written other than by accumulations, and the accumulations met,
+    /// each with whether its cell is apart from other iterations' there.
     touched: FxHashSet<Type>,
-    met: Vec<VarId>,
+    met: Vec<(VarId, bool)>,
     /// The accumulations that some kernel's other accesses rule out
     /// combining for.
     separate: FxHashSet<VarId>,
@@ -462,10 +463,20 @@ impl Walk<'_> {
         self.met.clear();
         self.function(body, env, 0, span, &mut unknown);
         if kernel {
-            for set in std::mem::take(&mut self.met) {
-                let elem = element(&self.candidates[&set].tensor);
-                if elem.is_none_or(|e| self.touched.contains(&e)) {
-                    self.separate.insert(set);
+            let met = std::mem::take(&mut self.met);
+            let elem = |set: &VarId| element(&self.candidates[set].tensor);
+            for (set, apart) in &met {
+                if elem(set).is_none_or(|e| self.touched.contains(&e)) {
+                    self.separate.insert(*set);
+                }
+                // A plain update of a cell that another accumulation of
+                // the kernel may update from other iterations would race
+                // with those: it is atomic too. Any tensor of the same
+                // element type may be that one (two parameters may be
+                // views of one storage).
+                let shared = |(other, a): &(VarId, bool)| other != set && !a && elem(other) == elem(set);
+                if *apart && met.iter().any(shared) {
+                    self.distinct.insert(*set, false);
                 }
             }
         }
@@ -497,7 +508,7 @@ impl Walk<'_> {
                     self.collides.insert(s.var.id);
                 }
                 if self.kernel {
-                    self.met.push(s.var.id);
+                    self.met.push((s.var.id, distinct));
                     *self.distinct.entry(s.var.id).or_insert(true) &= distinct;
                     let loops = self.loops.entry(s.var.id).or_default();
                     if !loops.contains(&l) {

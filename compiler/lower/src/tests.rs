@@ -567,3 +567,17 @@ fn a_cpu_thread_keeps_partial_results_only_where_nothing_else_touches_such_cells
                   tensorSetExn h [b] (addi (tensorGetExn h [b]) 1)))";
     assert_eq!(combine(floats), [true]);
 }
+
+#[test]
+fn an_update_of_its_own_cell_is_atomic_where_another_accumulation_may_share_the_tensor() {
+    // `t[i] += 1` alone is plain; beside `t[i % 2] += 1` (the same cells
+    // from other iterations) it would race with those.
+    let both = "let t = tensorCreateCArrayInt [4] (lam. 0)\nmexpr\n\
+                accelerate (loop 4 (lam i. tensorSetExn t [i] (addi (tensorGetExn t [i]) 1); \
+                let k = modi i 2 in tensorSetExn t [k] (addi (tensorGetExn t [k]) 1)))";
+    assert_eq!(accumulations(both), [("addi", true), ("addi", true)]);
+    let apart = "let t = tensorCreateCArrayInt [4] (lam. 0)\nlet u = tensorCreateCArrayFloat [2] (lam. 0.)\nmexpr\n\
+                 accelerate (loop 4 (lam i. tensorSetExn t [i] (addi (tensorGetExn t [i]) 1); \
+                 let k = modi i 2 in tensorSetExn u [k] (addf (tensorGetExn u [k]) 1.)))";
+    assert_eq!(accumulations(apart), [("addi", false), ("addf", true)]);
+}
