@@ -11,9 +11,8 @@
     that of the same program without the fold);
   - NumPy's `bincount` (best of three).
 
-Two more lines: the loop computing each bin itself (no input), with
-per-thread partial results (generated code's choice here), and with
-atomic updates (forced by a read of another `Int` tensor in the kernel).
+A fourth line is the loop computing each bin itself (no input crossing
+the boundary).
 
 Every way's counts are checked against NumPy's. It takes a built `pmx`
 (`--pmx`, default `target/release/pmx`), so it runs where there is no
@@ -51,17 +50,6 @@ mexpr
 let n = {n} in
 let hist = tensorCreateCArrayInt [{bins}] (lam. 0) in
 accelerate (loop n (lam i. let b = modi (addi (muli i i) (divi i 3)) {bins} in
-  tensorSetExn hist [b] (addi (tensorGetExn hist [b]) 1)));
-print (strJoin " " (create {bins} (lam b. int2string (tensorGetExn hist [b]))))
-""",
-    # The same, with a read of another `Int` tensor in the kernel, which
-    # rules out per-thread partial results: atomic updates.
-    "atomic": """include "string.mc"
-mexpr
-let n = {n} in
-let zero = tensorCreateCArrayInt [1] (lam. 0) in
-let hist = tensorCreateCArrayInt [{bins}] (lam. 0) in
-accelerate (loop n (lam i. let b = addi (tensorGetExn zero [0]) (modi (addi (muli i i) (divi i 3)) {bins}) in
   tensorSetExn hist [b] (addi (tensorGetExn hist [b]) 1)));
 print (strJoin " " (create {bins} (lam b. int2string (tensorGetExn hist [b]))))
 """,
@@ -122,11 +110,6 @@ def main():
         if out.strip() != want:
             sys.exit(f"--target cpu counts (bins computed) differ from NumPy's:\n{out}\n{want}")
         computed_ms = ms(r"accelerate1\s+\S+\s+\d+\s+([\d.]+) ms", err)
-        run(a.pmx, paths["atomic"], ["--target", "cpu"])
-        out, err = run(a.pmx, paths["atomic"], ["--target", "cpu"])
-        if out.strip() != want:
-            sys.exit(f"--target cpu counts (atomic) differ from NumPy's:\n{out}\n{want}")
-        atomic_ms = ms(r"accelerate1\s+\S+\s+\d+\s+([\d.]+) ms", err)
         out, err = run(a.pmx, paths["foldl"], ["--host", "interp"])
         if out.strip() != want:
             sys.exit(f"the interpreter's foldl counts differ from NumPy's:\n{out}\n{want}")
@@ -136,8 +119,7 @@ def main():
     fold_ms = fold_host - items_host
     print(f"histogram of {a.n} items into {BINS} bins, {os.cpu_count()} cores")
     print(f"  --target cpu loop over the items:   {loop_ms:10.1f} ms")
-    print(f"  --target cpu loop, bins computed:   {computed_ms:10.1f} ms  (per-thread partial results)")
-    print(f"  the same, atomic updates:           {atomic_ms:10.1f} ms")
+    print(f"  --target cpu loop, bins computed:   {computed_ms:10.1f} ms  (no input)")
     print(f"  foldl in the interpreter:           {fold_ms:10.1f} ms  ({fold_ms / loop_ms:.1f}x the loop)")
     print(f"  NumPy bincount:                     {numpy_ms:10.1f} ms  (the loop takes {loop_ms / numpy_ms:.1f}x)")
 

@@ -148,14 +148,6 @@ pub struct Accumulation {
     /// Two iterations of some parallel loop, kernel or not, may update
     /// the same cell (the interpreter runs every parallel loop so).
     pub collides: bool,
-    /// A thread on the CPU may keep its updates and add them to the cells
-    /// when its part of the kernel ends (per-thread partial results): no
-    /// kernel that runs it reads or writes a tensor of its element type
-    /// other than through accumulations, so nothing can see a cell before
-    /// the kernel has ended. (A read of a cell that other iterations
-    /// update would depend on the order; this rules out the reads of
-    /// cells that are in fact an iteration's own but not known to be.)
-    pub combine: bool,
     /// The entries (accelerate bindings) whose code reaches it.
     pub entries: Vec<NameId>,
 }
@@ -212,10 +204,7 @@ pub fn find(p: &Program) -> Accumulations {
         loops: FxHashMap::default(),
         colliding: FxHashMap::default(),
         collides: FxHashSet::default(),
-        gets: candidates.values().map(|a| a.get).collect(),
-        touched: FxHashSet::default(),
         met: Vec::new(),
-        separate: FxHashSet::default(),
         kernel: false,
     };
     // The loops whose iterations run in parallel in generated code:
@@ -234,7 +223,7 @@ pub fn find(p: &Program) -> Accumulations {
             }
         });
     }
-    let Walk { distinct, mut loops, colliding, collides, separate, .. } = walk;
+    let Walk { distinct, mut loops, colliding, collides, .. } = walk;
     let reach = entry_reach(p);
     let mut found: Vec<Accumulation> = candidates
         .into_values()
@@ -242,7 +231,6 @@ pub fn find(p: &Program) -> Accumulations {
             a.loops = loops.remove(&a.set)?;
             a.distinct = distinct.get(&a.set).copied().unwrap_or(false);
             a.collides = collides.contains(&a.set);
-            a.combine = a.atomic() && !separate.contains(&a.set);
             a.entries = p
                 .entries
                 .iter()
@@ -333,7 +321,6 @@ fn read_modify_writes(
                     distinct: false,
                     loops: Vec::new(),
                     collides: false,
-                    combine: false,
                     entries: Vec::new(),
                 },
             );
@@ -438,16 +425,9 @@ struct Walk<'a> {
     colliding: FxHashMap<Span, bool>,
     /// The accumulations that collide in some loop.
     collides: FxHashSet<VarId>,
-    /// The reads of the accumulations (not plain reads).
-    gets: FxHashSet<VarId>,
-    /// In the kernel being walked: the element types of the tensors read
-    /// or written other than by accumulations, and the accumulations met,
-    /// each with whether its cell is apart from other iterations' there.
-    touched: FxHashSet<Type>,
+    /// In the kernel being walked: the accumulations met, each with
+    /// whether its cell is apart from other iterations' there.
     met: Vec<(VarId, bool)>,
-    /// The accumulations that some kernel's other accesses rule out
-    /// combining for.
-    separate: FxHashSet<VarId>,
     /// The walk is from a kernel's body.
     kernel: bool,
 }
@@ -459,16 +439,12 @@ impl Walk<'_> {
         let Some(body) = self.p.function(id) else { return };
         let env = affine::body_env(body, f.bound.len(), true, None);
         let mut unknown = FxHashSet::default();
-        self.touched.clear();
         self.met.clear();
         self.function(body, env, 0, span, &mut unknown);
         if kernel {
             let met = std::mem::take(&mut self.met);
             let elem = |set: &VarId| element(&self.candidates[set].tensor);
             for (set, apart) in &met {
-                if elem(set).is_none_or(|e| self.touched.contains(&e)) {
-                    self.separate.insert(*set);
-                }
                 // A plain update of a cell that another accumulation of
                 // the kernel may update from other iterations would race
                 // with those: it is atomic too. Any tensor of the same
@@ -517,21 +493,6 @@ impl Walk<'_> {
                 }
             }
             match &s.expr {
-                // A tensor access other than an accumulation's (a view
-                // counts: what is read through it is the tensor's).
-                Expr::Prim(b, args)
-                    if b.is_tensor()
-                        && !matches!(b, Builtin::TensorShape | Builtin::TensorRank)
-                        && !self.gets.contains(&s.var.id)
-                        && !self.candidates.contains_key(&s.var.id) =>
-                {
-                    if let Some(e) = args.first().and_then(element) {
-                        self.touched.insert(e);
-                    }
-                    if let Some(v) = affine::eval(s, env) {
-                        env.insert(s.var.id, v);
-                    }
-                }
                 Expr::If { then, otherwise, .. } => {
                     self.block(then, env, depth, l, unknown);
                     self.block(otherwise, env, depth, l, unknown);

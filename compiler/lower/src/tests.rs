@@ -546,29 +546,6 @@ fn only_associative_and_commutative_updates_of_an_unused_read_are_accumulations(
 }
 
 #[test]
-fn a_cpu_thread_keeps_partial_results_only_where_nothing_else_touches_such_cells() {
-    let combine = |source: &str| -> Vec<bool> {
-        let (p, _) = lowered(source, Backend::Cuda);
-        accumulate::find(&p).found.iter().map(|a| a.combine).collect()
-    };
-    let hist = "let h = tensorCreateCArrayInt [4] (lam. 0)\nlet xs = [1, 2, 3]\nmexpr\n\
-                accelerate (loop 3 (lam i. let b = get xs i in \
-                tensorSetExn h [b] (addi (tensorGetExn h [b]) 1)))";
-    assert_eq!(combine(hist), [true]);
-    // Another `Int` tensor read in the kernel may be a view of the same
-    // cells: atomic updates.
-    let read = "let h = tensorCreateCArrayInt [4] (lam. 0)\nlet o = tensorCreateCArrayInt [3] (lam. 0)\nmexpr\n\
-                accelerate (loop 3 (lam i. let b = modi (muli i i) 4 in \
-                tensorSetExn h [b] (addi (tensorGetExn h [b]) 1); tensorSetExn o [i] (tensorGetExn h [b])))";
-    assert_eq!(combine(read), [false]);
-    // A `Float` tensor read does not touch `Int` cells.
-    let floats = "let h = tensorCreateCArrayInt [4] (lam. 0)\nlet x = tensorCreateCArrayFloat [3] (lam. 0.5)\nmexpr\n\
-                  accelerate (loop 3 (lam i. let b = floorfi (tensorGetExn x [i]) in \
-                  tensorSetExn h [b] (addi (tensorGetExn h [b]) 1)))";
-    assert_eq!(combine(floats), [true]);
-}
-
-#[test]
 fn an_update_of_its_own_cell_is_atomic_where_another_accumulation_may_share_the_tensor() {
     // `t[i] += 1` alone is plain; beside `t[i % 2] += 1` (the same cells
     // from other iterations) it would race with those.

@@ -18,10 +18,9 @@
 //! written twice: after the test, calling its body's unchecked version
 //! (`fnN_name_u`, and the unchecked versions of what that calls);
 //! otherwise as it is. An accumulation that iterations of a kernel may
-//! make to the same cell (`pmx_lower::accumulate`) is one update:
-//! `pmx_tensor_atomic_OP`, or `pmx_tensor_combine_OP` (per-thread partial
-//! results on the CPU) where the analysis allows it; its read is still
-//! written, for its check, its value unused.
+//! make to the same cell (`pmx_lower::accumulate`) is one atomic update,
+//! `pmx_tensor_atomic_OP`; its read is still written, for its check, its
+//! value unused.
 //!
 //! The host ABI of an entry (what the engines call):
 //! `int64_t pmx_entry_K(const pmx_arg *args, pmx_arg *result, const pmx_runtime *rt)`.

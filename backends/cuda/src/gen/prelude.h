@@ -109,7 +109,7 @@ __shared__ int64_t pmx_this_launch;
 static thread_local int64_t pmx_iteration = -1, pmx_this_launch = 0;
 #define PMX_KERNEL_BEGIN(e) (pmx_this_launch = (e))
 #define PMX_ITERATION(i) (pmx_iteration = (i))
-#define PMX_KERNEL_END() (pmx_partials_flush(), pmx_iteration = -1)
+#define PMX_KERNEL_END() (pmx_iteration = -1)
 #endif
 #if !defined(__CUDACC__) || defined(__CUDA_ARCH__)
 // Records the failure of iteration `it` of launch `launch`.
@@ -360,84 +360,20 @@ PMX_INLINE void pmx_atomic_addf(double *p, double v) {
 #endif
 }
 PMX_INLINE void pmx_atomic_mulf(double *p, double v) { PMX_ATOMIC_LOOP(double, pmx_bits_of, pmx_double_of, old * v) }
-// Per-thread partial results on the CPU. Many iterations updating few
-// cells (a histogram) make atomic updates contend for the cells' cache
-// lines; a thread inside a kernel instead keeps one partial result per
-// cell in a small table (a cell's slot is fixed by its address; a cell
-// that meets an occupied slot first adds the one there to its own cell)
-// and adds them all when its part of the kernel ends (PMX_KERNEL_END), so
-// every cell is complete before anything after the kernel reads it. The
-// generator uses this only where no other access of the kernel could see
-// a cell in between (`pmx_lower::accumulate`: `combine`). Integer results
-// are exact; float ones differ only by rounding, as atomic ones do.
-// Outside a kernel, and on a device, the update is atomic.
-#if !defined(__CUDA_ARCH__) && !defined(PMX_DEVICE_ONLY)
-struct pmx_partial {
-  void *cell;
-  int64_t bits;
-  int op;
-};
-#define PMX_PARTIALS 256
-static thread_local pmx_partial pmx_partials[PMX_PARTIALS];
-static thread_local bool pmx_partials_held = false;
-static void pmx_partial_add(pmx_partial &e) {
-  switch (e.op) {
-  case 0: pmx_atomic_addi((int64_t *)e.cell, e.bits); break;
-  case 1: pmx_atomic_muli((int64_t *)e.cell, e.bits); break;
-  case 2: pmx_atomic_maxi((int64_t *)e.cell, e.bits); break;
-  case 3: pmx_atomic_mini((int64_t *)e.cell, e.bits); break;
-  case 4: pmx_atomic_addf((double *)e.cell, pmx_double_of(e.bits)); break;
-  default: pmx_atomic_mulf((double *)e.cell, pmx_double_of(e.bits)); break;
+// tensorSetExn t ix (op (tensorGetExn t ix) v), atomically.
+#define PMX_TENSOR_ATOMIC(OP, T)                                                                      \
+  PMX_INLINE pmx_unit pmx_tensor_atomic_##OP(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, T v, int64_t loc, \
+                                             bool checked) {                                          \
+    int64_t p;                                                                                        \
+    if (pmx_tensor_pos(t, ix.data, ix.len, loc, checked, &p)) pmx_atomic_##OP(t.data + p, v);         \
+    return pmx_unit();                                                                                \
   }
-  e.cell = 0;
-}
-static void pmx_partials_flush() {
-  if (!pmx_partials_held) return;
-  for (int k = 0; k < PMX_PARTIALS; k++)
-    if (pmx_partials[k].cell) pmx_partial_add(pmx_partials[k]);
-  pmx_partials_held = false;
-}
-#define PMX_COMBINE(OP, CODE, T, TO_BITS, FROM_BITS, JOIN)                                       \
-  PMX_INLINE void pmx_combine_##OP(T *p, T v) {                                                  \
-    if (pmx_iteration < 0) { pmx_atomic_##OP(p, v); return; }                                   \
-    pmx_partial &e = pmx_partials[((uintptr_t)p / sizeof(T)) % PMX_PARTIALS];                   \
-    if (e.cell == (void *)p && e.op == CODE) {                                                   \
-      T old = FROM_BITS(e.bits);                                                                 \
-      e.bits = TO_BITS(JOIN);                                                                    \
-      return;                                                                                    \
-    }                                                                                            \
-    if (e.cell) pmx_partial_add(e);                                                              \
-    e.cell = (void *)p;                                                                          \
-    e.op = CODE;                                                                                 \
-    e.bits = TO_BITS(v);                                                                         \
-    pmx_partials_held = true;                                                                    \
-  }
-#else
-#define PMX_COMBINE(OP, CODE, T, TO_BITS, FROM_BITS, JOIN) \
-  PMX_INLINE void pmx_combine_##OP(T *p, T v) { pmx_atomic_##OP(p, v); }
-#endif
-PMX_COMBINE(addi, 0, int64_t, PMX_SAME_BITS, PMX_SAME_BITS, PMX_ADDI(old, v))
-PMX_COMBINE(muli, 1, int64_t, PMX_SAME_BITS, PMX_SAME_BITS, PMX_MULI(old, v))
-PMX_COMBINE(maxi, 2, int64_t, PMX_SAME_BITS, PMX_SAME_BITS, (old > v ? old : v))
-PMX_COMBINE(mini, 3, int64_t, PMX_SAME_BITS, PMX_SAME_BITS, (old < v ? old : v))
-PMX_COMBINE(addf, 4, double, pmx_bits_of, pmx_double_of, old + v)
-PMX_COMBINE(mulf, 5, double, pmx_bits_of, pmx_double_of, old * v)
-// tensorSetExn t ix (op (tensorGetExn t ix) v), atomically, or combined
-// per thread.
-#define PMX_TENSOR_ATOMIC(HOW, OP, T)                                                                  \
-  PMX_INLINE pmx_unit pmx_tensor_##HOW##_##OP(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, T v, int64_t loc, \
-                                              bool checked) {                                          \
-    int64_t p;                                                                                         \
-    if (pmx_tensor_pos(t, ix.data, ix.len, loc, checked, &p)) pmx_##HOW##_##OP(t.data + p, v);         \
-    return pmx_unit();                                                                                 \
-  }
-#define PMX_TENSOR_UPDATES(OP, T) PMX_TENSOR_ATOMIC(atomic, OP, T) PMX_TENSOR_ATOMIC(combine, OP, T)
-PMX_TENSOR_UPDATES(addi, int64_t)
-PMX_TENSOR_UPDATES(muli, int64_t)
-PMX_TENSOR_UPDATES(maxi, int64_t)
-PMX_TENSOR_UPDATES(mini, int64_t)
-PMX_TENSOR_UPDATES(addf, double)
-PMX_TENSOR_UPDATES(mulf, double)
+PMX_TENSOR_ATOMIC(addi, int64_t)
+PMX_TENSOR_ATOMIC(muli, int64_t)
+PMX_TENSOR_ATOMIC(maxi, int64_t)
+PMX_TENSOR_ATOMIC(mini, int64_t)
+PMX_TENSOR_ATOMIC(addf, double)
+PMX_TENSOR_ATOMIC(mulf, double)
 template <typename T>
 PMX_INLINE T pmx_tensor_linear_get(const pmx_tensor<T> &t, int64_t i, int64_t loc, bool checked) {
   if (checked && (i < 0 || i >= pmx_tensor_size(t))) { pmx_fail(loc); return T(); }

@@ -69,13 +69,9 @@ impl Body<'_> {
                 // operand (the read it replaces is still written, for its
                 // check, and its value left unused).
                 let atomic = self.stmt.and_then(|v| self.accumulations.atomic(v));
-                // Where nothing else in the kernels that run it reads or
-                // writes tensors of its type, a CPU thread keeps partial
-                // results and adds them when its part of the kernel ends.
-                match atomic.map(|acc| (acc.op, acc.value.clone(), acc.combine)) {
-                    Some((op, value, combine)) => format!(
-                        "pmx_tensor_{}_{}({}, {}, {}, {loc}, {chk})",
-                        if combine { "combine" } else { "atomic" },
+                match atomic.map(|acc| (acc.op, acc.value.clone())) {
+                    Some((op, value)) => format!(
+                        "pmx_tensor_atomic_{}({}, {}, {}, {loc}, {chk})",
                         op.name(),
                         a[0],
                         a[1],
