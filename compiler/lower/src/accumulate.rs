@@ -12,10 +12,15 @@
 //! of the iterations (up to rounding for floats), which is what a
 //! parallel `loop` needs, provided each update is indivisible: where the
 //! cell may be the same for two iterations, the CUDA generator writes an
-//! atomic update. Where the index is provably different for every
-//! iteration of every parallel loop that runs it (a component affine in
-//! the loop's index with a nonzero step, by `affine.rs`, the analysis the
-//! generator's hoisting uses), it is `distinct` and stays a plain update.
+//! atomic update. Where the cell is provably different for every
+//! iteration of every kernel that runs it, it is `distinct` and stays a
+//! plain update: by `affine.rs` (the analysis the generator's hoisting
+//! uses), a component of the index affine in the loop's index with a
+//! nonzero literal step, the quotient and remainder of such a value by one
+//! width, or a tensor that is a view apart per iteration; and no other
+//! accumulation of the kernel, of the same element type, may update cells
+//! from several iterations (its atomic updates would race with the plain
+//! one). A loop of one iteration has nothing to collide with.
 //!
 //! One analysis for every user: the CUDA generator (which statements are
 //! atomic), `pmx explain` (which accumulations each binding has) and the
