@@ -377,6 +377,7 @@ fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode
         tensor_max_rank: run.tensor_max_rank,
         argv,
         check_order: run.check_order,
+        accumulations: std::sync::Arc::new(crate::accumulations::for_interpreter(analysis, run.check_order)),
     };
     let host = match host {
         None => None,

@@ -2,6 +2,7 @@
 //! rendered. The compiler itself lives in `compiler/`; this crate only reads
 //! arguments, asks the driver's queries and prints.
 
+pub mod accumulations;
 pub mod alloc;
 pub mod cli;
 pub mod engines;

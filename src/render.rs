@@ -293,9 +293,14 @@ pub fn explain_human(db: &Database, analysis: &pmx_accelerate::Analysis) -> Stri
     if analysis.accelerates.is_empty() {
         out.push_str("no accelerate expression\n");
     }
+    let accumulations = crate::accumulations::find(analysis);
     for a in &analysis.accelerates {
         out.push_str(&format!("{} at {}\n", a.boundary.name, locate(a.boundary.span)));
-        for line in pmx_lsp::explain::lines(a, &mut |s| locate(s)) {
+        let mut lines = pmx_lsp::explain::lines(a, &mut |s| locate(s));
+        if let Some(found) = &accumulations {
+            lines.extend(crate::accumulations::explain_lines(found, a.boundary.id, &|s| locate(s)));
+        }
+        for line in lines {
             out.push_str(&format!("  {line}\n"));
         }
     }
@@ -305,6 +310,7 @@ pub fn explain_human(db: &Database, analysis: &pmx_accelerate::Analysis) -> Stri
 /// `pmx explain --format json`.
 pub fn explain_json(db: &Database, analysis: &pmx_accelerate::Analysis) -> Value {
     let locate = locator(db);
+    let accumulations = crate::accumulations::find(analysis).unwrap_or_default();
     Value::Array(
         analysis
             .accelerates
@@ -342,6 +348,13 @@ pub fn explain_json(db: &Database, analysis: &pmx_accelerate::Analysis) -> Value
                     "returns": b.result.ty.to_string(),
                     "result_passing": b.result.passing.describe(),
                     "functions": a.functions.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
+                    "accumulations": crate::accumulations::places(&accumulations, b.id).iter().map(|p| json!({
+                        "operator": p.op,
+                        "tensor": p.tensor,
+                        "location": locate(p.span),
+                        "loops": p.loops.iter().map(|l| locate(*l)).collect::<Vec<_>>(),
+                        "atomic": p.atomic,
+                    })).collect::<Vec<_>>(),
                 })
             })
             .collect(),

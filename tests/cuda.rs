@@ -58,6 +58,12 @@ fn main() {
         same_as_debug(&p, &["--target", "gpu"], &[("PMX_GPU_KERNELS", "cpu")])
     }));
     trials.extend(launches_waited_for_one_by_one_or_without_tiles());
+    // The interpreter outside debug mode runs a loop whose accumulations
+    // may collide on one thread (its read and write are two steps): the
+    // histogram's counts are exact there too.
+    trials.push(trial("interp_accumulations", || {
+        same_as_debug(&root().join("tests/run/cuda_accumulate.mc"), &["--target", "interp"], &[])
+    }));
     let first = class[0].clone();
     trials.push(Trial::ignorable_test("target_gpu_without_a_device_is_a_clear_error", move || {
         Ok(target_gpu_without_a_device_is_a_clear_error(&first))

@@ -44,6 +44,10 @@ pub struct Compiler {
     /// binding; everything at run time goes by site index).
     sites: FxHashMap<pmx_ast::Span, u32>,
     boundaries: Vec<pmx_accelerate::Boundary>,
+    /// The sets of float accumulations that `--check-order` tags
+    /// (`Accumulations::float_sets`): compiled as the built-in, which
+    /// tags, not as a direct write.
+    float_sets: FxHashSet<pmx_ast::Span>,
 }
 
 /// Compiles the modules of a program, in load order, with its accelerated
@@ -54,6 +58,7 @@ pub fn compile_program(
     modules: &[&Module],
     acc: Option<&Accelerated>,
     natives: &crate::Natives,
+    float_sets: &FxHashSet<pmx_ast::Span>,
 ) -> (Program, Vec<Site>) {
     let mut c = Compiler {
         natives: natives.clone(),
@@ -63,6 +68,7 @@ pub fn compile_program(
         cells: FxHashSet::default(),
         sites: FxHashMap::default(),
         boundaries: Vec::new(),
+        float_sets: float_sets.clone(),
     };
     let mut steps = Vec::new();
     let mut places = Vec::new();
@@ -395,7 +401,7 @@ impl Compiler {
                 if let (Builtin::TensorGetExn | Builtin::TensorSetExn, ExprKind::Seq(items)) =
                     (b, args.get(1).map(|a| &a.kind).unwrap_or(&ExprKind::Never))
                 {
-                    if args.len() == arity {
+                    if args.len() == arity && !self.float_sets.contains(&e.span) {
                         let t = self.expr(args[0]);
                         let index: Box<[Code]> = items.iter().map(|i| self.expr(i)).collect();
                         if b == Builtin::TensorGetExn {

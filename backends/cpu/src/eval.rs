@@ -109,6 +109,9 @@ pub struct Machine {
     pub checking: bool,
     /// The callee and site of the tail call a body returned `Flow::Switch` for.
     pub(crate) switch_to: Option<(Arc<Closure>, Span)>,
+    /// While `--check-order` runs a loop: the cells (storage, position)
+    /// that float accumulations wrote (`builtins/order.rs`).
+    pub(crate) accumulated: Option<rustc_hash::FxHashSet<(usize, usize)>>,
 }
 
 /// Below this much stack left, a call fails instead of overflowing.
@@ -144,6 +147,7 @@ impl Machine {
             regular: false,
             checking: shared_debug,
             switch_to: None,
+            accumulated: None,
         }
     }
 

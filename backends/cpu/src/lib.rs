@@ -19,6 +19,7 @@
 //! large.
 
 pub mod accelerate;
+mod accumulations;
 mod buffer;
 mod builtins;
 mod call;
@@ -38,6 +39,7 @@ mod thunk;
 pub mod value;
 
 pub use accelerate::{Accelerated, CallStats, Checked, Engine, Interpreter, Registered, Site};
+pub use accumulations::Accumulations;
 /// What `tensorCreate*` does before and per element, for native code that
 /// computes the elements itself.
 pub use builtins::tensor::{index_of as tensor_index_of, shape as tensor_shape};
@@ -68,11 +70,20 @@ pub struct Options {
     /// iteration orders, and every `reduce` with two bracketings, and fail
     /// where the result depends on the order.
     pub check_order: bool,
+    /// The accumulations of accelerated code (`accumulations.rs`).
+    pub accumulations: Arc<Accumulations>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { debug: false, utests: UtestFiles::None, tensor_max_rank: 3, argv: Vec::new(), check_order: false }
+        Options {
+            debug: false,
+            utests: UtestFiles::None,
+            tensor_max_rank: 3,
+            argv: Vec::new(),
+            check_order: false,
+            accumulations: Arc::default(),
+        }
     }
 }
 
@@ -158,7 +169,7 @@ pub fn run_with(
 ) -> Outcome {
     let _evaluating = error::Evaluating::start();
     builtins::parallel::use_this_stack_for_workers();
-    let (program, sites) = compile_program(modules, accelerated, natives);
+    let (program, sites) = compile_program(modules, accelerated, natives, &options.accumulations.float_sets);
     let shared = Arc::new(Shared::new(program, options, sites));
     let mut machine = Machine::new(shared.clone());
     let mut outcome = Outcome { exit_code: 0, error: None, passed: 0, failed: 0 };

@@ -60,16 +60,25 @@
 //! API: [`lower`], [`validate`], [`print`], the IR types in `ir.rs`, the
 //! walks into a block's nested blocks (`visit.rs`: [`Block::for_each_stmt`]
 //! and its kin, which every pass that looks at all statements uses), the
-//! call graph's [`callees`] and [`fixpoint`] (`callgraph.rs`), and the seam
-//! code generators implement ([`generator`]).
+//! call graph's [`callees`] and [`fixpoint`] (`callgraph.rs`), the seam
+//! code generators implement ([`generator`]), and three analyses of a
+//! CUDA-class program that several users share: [`affine`] (integers
+//! affine in a loop's index, indices and views apart per iteration),
+//! [`launch`] (which parallel loops are kernel launches) and
+//! [`accumulate`] (read-modify-writes of a cell with an associative and
+//! commutative operator in parallel loops: the CUDA generator, `pmx
+//! explain` and the interpreter use the one analysis).
 
 mod accelerate;
+pub mod accumulate;
+pub mod affine;
 mod body;
 mod callgraph;
 mod cx;
 mod funval;
 pub mod generator;
 mod ir;
+pub mod launch;
 mod lower;
 mod order;
 mod pattern;

@@ -489,3 +489,72 @@ fn the_validator_accepts_the_base_and_rejects_each_breakage() {
         );
     }
 }
+
+/// The accumulations of a CUDA-class program: (operator, atomic) in
+/// program order.
+fn accumulations(source: &str) -> Vec<(&'static str, bool)> {
+    let (p, _) = lowered(source, Backend::Cuda);
+    accumulate::find(&p).found.iter().map(|a| (a.op.name(), a.atomic())).collect()
+}
+
+#[test]
+fn accumulations_are_atomic_where_iterations_may_share_a_cell() {
+    let hist = "let h = tensorCreateCArrayInt [4] (lam. 0)\nmexpr\n\
+                accelerate (loop 10 (lam i. let b = modi (muli i i) 4 in \
+                tensorSetExn h [b] (addi (tensorGetExn h [b]) 1)))";
+    assert_eq!(accumulations(hist), [("addi", true)]);
+    // The loop's own cell: plain.
+    let own = "let y = tensorCreateCArrayFloat [4] (lam. 0.)\nmexpr\n\
+               accelerate (loop 4 (lam i. tensorSetExn y [i] (addf 1. (tensorGetExn y [i]))))";
+    assert_eq!(accumulations(own), [("addf", false)]);
+    // A row and a column of the index by one width, and a row of a matrix
+    // taken per iteration: plain.
+    let cells = "let c = tensorCreateCArrayInt [3, 5] (lam. 0)\nmexpr\n\
+                 accelerate (loop 15 (lam k. let i = divi k 5 in let j = modi k 5 in \
+                 tensorSetExn c [i, j] (muli (tensorGetExn c [i, j]) 2)))";
+    assert_eq!(accumulations(cells), [("muli", false)]);
+    let rows = "let c = tensorCreateCArrayInt [3, 5] (lam. 0)\nmexpr\n\
+                accelerate (loop 3 (lam i. let r = tensorSliceExn c [i] in \
+                seqLoop 5 (lam j. tensorSetExn r [0] (addi (tensorGetExn r [0]) j))))";
+    assert_eq!(accumulations(rows), [("addi", false)]);
+    // Two different widths: not known apart.
+    let tiles = "let c = tensorCreateCArrayInt [3, 5] (lam. 0)\nmexpr\n\
+                 accelerate (loop 15 (lam k. let i = divi k 5 in let j = modi k 3 in \
+                 tensorSetExn c [i, j] (addi (tensorGetExn c [i, j]) 2)))";
+    assert_eq!(accumulations(tiles), [("addi", true)]);
+}
+
+#[test]
+fn only_associative_and_commutative_updates_of_an_unused_read_are_accumulations() {
+    let maxi = "let maxi = lam a. lam b. if gti a b then a else b\n\
+                let h = tensorCreateCArrayInt [2] (lam. 0)\nmexpr\n\
+                accelerate (loop 10 (lam i. let k = modi i 2 in \
+                let old = tensorGetExn h [k] in tensorSetExn h [k] (maxi i old)))";
+    assert_eq!(accumulations(maxi), [("maxi", true)]);
+    let sub = "let h = tensorCreateCArrayInt [2] (lam. 0)\nmexpr\n\
+               accelerate (loop 10 (lam i. tensorSetExn h [0] (subi (tensorGetExn h [0]) i)))";
+    assert_eq!(accumulations(sub), []);
+    // The value read is used again: what it is depends on the order.
+    let read = "let h = tensorCreateCArrayInt [2] (lam. 0)\nlet o = tensorCreateCArrayInt [10] (lam. 0)\nmexpr\n\
+                accelerate (loop 10 (lam i. let old = tensorGetExn h [0] in \
+                tensorSetExn h [0] (addi old i); tensorSetExn o [i] old))";
+    assert_eq!(accumulations(read), []);
+    // Another cell: not a read-modify-write.
+    let other = "let h = tensorCreateCArrayInt [2] (lam. 0)\nmexpr\n\
+                 accelerate (loop 10 (lam i. tensorSetExn h [1] (addi (tensorGetExn h [0]) i)))";
+    assert_eq!(accumulations(other), []);
+}
+
+#[test]
+fn an_update_of_its_own_cell_is_atomic_where_another_accumulation_may_share_the_tensor() {
+    // `t[i] += 1` alone is plain; beside `t[i % 2] += 1` (the same cells
+    // from other iterations) it would race with those.
+    let both = "let t = tensorCreateCArrayInt [4] (lam. 0)\nmexpr\n\
+                accelerate (loop 4 (lam i. tensorSetExn t [i] (addi (tensorGetExn t [i]) 1); \
+                let k = modi i 2 in tensorSetExn t [k] (addi (tensorGetExn t [k]) 1)))";
+    assert_eq!(accumulations(both), [("addi", true), ("addi", true)]);
+    let apart = "let t = tensorCreateCArrayInt [4] (lam. 0)\nlet u = tensorCreateCArrayFloat [2] (lam. 0.)\nmexpr\n\
+                 accelerate (loop 4 (lam i. tensorSetExn t [i] (addi (tensorGetExn t [i]) 1); \
+                 let k = modi i 2 in tensorSetExn u [k] (addf (tensorGetExn u [k]) 1.)))";
+    assert_eq!(accumulations(apart), [("addi", false), ("addf", true)]);
+}

@@ -199,7 +199,10 @@ pub fn par_loop(m: &mut Machine, n: i64, f: &Value, span: Span) -> Res<()> {
         }
         Ok(())
     };
-    if !parallel(m, n) {
+    // A loop whose iterations may update one cell (an accumulation) runs
+    // on one thread: the interpreter's read and write of the cell are two
+    // steps (`crate::Accumulations`).
+    if !parallel(m, n) || m.shared.options.accumulations.loops.contains(&span) {
         return body(m, f, 0, n);
     }
     per_chunk(m, n, f, span, body).map(|_| ())

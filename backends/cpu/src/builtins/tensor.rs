@@ -121,7 +121,11 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
         }
         TensorGetExn => args[0].as_tensor().get(&args[1].as_seq().ints()).map_err(|e| err(m, e))?,
         TensorSetExn => {
-            args[0].as_tensor().set(&args[1].as_seq().ints(), args[2].clone()).map_err(|e| err(m, e))?;
+            let (t, ix) = (args[0].as_tensor(), args[1].as_seq().ints());
+            t.set(&ix, args[2].clone()).map_err(|e| err(m, e))?;
+            if m.accumulated.is_some() && m.shared.options.accumulations.float_sets.contains(&span) {
+                super::order::accumulated(m, t, &ix);
+            }
             Value::unit()
         }
         TensorLinearGetExn => args[0].as_tensor().linear_get(args[1].as_int()).map_err(|e| err(m, e))?,

@@ -73,6 +73,10 @@ pub struct Body<'p> {
     pub unchecked: FxHashSet<pmx_lower::VarId>,
     /// The statement being written.
     stmt: Option<pmx_lower::VarId>,
+    /// The read-modify-writes that parallel loops run
+    /// (`pmx_lower::accumulate`): those not provably of a different cell
+    /// per iteration are written as atomic updates.
+    pub accumulations: pmx_lower::accumulate::Accumulations,
 }
 
 fn scalar(t: &Type) -> bool {
@@ -105,6 +109,7 @@ impl<'p> Body<'p> {
             plan,
             unchecked: FxHashSet::default(),
             stmt: None,
+            accumulations: Default::default(),
         }
     }
 

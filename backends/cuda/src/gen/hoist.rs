@@ -22,50 +22,19 @@
 //! of a body are considered (not those in a branch, whose accesses may be
 //! guarded by the branch's condition), and only integer arithmetic that
 //! cannot fail (`addi`, `subi`, `muli`, `negi`), record fields, the
-//! dimensions of a tensor's shape and literals.
+//! dimensions of a tensor's shape and literals: what `pmx_lower::affine`
+//! knows, the analysis that the accumulations (`pmx_lower::accumulate`)
+//! use too.
 //!
 //! The same walk finds, for a kernel's body, what its index is divided by
 //! ([`row_length`]: `divi idx w`, `modi idx w` with `w` loop-invariant),
 //! which `gen::body` uses to launch the kernel in tiles of rows.
 
 use super::types::field;
-use pmx_ast::{Builtin, SmolStr};
-use pmx_lower::{Atom, Block, Callee, Expr, FnId, Function, Lit, Program, Type, VarId};
+use pmx_ast::Builtin;
+use pmx_lower::affine::{self, Affine, Env, Sym};
+use pmx_lower::{Block, Callee, Expr, FnId, Function, Program, Type, VarId};
 use rustc_hash::{FxHashMap, FxHashSet};
-
-/// A loop-invariant value: written in terms of the loop body's invariant
-/// parameters, at the loop.
-#[derive(Clone, Debug, PartialEq)]
-enum Sym {
-    Param(usize),
-    Lit(i64),
-    Add(Box<Sym>, Box<Sym>),
-    Sub(Box<Sym>, Box<Sym>),
-    Mul(Box<Sym>, Box<Sym>),
-    Neg(Box<Sym>),
-    Field(Box<Sym>, SmolStr),
-    /// Dimension `k` of a tensor (`get (tensorShape t) k`).
-    Dim(Box<Sym>, i64),
-}
-
-/// `base + step * i` (`step` absent: the value does not depend on `i`).
-#[derive(Clone, Debug)]
-struct Affine {
-    base: Sym,
-    step: Option<Sym>,
-}
-
-/// What the analysis knows of a variable of the body.
-#[derive(Clone, Debug)]
-enum Val {
-    Int(Affine),
-    /// A tensor or record that does not depend on `i`.
-    Invariant(Sym),
-    /// A sequence literal of integers (an index), each known or not.
-    Index(Vec<Option<Affine>>),
-    /// The shape of a tensor that does not depend on `i`.
-    Shape(Sym),
-}
 
 /// One access whose check is hoisted.
 #[derive(Clone, Debug)]
@@ -199,7 +168,7 @@ pub fn row_length(p: &Program, bodies: &FxHashMap<FnId, usize>, body: FnId, args
     if !cx.loop_body(f, 1) {
         return None;
     }
-    cx.divisors.first().map(|w| w.c(args))
+    cx.divisors.first().map(|w| c(w, args))
 }
 
 /// Keeps in `g`'s set only what `set` also has (the first set as it is).
@@ -231,127 +200,54 @@ impl<'p> Context<'p> {
         if passed == 0 || passed > n || f.params[n - 1].ty != Type::Int {
             return false;
         }
-        let mut env: FxHashMap<VarId, Val> = FxHashMap::default();
-        for (k, v) in f.params[..n - passed].iter().enumerate() {
-            let val = match v.ty {
-                Type::Int => Val::Int(Affine { base: Sym::Param(k), step: None }),
-                Type::Tensor(_) | Type::Record(_) => Val::Invariant(Sym::Param(k)),
-                _ => continue,
-            };
-            env.insert(v.id, val);
-        }
-        env.insert(f.params[n - 1].id, Val::Int(Affine { base: Sym::Lit(0), step: Some(Sym::Lit(1)) }));
+        let env = affine::body_env(f, n - passed, true, None);
         self.function(f, env, 0);
         true
     }
 
     /// Walks the top-level statements of `f`'s body, its parameters known
     /// as `env` says, recording what it proves.
-    fn function(&mut self, f: &Function, mut env: FxHashMap<VarId, Val>, depth: usize) {
+    fn function(&mut self, f: &Function, mut env: Env, depth: usize) {
         let mut proven = FxHashSet::default();
         for s in &f.body.stmts {
-            let int = |a: &Atom, env: &FxHashMap<VarId, Val>| match a {
-                Atom::Lit(Lit::Int(c)) => Some(Affine { base: Sym::Lit(*c), step: None }),
-                Atom::Var(v) => match env.get(&v.id) {
-                    Some(Val::Int(x)) => Some(x.clone()),
-                    _ => None,
-                },
-                _ => None,
-            };
-            let invariant = |a: &Atom, env: &FxHashMap<VarId, Val>| match a {
-                Atom::Var(v) => match env.get(&v.id) {
-                    Some(Val::Invariant(x)) => Some(x.clone()),
-                    _ => None,
-                },
-                _ => None,
-            };
             let val = match &s.expr {
-                Expr::Atom(a) => match a {
-                    Atom::Var(v) => env.get(&v.id).cloned(),
-                    _ => int(a, &env).map(Val::Int),
-                },
-                Expr::Prim(b, args) => match (b, args.as_slice()) {
-                    (Builtin::Addi, [x, y]) => combine(int(x, &env), int(y, &env), false).map(Val::Int),
-                    (Builtin::Subi, [x, y]) => combine(int(x, &env), int(y, &env), true).map(Val::Int),
-                    (Builtin::Muli, [x, y]) => multiply(int(x, &env), int(y, &env)).map(Val::Int),
-                    (Builtin::Negi, [x]) => {
-                        int(x, &env).map(|x| Affine { base: neg(x.base), step: x.step.map(neg) }).map(Val::Int)
-                    }
-                    (Builtin::Divi | Builtin::Modi, [x, y]) => {
-                        let is_index = |a: &Affine| a.base == Sym::Lit(0) && a.step == Some(Sym::Lit(1));
-                        if let (Some(x), Some(w)) = (int(x, &env), int(y, &env)) {
-                            if is_index(&x) && w.step.is_none() && !self.divisors.contains(&w.base) {
-                                self.divisors.push(w.base);
-                            }
+                Expr::Prim(Builtin::Divi | Builtin::Modi, args) => {
+                    if let (Some(x), Some(w)) = (affine::int(&args[0], &env), affine::int(&args[1], &env)) {
+                        if x.is_index() && w.step.is_none() && !self.divisors.contains(&w.base) {
+                            self.divisors.push(w.base);
                         }
-                        None
                     }
-                    (Builtin::TensorShape, [t]) => invariant(t, &env).map(Val::Shape),
-                    // A dimension past the rank is 0 in generated code
-                    // (`pmx_dim`), as the failing `get` gives the body;
-                    // the `get` itself stays checked.
-                    (Builtin::Get, [Atom::Var(v), Atom::Lit(Lit::Int(k))]) if *k >= 0 => match env.get(&v.id) {
-                        Some(Val::Shape(t)) => {
-                            Some(Val::Int(Affine { base: Sym::Dim(Box::new(t.clone()), *k), step: None }))
-                        }
-                        _ => None,
-                    },
-                    (Builtin::TensorGetExn, [t, ix]) | (Builtin::TensorSetExn, [t, ix, _]) => {
-                        let index = match ix {
-                            Atom::Var(v) => match env.get(&v.id) {
-                                Some(Val::Index(items)) => items.iter().cloned().collect::<Option<Vec<_>>>(),
-                                _ => None,
-                            },
-                            _ => None,
-                        };
-                        if let (Some(tensor), Some(index)) = (invariant(t, &env), index) {
-                            proven.insert(s.var.id);
-                            self.tests.push(Test::Full { tensor, index });
-                        }
-                        None
+                    affine::eval(s, &env)
+                }
+                Expr::Prim(Builtin::TensorGetExn, args) | Expr::Prim(Builtin::TensorSetExn, args) => {
+                    let index = affine::index(&args[1], &env).and_then(|items| items.into_iter().collect());
+                    if let (Some(tensor), Some(index)) = (affine::invariant(&args[0], &env), index) {
+                        proven.insert(s.var.id);
+                        self.tests.push(Test::Full { tensor, index });
                     }
-                    (Builtin::TensorLinearGetExn, [t, k]) | (Builtin::TensorLinearSetExn, [t, k, _]) => {
-                        if let (Some(tensor), Some(index)) = (invariant(t, &env), int(k, &env)) {
-                            proven.insert(s.var.id);
-                            self.tests.push(Test::Linear { tensor, index });
-                        }
-                        None
+                    None
+                }
+                Expr::Prim(Builtin::TensorLinearGetExn, args) | Expr::Prim(Builtin::TensorLinearSetExn, args) => {
+                    if let (Some(tensor), Some(index)) =
+                        (affine::invariant(&args[0], &env), affine::int(&args[1], &env))
+                    {
+                        proven.insert(s.var.id);
+                        self.tests.push(Test::Linear { tensor, index });
                     }
-                    _ => None,
-                },
-                Expr::Project(a, label) => invariant(a, &env).and_then(|r| {
-                    let x = Sym::Field(Box::new(r), label.clone());
-                    match s.var.ty {
-                        Type::Int => Some(Val::Int(Affine { base: x, step: None })),
-                        Type::Tensor(_) | Type::Record(_) => Some(Val::Invariant(x)),
-                        _ => None,
-                    }
-                }),
-                Expr::Seq(items) if s.var.ty == Type::Seq(Box::new(Type::Int)) => {
-                    Some(Val::Index(items.iter().map(|a| int(a, &env)).collect()))
+                    None
                 }
                 // A call: the callee's accesses, with its parameters
                 // known as the arguments are (a loop body is versioned on
                 // its own; recursion is not followed).
                 Expr::Call(g, args) if depth < MAX_DEPTH && !self.bodies.contains_key(g) => {
                     if let Some(callee) = self.p.function(*g).filter(|c| !c.recursive) {
-                        let mut inner = FxHashMap::default();
-                        for (param, a) in callee.params.iter().zip(args) {
-                            let v = match a {
-                                Atom::Var(v) => env.get(&v.id).cloned(),
-                                _ => int(a, &env).map(Val::Int),
-                            };
-                            if let Some(v) = v {
-                                inner.insert(param.id, v);
-                            }
-                        }
-                        self.function(callee, inner, depth + 1);
+                        self.function(callee, affine::call_env(callee, args, &env), depth + 1);
                         proven.insert(s.var.id);
                         self.calls.insert(s.var.id, *g);
                     }
                     None
                 }
-                _ => None,
+                _ => affine::eval(s, &env),
             };
             if let Some(val) = val {
                 env.insert(s.var.id, val);
@@ -361,61 +257,24 @@ impl<'p> Context<'p> {
     }
 }
 
-fn neg(x: Sym) -> Sym {
-    match x {
-        Sym::Lit(c) => Sym::Lit(c.wrapping_neg()),
-        x => Sym::Neg(Box::new(x)),
+/// C for the value at the loop, whose invariant arguments are `args`.
+fn c(s: &Sym, args: &[String]) -> String {
+    match s {
+        Sym::Param(k) => args[*k].clone(),
+        Sym::Lit(k) => super::body::lit(&pmx_lower::Lit::Int(*k)),
+        Sym::Add(a, b) => format!("PMX_ADDI({}, {})", c(a, args), c(b, args)),
+        Sym::Sub(a, b) => format!("PMX_SUBI({}, {})", c(a, args), c(b, args)),
+        Sym::Mul(a, b) => format!("PMX_MULI({}, {})", c(a, args), c(b, args)),
+        Sym::Neg(a) => format!("PMX_NEGI({})", c(a, args)),
+        Sym::Field(r, label) => format!("{}.{}", c(r, args), field(label)),
+        Sym::Dim(t, k) => format!("pmx_dim({}, {k})", c(t, args)),
     }
 }
 
-/// `x + y`, or `x - y` when `sub`, both affine.
-fn combine(x: Option<Affine>, y: Option<Affine>, sub: bool) -> Option<Affine> {
-    let (x, y) = (x?, y?);
-    let op = |a: Sym, b: Sym| if sub { Sym::Sub(Box::new(a), Box::new(b)) } else { Sym::Add(Box::new(a), Box::new(b)) };
-    let step = match (x.step, y.step) {
-        (None, None) => None,
-        (Some(a), None) => Some(a),
-        (None, Some(b)) if sub => Some(neg(b)),
-        (None, Some(b)) => Some(b),
-        (Some(a), Some(b)) => Some(op(a, b)),
-    };
-    Some(Affine { base: op(x.base, y.base), step })
-}
-
-/// `x * y`, affine when one side does not depend on the index.
-fn multiply(x: Option<Affine>, y: Option<Affine>) -> Option<Affine> {
-    let (x, y) = (x?, y?);
-    let (k, v) = match (&x.step, &y.step) {
-        (None, _) => (x.base, y),
-        (_, None) => (y.base, x),
-        _ => return None,
-    };
-    let mul = |a: &Sym, b: Sym| Sym::Mul(Box::new(a.clone()), Box::new(b));
-    Some(Affine { base: mul(&k, v.base), step: v.step.map(|s| mul(&k, s)) })
-}
-
-impl Sym {
-    /// C for the value at the loop, whose invariant arguments are `args`.
-    fn c(&self, args: &[String]) -> String {
-        match self {
-            Sym::Param(k) => args[*k].clone(),
-            Sym::Lit(c) => super::body::lit(&Lit::Int(*c)),
-            Sym::Add(a, b) => format!("PMX_ADDI({}, {})", a.c(args), b.c(args)),
-            Sym::Sub(a, b) => format!("PMX_SUBI({}, {})", a.c(args), b.c(args)),
-            Sym::Mul(a, b) => format!("PMX_MULI({}, {})", a.c(args), b.c(args)),
-            Sym::Neg(a) => format!("PMX_NEGI({})", a.c(args)),
-            Sym::Field(r, label) => format!("{}.{}", r.c(args), field(label)),
-            Sym::Dim(t, k) => format!("pmx_dim({}, {k})", t.c(args)),
-        }
-    }
-}
-
-impl Affine {
-    /// C: whether every value over `n` iterations lies in `[0, bound)`.
-    fn within(&self, args: &[String], n: &str, bound: &str) -> String {
-        let step = self.step.as_ref().map_or("(int64_t)0".to_string(), |s| s.c(args));
-        format!("pmx_affine_within({}, {step}, {n}, {bound})", self.base.c(args))
-    }
+/// C: whether every value of `a` over `n` iterations lies in `[0, bound)`.
+fn within(a: &Affine, args: &[String], n: &str, bound: &str) -> String {
+    let step = a.step.as_ref().map_or("(int64_t)0".to_string(), |s| c(s, args));
+    format!("pmx_affine_within({}, {step}, {n}, {bound})", c(&a.base, args))
 }
 
 impl Hoisted {
@@ -427,14 +286,14 @@ impl Hoisted {
         for t in &self.tests {
             match t {
                 Test::Full { tensor, index } => {
-                    let t = tensor.c(args);
+                    let t = c(tensor, args);
                     parts.push(format!("{t}.rank == {}", index.len()));
                     for (k, a) in index.iter().enumerate() {
-                        parts.push(a.within(args, n, &format!("{t}.dims[{k}]")));
+                        parts.push(within(a, args, n, &format!("{t}.dims[{k}]")));
                     }
                 }
                 Test::Linear { tensor, index } => {
-                    parts.push(index.within(args, n, &format!("pmx_tensor_size({})", tensor.c(args))));
+                    parts.push(within(index, args, n, &format!("pmx_tensor_size({})", c(tensor, args))));
                 }
             }
         }

@@ -17,7 +17,10 @@
 //! A sequential loop whose accesses `hoist.rs` can test before it is
 //! written twice: after the test, calling its body's unchecked version
 //! (`fnN_name_u`, and the unchecked versions of what that calls);
-//! otherwise as it is.
+//! otherwise as it is. An accumulation that iterations of a kernel may
+//! make to the same cell (`pmx_lower::accumulate`) is one atomic update,
+//! `pmx_tensor_atomic_OP`; its read is still written, for its check, its
+//! value unused.
 //!
 //! The host ABI of an entry (what the engines call):
 //! `int64_t pmx_entry_K(const pmx_arg *args, pmx_arg *result, const pmx_runtime *rt)`.
@@ -144,6 +147,7 @@ pub fn generate(
     let host_fns = host_functions(p);
     let plan = if options.checked { hoist::analyse(p) } else { hoist::Plan::default() };
     let mut cx = Body::new(p, *options, host_fns.clone(), plan);
+    cx.accumulations = pmx_lower::accumulate::find(p);
     let mut functions = String::new();
     let mut prototypes = String::new();
     let sites = call_sites(p);
@@ -273,43 +277,7 @@ fn params(types: &mut Types, f: &pmx_lower::Function) -> Vec<String> {
     f.params.iter().map(|v| types::param(&v.ty, &types.c(&v.ty), &body::var(v))).collect()
 }
 
-/// The functions that host code runs outside kernels and that launch
-/// kernels: those whose body, outside the bodies of its parallel loops,
-/// has a parallel `loop` or runs such a function (a call, or the body of
-/// a `seqLoop`, `seqLoopAcc` or `foldl`), as reached from an entry's body.
-/// Each gets a host version.
-pub fn host_functions(p: &Program) -> FxHashSet<FnId> {
-    let launching = fixpoint(p, launches);
-    // Those that host code reaches.
-    let mut reached: FxHashSet<FnId> = FxHashSet::default();
-    let mut todo: Vec<FnId> = Vec::new();
-    for e in &p.entries {
-        host_callees(&e.body, &launching, &mut todo);
-    }
-    while let Some(id) = todo.pop() {
-        if reached.insert(id) {
-            if let Some(f) = p.function(id) {
-                host_callees(&f.body, &launching, &mut todo);
-            }
-        }
-    }
-    reached
-}
-
-/// The function a statement of host code runs outside a kernel, if any:
-/// the callee of a call, or the body of a sequential loop or fold.
-pub(crate) fn host_callee(e: &Expr) -> Option<FnId> {
-    let f = match e {
-        Expr::Call(id, _) => return Some(*id),
-        Expr::Loop { f, parallel: false, .. } | Expr::SeqLoopAcc { f, .. } | Expr::Foldl { f, .. } => f,
-        _ => return None,
-    };
-    match f.callee {
-        Callee::Function(id) => Some(id),
-        Callee::Builtin(_) | Callee::Math(_) => None,
-        Callee::Value => unreachable!("{}", pmx_lower::HOST_ONLY),
-    }
-}
+pub(crate) use pmx_lower::launch::{host_callee, host_functions};
 
 /// The functions whose body `holds` of, given those found so far, to a
 /// fixpoint (recursion).
@@ -393,19 +361,6 @@ fn uses_here(e: &Expr, fns: &FxHashSet<FnId>, builtin: &dyn Fn(pmx_ast::Builtin)
         Expr::Utest { using, on_fail, .. } => using.iter().chain(on_fail).any(fun),
         _ => false,
     }
-}
-
-/// Whether a block, run as host code, launches a kernel.
-fn launches(b: &Block, launching: &FxHashSet<FnId>) -> bool {
-    b.any_stmt(|s| {
-        matches!(s.expr, Expr::Loop { parallel: true, .. })
-            || host_callee(&s.expr).is_some_and(|id| launching.contains(&id))
-    })
-}
-
-/// The launching functions a block, run as host code, runs outside kernels.
-fn host_callees(b: &Block, launching: &FxHashSet<FnId>, out: &mut Vec<FnId>) {
-    b.for_each_stmt(&mut |s| out.extend(host_callee(&s.expr).filter(|id| launching.contains(id))));
 }
 
 /// How many calls and function references name each function.

@@ -277,6 +277,103 @@ PMX_INLINE pmx_unit pmx_tensor_set(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, 
   if (pmx_tensor_pos(t, ix.data, ix.len, loc, checked, &p)) t.data[p] = v;
   return pmx_unit();
 }
+// Accumulations (issue 30, `pmx_lower::accumulate`): a read-modify-write
+// of a cell that several iterations of a parallel loop may make at once is
+// one indivisible update. On a device: atomicAdd where it has one for the
+// type (64-bit integers; doubles from compute capability 6.0), atomicMax
+// and atomicMin for integers, else a compare-and-swap loop on the cell's
+// bits. On the CPU (OpenMP threads, or a device's kernels run on the CPU)
+// GCC's and Clang's __atomic builtins. Relaxed order suffices: nothing
+// reads the cells until the loop has ended (a launch's end, or OpenMP's
+// barrier, orders them).
+PMX_INLINE int64_t pmx_atomic_cas(int64_t *p, int64_t expected, int64_t desired) {
+#if defined(__CUDA_ARCH__)
+  return (int64_t)atomicCAS((unsigned long long *)p, (unsigned long long)expected, (unsigned long long)desired);
+#else
+  __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return expected;
+#endif
+}
+PMX_INLINE int64_t pmx_atomic_load(int64_t *p) {
+#if defined(__CUDA_ARCH__)
+  return *(volatile int64_t *)p;
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+PMX_INLINE int64_t pmx_bits_of(double x) {
+#if defined(__CUDA_ARCH__)
+  return __double_as_longlong(x);
+#else
+  int64_t b;
+  memcpy(&b, &x, sizeof b);
+  return b;
+#endif
+}
+PMX_INLINE double pmx_double_of(int64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(b);
+#else
+  double x;
+  memcpy(&x, &b, sizeof x);
+  return x;
+#endif
+}
+// The compare-and-swap loop: `NEW` computes the cell's new value from
+// `old` (its current value, as T).
+#define PMX_ATOMIC_LOOP(T, TO_BITS, FROM_BITS, NEW)                        \
+  int64_t bits = pmx_atomic_load((int64_t *)p);                            \
+  for (;;) {                                                               \
+    T old = FROM_BITS(bits);                                               \
+    int64_t prev = pmx_atomic_cas((int64_t *)p, bits, TO_BITS(NEW));       \
+    if (prev == bits) return;                                              \
+    bits = prev;                                                           \
+  }
+#define PMX_SAME_BITS(x) (x)
+PMX_INLINE void pmx_atomic_addi(int64_t *p, int64_t v) {
+#if defined(__CUDA_ARCH__)
+  atomicAdd((unsigned long long *)p, (unsigned long long)v);
+#else
+  __atomic_fetch_add((uint64_t *)p, (uint64_t)v, __ATOMIC_RELAXED);
+#endif
+}
+PMX_INLINE void pmx_atomic_muli(int64_t *p, int64_t v) { PMX_ATOMIC_LOOP(int64_t, PMX_SAME_BITS, PMX_SAME_BITS, PMX_MULI(old, v)) }
+PMX_INLINE void pmx_atomic_maxi(int64_t *p, int64_t v) {
+#if defined(__CUDA_ARCH__)
+  atomicMax((long long *)p, (long long)v);
+#else
+  PMX_ATOMIC_LOOP(int64_t, PMX_SAME_BITS, PMX_SAME_BITS, (old > v ? old : v))
+#endif
+}
+PMX_INLINE void pmx_atomic_mini(int64_t *p, int64_t v) {
+#if defined(__CUDA_ARCH__)
+  atomicMin((long long *)p, (long long)v);
+#else
+  PMX_ATOMIC_LOOP(int64_t, PMX_SAME_BITS, PMX_SAME_BITS, (old < v ? old : v))
+#endif
+}
+PMX_INLINE void pmx_atomic_addf(double *p, double v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 600
+  atomicAdd(p, v);
+#else
+  PMX_ATOMIC_LOOP(double, pmx_bits_of, pmx_double_of, old + v)
+#endif
+}
+PMX_INLINE void pmx_atomic_mulf(double *p, double v) { PMX_ATOMIC_LOOP(double, pmx_bits_of, pmx_double_of, old * v) }
+// tensorSetExn t ix (op (tensorGetExn t ix) v), atomically.
+#define PMX_TENSOR_ATOMIC(OP, T)                                                                      \
+  PMX_INLINE pmx_unit pmx_tensor_atomic_##OP(const pmx_tensor<T> &t, pmx_seq<int64_t> ix, T v, int64_t loc, \
+                                             bool checked) {                                          \
+    int64_t p;                                                                                        \
+    if (pmx_tensor_pos(t, ix.data, ix.len, loc, checked, &p)) pmx_atomic_##OP(t.data + p, v);         \
+    return pmx_unit();                                                                                \
+  }
+PMX_TENSOR_ATOMIC(addi, int64_t)
+PMX_TENSOR_ATOMIC(muli, int64_t)
+PMX_TENSOR_ATOMIC(maxi, int64_t)
+PMX_TENSOR_ATOMIC(mini, int64_t)
+PMX_TENSOR_ATOMIC(addf, double)
+PMX_TENSOR_ATOMIC(mulf, double)
 template <typename T>
 PMX_INLINE T pmx_tensor_linear_get(const pmx_tensor<T> &t, int64_t i, int64_t loc, bool checked) {
   if (checked && (i < 0 || i >= pmx_tensor_size(t))) { pmx_fail(loc); return T(); }

@@ -64,7 +64,21 @@ impl Body<'_> {
             }
             TensorSetExn => {
                 let loc = self.failure(span, "Invalid indices used to access tensor");
-                format!("pmx_tensor_set({}, {}, {}, {loc}, {chk})", a[0], a[1], a[2])
+                // An accumulation that iterations may make to the same
+                // cell at once: one atomic update of the cell with the
+                // operand (the read it replaces is still written, for its
+                // check, and its value left unused).
+                let atomic = self.stmt.and_then(|v| self.accumulations.atomic(v));
+                match atomic.map(|acc| (acc.op, acc.value.clone())) {
+                    Some((op, value)) => format!(
+                        "pmx_tensor_atomic_{}({}, {}, {}, {loc}, {chk})",
+                        op.name(),
+                        a[0],
+                        a[1],
+                        self.atom(&value)
+                    ),
+                    None => format!("pmx_tensor_set({}, {}, {}, {loc}, {chk})", a[0], a[1], a[2]),
+                }
             }
             TensorLinearGetExn => {
                 let loc = self.failure(span, "Out of bounds access in tensor");
