@@ -151,14 +151,17 @@ impl Composer<'_> {
                     }
                     let new: Vec<_> =
                         sem.cases.iter().filter(|c| !mine.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
-                    let old: Vec<_> =
-                        mine.cases.iter().filter(|c| !sem.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
                     mine.below.extend(sem.below.iter().copied());
+                    // The cases met for the first time: each new one against
+                    // each of ours that the parent lacks (read in place: a
+                    // composition of hundreds of fragments meets thousands).
+                    let mut found = Vec::new();
                     for a in &new {
-                        for b in &old {
-                            order(mine, a, b, at, self.diags);
+                        for b in mine.cases.iter().filter(|c| !sem.cases.iter().any(|d| d.id() == c.id())) {
+                            found.extend(order(&mine.name, a, b, at, self.diags));
                         }
                     }
+                    mine.below.extend(found);
                     mine.cases.extend(new);
                 }
                 None => out.sems.push(sem.clone()),
@@ -239,13 +242,17 @@ impl Composer<'_> {
                 None => sem.params = Some(Arc::new(params.clone())),
             }
         }
+        let params = decl.params.clone().map(Arc::new).or_else(|| sem.params.clone());
         for case in &decl.cases {
-            let case =
-                Arc::new(Case { pattern: case.pattern.clone(), body: case.body.clone(), lang: self.lang.clone() });
-            for i in 0..sem.cases.len() {
-                let old = sem.cases[i].clone();
-                order(sem, &case, &old, case.pattern.span, self.diags);
-            }
+            let case = Arc::new(Case {
+                pattern: case.pattern.clone(),
+                body: case.body.clone(),
+                lang: self.lang.clone(),
+                params: params.clone(),
+            });
+            let found: Vec<_> =
+                sem.cases.iter().filter_map(|old| order(&sem.name, &case, old, case.pattern.span, self.diags)).collect();
+            sem.below.extend(found);
             sem.cases.push(case);
         }
     }
@@ -286,41 +293,42 @@ impl Composer<'_> {
         let mut d = Diagnostic::error(
             Code::SemParameters,
             at,
-            format!("semantic function `{name}` has different parameters in different fragments of `{}`", self.lang),
+            format!(
+                "semantic function `{name}` takes different numbers of parameters in different fragments of `{}`",
+                self.lang
+            ),
         )
-        .with_label(format!("parameters `{}` here", list(new)));
+        .with_label(format!("{} parameter(s) `{}` here", new.len(), list(new)));
         if let Some(p) = old.first() {
-            d = d.with_secondary(p.span, format!("parameters `{}` here", list(old)));
+            d = d.with_secondary(p.span, format!("{} parameter(s) `{}` here", old.len(), list(old)));
         }
-        self.diags.push(d.with_note("every fragment must name the same parameters, in the same order"));
+        self.diags.push(d.with_note("every fragment must take as many parameters (their names may differ)"));
     }
 }
 
+/// Whether two fragments' parameters of one sem fit together: Miking
+/// asks for as many, whatever their names (each case sees them under its
+/// own fragment's names, `emit.rs`).
 fn same_params(a: &[SemParam], b: &[SemParam]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.name.text == y.name.text)
+    a.len() == b.len()
 }
 
-/// Orders case `a` against case `b` of `sem` (Miking's rule: the more
-/// specific first; disjoint ones need no order; equal or overlapping ones
+/// Orders case `a` against case `b` of semantic function `sem` (Miking's
+/// rule: the more specific first, the pair returned as `(more specific,
+/// less specific)`; disjoint ones need no order; equal or overlapping ones
 /// are an error, reported at `at`).
-fn order(sem: &mut Sem, a: &Case, b: &Case, at: Span, diags: &mut Vec<Diagnostic>) {
+fn order(sem: &str, a: &Case, b: &Case, at: Span, diags: &mut Vec<Diagnostic>) -> Option<(Span, Span)> {
     let why = match relation(&a.pattern, &b.pattern) {
-        Relation::Subset => {
-            sem.below.insert((a.id(), b.id()));
-            return;
-        }
-        Relation::Superset => {
-            sem.below.insert((b.id(), a.id()));
-            return;
-        }
-        Relation::Disjoint => return,
+        Relation::Subset => return Some((a.id(), b.id())),
+        Relation::Superset => return Some((b.id(), a.id())),
+        Relation::Disjoint => return None,
         Relation::Equal => "they match exactly the same values",
         Relation::Overlapping => "they overlap, and neither is more specific than the other",
     };
     let mut d = Diagnostic::error(
         Code::AmbiguousCases,
         at,
-        format!("two cases of semantic function `{}` cannot be ordered by specificity: {why}", sem.name),
+        format!("two cases of semantic function `{sem}` cannot be ordered by specificity: {why}"),
     )
     .with_label(if at == a.id() {
         format!("this case (from `{}`)", a.lang)
@@ -334,4 +342,5 @@ fn order(sem: &mut Sem, a: &Case, b: &Case, at: Span, diags: &mut Vec<Diagnostic
         d = d.with_secondary(a.id(), format!("this case (from `{}`)", a.lang));
     }
     diags.push(d.with_note("make one pattern more specific than the other, or make them disjoint"));
+    None
 }
