@@ -14,8 +14,10 @@
 //! known here from how the cases were made: literal and nested patterns
 //! of a constructor, then its general pattern, the catch-all last), so
 //! that composition, case order, open recursion and scoping are compared
-//! with what they mean, not with how pmx desugars them. Both run in the
-//! interpreter (`pmx run --target interp`).
+//! with what they mean, not with how pmx desugars them. Fragments name
+//! `size`'s parameter `k` or `p` at random (each case sees its own
+//! fragment's name). Both run in the interpreter (`pmx run --target
+//! interp`).
 
 #[path = "support/process.rs"]
 mod process;
@@ -104,6 +106,9 @@ struct Program {
     cases: Vec<Case>,
     /// Whether the first fragment declares `eval`'s type.
     signature: bool,
+    /// What each fragment calls `size`'s parameter (fragments may name it
+    /// differently: Miking's rule).
+    param: Vec<&'static str>,
     /// `use F in [eval t, size 0 t]` for these languages and values.
     uses: Vec<(usize, String)>,
 }
@@ -131,27 +136,28 @@ fn expr(c: &mut Choices, vars: &[&'static str], parts: &[&'static str], depth: u
 }
 
 /// Renders a body; `lang` names the hand-written functions (`eval_F2`),
-/// `None` writes the MLang calls (`eval`).
-fn render(e: &E, sem: usize, lang: Option<usize>) -> String {
+/// `None` writes the MLang calls (`eval`); `k` is `size`'s parameter.
+fn render(e: &E, sem: usize, lang: Option<usize>, k: &str) -> String {
     let name = |s: usize| match lang {
         Some(l) => format!("{}_F{l}", SEMS[s]),
         None => SEMS[s].to_string(),
     };
     match e {
         E::Lit(i) => i.to_string(),
+        E::Var("k") => k.to_string(),
         E::Var(v) => v.to_string(),
         E::Call(0, part) => format!("({} {part})", name(0)),
         E::Call(_, part) => {
-            let k = if sem == 1 { "(addi k 1)" } else { "1" };
+            let k = if sem == 1 { format!("(addi {k} 1)") } else { "1".into() };
             format!("({} {k} {part})", name(1))
         }
-        E::Op(op, a, b) => format!("({op} {} {})", render(a, sem, lang), render(b, sem, lang)),
+        E::Op(op, a, b) => format!("({op} {} {})", render(a, sem, lang, k), render(b, sem, lang, k)),
         E::If(a, b, t, f) => format!(
             "(if lti {} {} then {} else {})",
-            render(a, sem, lang),
-            render(b, sem, lang),
-            render(t, sem, lang),
-            render(f, sem, lang)
+            render(a, sem, lang, k),
+            render(b, sem, lang, k),
+            render(t, sem, lang, k),
+            render(f, sem, lang, k)
         ),
     }
 }
@@ -288,7 +294,8 @@ fn generate(values: Vec<u32>) -> Program {
         }
     }
     let signature = c.chance();
-    Program { parents, visible, cons, cases, signature, uses }
+    let param = (0..frags).map(|_| if c.chance() { "p" } else { "k" }).collect();
+    Program { parents, visible, cons, cases, signature, uses, param }
 }
 
 fn carried(k: &Con) -> &'static str {
@@ -319,9 +326,10 @@ fn mlang(p: &Program) -> String {
                 continue;
             }
             cases.sort_by_key(|c| c.key);
-            out += &format!("  sem {name}{} =\n", if s == 1 { " (k : Int)" } else { "" });
+            let k = p.param[f];
+            out += &format!("  sem {name}{} =\n", if s == 1 { format!(" ({k} : Int)") } else { String::new() });
             for c in cases {
-                out += &format!("  | {} -> {}\n", pattern(c.pat, &p.cons), render(&c.body, s, None));
+                out += &format!("  | {} -> {}\n", pattern(c.pat, &p.cons), render(&c.body, s, None, k));
             }
         }
         out += "end\n\n";
@@ -358,7 +366,7 @@ fn by_hand(p: &Program) -> String {
                 out += &format!(
                     "    match t with {} then {} else\n",
                     pattern(c.pat, &p.cons),
-                    render(&c.body, s, Some(f))
+                    render(&c.body, s, Some(f), "k")
                 );
             }
             out += "    never\n";
