@@ -8,6 +8,7 @@ use super::patterns::{relation, Relation};
 use super::*;
 use pmx_ast::mlang::{Lang, LangDecl, SemDecl, SynDecl};
 use pmx_diagnostics::Code;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 pub(super) fn compose(lang: &Lang, visible: &Languages, diags: &mut Vec<Diagnostic>) -> Language {
     let name = lang.name.text.clone();
@@ -21,7 +22,7 @@ pub(super) fn compose(lang: &Lang, visible: &Languages, diags: &mut Vec<Diagnost
         env: Env::default(),
         own_sems: true,
     };
-    let mut c = Composer { lang: &name, diags };
+    let mut c = Composer { lang: &name, diags, cases: FxHashMap::default() };
     let mut parents = Vec::new();
     for include in &lang.includes {
         match visible.get(&include.text) {
@@ -102,6 +103,54 @@ fn same_sems(a: &[Sem], b: &[Sem]) -> bool {
 struct Composer<'a> {
     lang: &'a SmolStr,
     diags: &'a mut Vec<Diagnostic>,
+    /// The cases of each of the language's sems so far, indexed.
+    cases: FxHashMap<SmolStr, CaseIndex>,
+}
+
+/// A sem's cases by identity and by the constructor their pattern starts
+/// with, so that a new case is related only to the cases it may overlap:
+/// two cases whose patterns start with different constructors are
+/// disjoint (`relation`), and a composition of hundreds of fragments
+/// would otherwise relate every pair of its thousands of cases.
+#[derive(Default)]
+struct CaseIndex {
+    /// How many of the sem's cases are indexed (cases are only added, at
+    /// the end).
+    indexed: usize,
+    ids: FxHashSet<Span>,
+    /// Positions by the constructor a pattern starts with; `None`: a
+    /// pattern that starts otherwise, which may overlap any.
+    by_head: FxHashMap<Option<SmolStr>, Vec<usize>>,
+}
+
+fn head(c: &Case) -> Option<SmolStr> {
+    match &c.pattern.kind {
+        pmx_ast::PatKind::Con(n, _) => Some(n.text.clone()),
+        _ => None,
+    }
+}
+
+impl CaseIndex {
+    fn catch_up(&mut self, cases: &[Arc<Case>]) {
+        for (i, c) in cases.iter().enumerate().skip(self.indexed) {
+            self.ids.insert(c.id());
+            self.by_head.entry(head(c)).or_default().push(i);
+        }
+        self.indexed = cases.len();
+    }
+
+    /// The positions of the cases `c` may overlap, in order.
+    fn meets(&self, c: &Case) -> Vec<usize> {
+        let mut out: Vec<usize> = match head(c) {
+            None => (0..self.indexed).collect(),
+            Some(k) => {
+                let same = self.by_head.get(&Some(k)).into_iter().flatten();
+                same.chain(self.by_head.get(&None).into_iter().flatten()).copied().collect()
+            }
+        };
+        out.sort_unstable();
+        out
+    }
 }
 
 impl Composer<'_> {
@@ -149,16 +198,19 @@ impl Composer<'_> {
                     if mine.signature.is_none() {
                         mine.signature = sem.signature.clone();
                     }
-                    let new: Vec<_> =
-                        sem.cases.iter().filter(|c| !mine.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
+                    let index = self.cases.entry(mine.name.clone()).or_default();
+                    index.catch_up(&mine.cases);
+                    let new: Vec<_> = sem.cases.iter().filter(|c| !index.ids.contains(&c.id())).cloned().collect();
                     mine.below.extend(sem.below.iter().copied());
                     // The cases met for the first time: each new one against
-                    // each of ours that the parent lacks (read in place: a
-                    // composition of hundreds of fragments meets thousands).
+                    // each of ours that the parent lacks.
+                    let theirs: FxHashSet<Span> = sem.cases.iter().map(|c| c.id()).collect();
                     let mut found = Vec::new();
                     for a in &new {
-                        for b in mine.cases.iter().filter(|c| !sem.cases.iter().any(|d| d.id() == c.id())) {
-                            found.extend(order(&mine.name, a, b, at, self.diags));
+                        for b in index.meets(a).into_iter().map(|j| &mine.cases[j]) {
+                            if !theirs.contains(&b.id()) {
+                                found.extend(order(&mine.name, a, b, at, self.diags));
+                            }
                         }
                     }
                     mine.below.extend(found);
@@ -250,8 +302,13 @@ impl Composer<'_> {
                 lang: self.lang.clone(),
                 params: params.clone(),
             });
-            let found: Vec<_> =
-                sem.cases.iter().filter_map(|old| order(&sem.name, &case, old, case.pattern.span, self.diags)).collect();
+            let index = self.cases.entry(sem.name.clone()).or_default();
+            index.catch_up(&sem.cases);
+            let found: Vec<_> = index
+                .meets(&case)
+                .into_iter()
+                .filter_map(|j| order(&sem.name, &case, &sem.cases[j], case.pattern.span, self.diags))
+                .collect();
             sem.below.extend(found);
             sem.cases.push(case);
         }
