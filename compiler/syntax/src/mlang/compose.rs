@@ -229,7 +229,14 @@ impl Composer<'_> {
         }
         let params = Arc::new(syn.params.clone());
         let i = match out.syns.iter().position(|s| s.name == syn.name.text) {
-            Some(i) => i,
+            Some(i) => {
+                let root = &out.syns[i];
+                if root.params.len() != syn.params.len() {
+                    let (n, root_span) = (root.params.len(), root.root);
+                    self.syn_params(syn, n, root_span);
+                }
+                i
+            }
             None => {
                 out.syns.push(Syn {
                     name: syn.name.text.clone(),
@@ -366,6 +373,27 @@ impl Composer<'_> {
 /// Whether two fragments' parameters of one sem fit together: Miking
 /// asks for as many, whatever their names (each case sees them under its
 /// own fragment's names, `emit.rs`).
+impl Composer<'_> {
+    /// A fragment's `syn` with another number of type parameters than
+    /// where the syn is first defined (`root_params` there): an error in
+    /// Miking too. Its constructors stay (`emit.rs` fits their type to the
+    /// syn's), so that their uses report nothing more.
+    fn syn_params(&mut self, syn: &SynDecl, root_params: usize, root: Span) {
+        let d = Diagnostic::error(
+            Code::SemParameters,
+            syn.name.span,
+            format!(
+                "syn `{}` takes different numbers of type parameters in different fragments of `{}`",
+                syn.name.text, self.lang
+            ),
+        )
+        .with_label(format!("{} parameter(s) here", syn.params.len()))
+        .with_secondary(root, format!("{root_params} parameter(s) here"))
+        .with_note("every fragment must give a syn as many type parameters (their names may differ)");
+        self.diags.push(d);
+    }
+}
+
 fn same_params(a: &[SemParam], b: &[SemParam]) -> bool {
     a.len() == b.len()
 }

@@ -37,8 +37,16 @@ pub(super) fn emit(
             let decl = &con.decl;
             let span = decl.span;
             let carried = decl.carried.clone().unwrap_or(TypeExpr { kind: TypeExprKind::Record(Vec::new()), span });
-            let args =
-                con.params.iter().map(|p| TypeExpr { kind: TypeExprKind::Var(p.clone()), span: p.span }).collect();
+            // The syn's parameters as the constructor's fragment names them;
+            // where it gives another number (E0503), unknown types fill or
+            // drop the rest, so that the constructor's uses report nothing
+            // more.
+            let args = (0..syn.params.len())
+                .map(|i| match con.params.get(i) {
+                    Some(p) => TypeExpr { kind: TypeExprKind::Var(p.clone()), span: p.span },
+                    None => TypeExpr { kind: TypeExprKind::Unknown, span },
+                })
+                .collect();
             let result =
                 TypeExpr { kind: TypeExprKind::Con(Name::unresolved(syn.mangled.clone(), decl.name.span), args), span };
             let ty = TypeExpr { kind: TypeExprKind::Arrow(Box::new(carried), Box::new(result)), span };
