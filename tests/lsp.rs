@@ -413,3 +413,23 @@ fn mlang_names_have_hover_definitions_and_located_errors() {
     assert_eq!(diags[0]["range"], range_of(&broken, "true", 0), "{diags:?}");
     assert!(c.shutdown().success());
 }
+
+/// MLang: fragments that name a semantic function's parameter
+/// differently; in each case the name means its own fragment's parameter,
+/// for hover and go-to-definition too.
+#[test]
+fn mlang_parameters_named_per_fragment() {
+    let dir = temp_dir("mlang-params");
+    let text = "lang A\n  sem f (x : Int) =\n  | 0 -> x\nend\n\
+                lang B = A\n  sem f (y : Int) =\n  | 1 -> addi y 1\nend\n\
+                mexpr\nuse B in f 2 1\n";
+    let uri = write(&dir, "params.mc", text);
+    let mut c = Client::start();
+    c.open(&uri, text, 1);
+    assert!(c.diagnostics(&uri, 1).is_empty());
+    assert!(hover_text(&mut c, &uri, text, "y 1").contains(": Int"));
+    let (l, ch) = pos_of(text, "y 1", 0);
+    let r = c.request("textDocument/definition", Client::at(&uri, l, ch));
+    assert_eq!(r["result"][0]["range"], range_of(text, "y", 0), "{r}");
+    assert!(c.shutdown().success());
+}

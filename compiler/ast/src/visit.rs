@@ -180,22 +180,27 @@ fn walk_free(e: &Expr, free: &mut Free) {
 
 /// Adds the names a pattern binds.
 pub fn pat_binders(p: &Pat, bound: &mut FxHashSet<NameId>) {
+    pat_binder_names(p, &mut |n| {
+        bound.insert(n.id);
+    });
+}
+
+/// Calls `f` on each name a pattern binds (before name resolution too).
+pub fn pat_binder_names<'a>(p: &'a Pat, f: &mut dyn FnMut(&'a Name)) {
     match &p.kind {
-        PatKind::Bind(n) => {
-            bound.insert(n.id);
-        }
-        PatKind::Con(_, a) | PatKind::Not(a) => pat_binders(a, bound),
-        PatKind::Record(fields) => fields.iter().for_each(|(_, f)| pat_binders(f, bound)),
-        PatKind::Seq(items) => items.iter().for_each(|i| pat_binders(i, bound)),
+        PatKind::Bind(n) => f(n),
+        PatKind::Con(_, a) | PatKind::Not(a) => pat_binder_names(a, f),
+        PatKind::Record(fields) => fields.iter().for_each(|(_, p)| pat_binder_names(p, f)),
+        PatKind::Seq(items) => items.iter().for_each(|i| pat_binder_names(i, f)),
         PatKind::Edge { prefix, middle, suffix } => {
-            prefix.iter().chain(suffix).for_each(|i| pat_binders(i, bound));
+            prefix.iter().chain(suffix).for_each(|i| pat_binder_names(i, f));
             if let Some(m) = middle {
-                bound.insert(m.id);
+                f(m);
             }
         }
         PatKind::And(a, b) | PatKind::Or(a, b) => {
-            pat_binders(a, bound);
-            pat_binders(b, bound);
+            pat_binder_names(a, f);
+            pat_binder_names(b, f);
         }
         PatKind::Wild | PatKind::Int(_) | PatKind::Char(_) | PatKind::Bool(_) | PatKind::Error => {}
     }

@@ -86,7 +86,7 @@ codes! {
     FutharkUnsupported = "E0441", "Futhark code generation: construct not supported yet";
     UnknownLanguage = "E0501", "unknown language fragment";
     AmbiguousCases = "E0502", "semantic function cases that cannot be ordered";
-    SemParameters = "E0503", "inconsistent semantic function parameters";
+    SemParameters = "E0503", "inconsistent parameters of a semantic function or syn";
     LanguageConflict = "E0504", "conflicting definitions in a language";
 }
 

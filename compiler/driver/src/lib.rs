@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 mod db;
+mod freed;
 mod includes;
 mod mlang;
 mod prefetch;

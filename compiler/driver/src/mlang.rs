@@ -4,6 +4,7 @@
 //! includers those and its own.
 
 use crate::db::{Db, SourceFile};
+use crate::freed::FreedApart;
 use crate::includes::acyclic_includes;
 use crate::queries::parse_file;
 use pmx_syntax::mlang::{Desugared, Languages};
@@ -12,13 +13,13 @@ use std::sync::Arc;
 /// A file in plain MExpr, with the languages it exports and the
 /// desugaring's diagnostics. `no_eq` as `parse_file`: spans move with
 /// every edit, so results would rarely compare equal.
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn desugared(db: &dyn Db, file: SourceFile) -> Arc<Desugared> {
+#[salsa::tracked(returns(deref), no_eq)]
+pub fn desugared(db: &dyn Db, file: SourceFile) -> FreedApart<Arc<Desugared>> {
     let mut imported = Languages::default();
     for &dep in &acyclic_includes(db, file).0 {
         imported.extend(language_exports(db, dep).iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    Arc::new(pmx_syntax::mlang::desugar(parse_file(db, file), &imported))
+    FreedApart::new(Arc::new(pmx_syntax::mlang::desugar(parse_file(db, file), &imported)))
 }
 
 /// The languages a file gives its includers, compared after each edit (as

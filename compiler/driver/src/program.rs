@@ -15,6 +15,7 @@
 //! twice.
 
 use crate::db::{Db, SourceFile};
+use crate::freed::FreedApart;
 use crate::queries::{check_file, check_with, program_files, CheckedFile, DbImports};
 use pmx_ast::Module;
 use pmx_names::Exports;
@@ -36,8 +37,8 @@ impl ProgramChecks {
 
 /// The program of `root` checked in Miking's merged order (see the
 /// module's docs): the files that needed a check of their own in it.
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn program_checks(db: &dyn Db, root: SourceFile) -> ProgramChecks {
+#[salsa::tracked(returns(deref), no_eq)]
+pub fn program_checks(db: &dyn Db, root: SourceFile) -> FreedApart<ProgramChecks> {
     let mut again: FxHashMap<SourceFile, CheckedFile> = FxHashMap::default();
     // The names defined before the file at hand, later ones shadowing.
     let mut seen = Exports::default();
@@ -55,7 +56,7 @@ pub fn program_checks(db: &dyn Db, root: SourceFile) -> ProgramChecks {
         // A file binds the same names whichever names it sees.
         seen.extend_from(&alone.own_names);
     }
-    ProgramChecks { again }
+    FreedApart::new(ProgramChecks { again })
 }
 
 /// The check of `file` in the program of `root`.

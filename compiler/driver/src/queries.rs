@@ -1,6 +1,7 @@
 //! The front end's queries.
 
 use crate::db::{Db, SourceFile};
+use crate::freed::FreedApart;
 use crate::includes::{acyclic_includes, file_includes};
 use pmx_ast::{Module, NameId, Ty};
 use pmx_diagnostics::Diagnostic;
@@ -23,18 +24,18 @@ use std::sync::Arc;
 /// that follows it, so the results almost never compare equal. What files
 /// that include this one see is compared instead, in `name_exports` and
 /// `type_exports`, which is small and usually unchanged.
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn parse_file(db: &dyn Db, file: SourceFile) -> Arc<Parsed> {
+#[salsa::tracked(returns(deref), no_eq)]
+pub fn parse_file(db: &dyn Db, file: SourceFile) -> FreedApart<Arc<Parsed>> {
     let id = file.id(db);
     if !db.keeps_parses() {
-        return Arc::new(pmx_syntax::parse(file.text(db), id));
+        return FreedApart::new(Arc::new(pmx_syntax::parse(file.text(db), id)));
     }
     let previous = db.previous_parse(id);
     let (parsed, keep) = pmx_syntax::reparse(file.text(db), id, previous.as_ref());
     if let Some(keep) = keep {
         db.keep_parse(id, keep);
     }
-    parsed
+    FreedApart::new(parsed)
 }
 
 /// The parse kept for a file's current text, where the database keeps
@@ -74,11 +75,11 @@ pub struct CheckedFile {
 /// passes rewrite the module in place; one query for both copies the
 /// (large) AST once rather than twice, and keeps one resolved module in
 /// memory, not two.
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn check_file(db: &dyn Db, file: SourceFile) -> CheckedFile {
+#[salsa::tracked(returns(deref), no_eq)]
+pub fn check_file(db: &dyn Db, file: SourceFile) -> FreedApart<CheckedFile> {
     let mut imports = Exports::default();
     merge_includes(db, file, &mut imports, &mut Merged::default());
-    check_with(db, file, imports, &DbImports { db, again: None })
+    FreedApart::new(check_with(db, file, imports, &DbImports { db, again: None }))
 }
 
 /// Names (seeing `imports` from other files), then types (asking `types`
@@ -362,19 +363,19 @@ fn item_name(item: &pmx_ast::Item) -> String {
 
 /// The accelerate passes over a program whose front end found no error
 /// (they rely on a well-typed program); `None` otherwise.
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn accelerate_analysis(db: &dyn Db, root: SourceFile) -> Option<pmx_accelerate::Analysis> {
+#[salsa::tracked(returns(deref), no_eq)]
+pub fn accelerate_analysis(db: &dyn Db, root: SourceFile) -> FreedApart<Option<pmx_accelerate::Analysis>> {
     if front_end_diagnostics(db, root).iter().any(|d| d.is_error()) {
-        return None;
+        return FreedApart::new(None);
     }
     // A program can only use `accelerate` by writing its name; without it
     // there is nothing to analyse.
     let files = program_files(db, root);
     if !files.iter().any(|f| f.text(db).contains("accelerate")) {
-        return Some(pmx_accelerate::Analysis::empty());
+        return FreedApart::new(Some(pmx_accelerate::Analysis::empty()));
     }
     let modules = crate::program::program_modules(db, root);
-    Some(pmx_accelerate::analyze(&modules))
+    FreedApart::new(Some(pmx_accelerate::analyze(&modules)))
 }
 
 /// Every diagnostic of a program: the front end's, then the accelerate

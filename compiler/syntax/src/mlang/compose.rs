@@ -8,6 +8,7 @@ use super::patterns::{relation, Relation};
 use super::*;
 use pmx_ast::mlang::{Lang, LangDecl, SemDecl, SynDecl};
 use pmx_diagnostics::Code;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 pub(super) fn compose(lang: &Lang, visible: &Languages, diags: &mut Vec<Diagnostic>) -> Language {
     let name = lang.name.text.clone();
@@ -21,7 +22,7 @@ pub(super) fn compose(lang: &Lang, visible: &Languages, diags: &mut Vec<Diagnost
         env: Env::default(),
         own_sems: true,
     };
-    let mut c = Composer { lang: &name, diags };
+    let mut c = Composer { lang: &name, diags, cases: FxHashMap::default() };
     let mut parents = Vec::new();
     for include in &lang.includes {
         match visible.get(&include.text) {
@@ -102,6 +103,54 @@ fn same_sems(a: &[Sem], b: &[Sem]) -> bool {
 struct Composer<'a> {
     lang: &'a SmolStr,
     diags: &'a mut Vec<Diagnostic>,
+    /// The cases of each of the language's sems so far, indexed.
+    cases: FxHashMap<SmolStr, CaseIndex>,
+}
+
+/// A sem's cases by identity and by the constructor their pattern starts
+/// with, so that a new case is related only to the cases it may overlap:
+/// two cases whose patterns start with different constructors are
+/// disjoint (`relation`), and a composition of hundreds of fragments
+/// would otherwise relate every pair of its thousands of cases.
+#[derive(Default)]
+struct CaseIndex {
+    /// How many of the sem's cases are indexed (cases are only added, at
+    /// the end).
+    indexed: usize,
+    ids: FxHashSet<Span>,
+    /// Positions by the constructor a pattern starts with; `None`: a
+    /// pattern that starts otherwise, which may overlap any.
+    by_head: FxHashMap<Option<SmolStr>, Vec<usize>>,
+}
+
+fn head(c: &Case) -> Option<SmolStr> {
+    match &c.pattern.kind {
+        pmx_ast::PatKind::Con(n, _) => Some(n.text.clone()),
+        _ => None,
+    }
+}
+
+impl CaseIndex {
+    fn catch_up(&mut self, cases: &[Arc<Case>]) {
+        for (i, c) in cases.iter().enumerate().skip(self.indexed) {
+            self.ids.insert(c.id());
+            self.by_head.entry(head(c)).or_default().push(i);
+        }
+        self.indexed = cases.len();
+    }
+
+    /// The positions of the cases `c` may overlap, in order.
+    fn meets(&self, c: &Case) -> Vec<usize> {
+        let mut out: Vec<usize> = match head(c) {
+            None => (0..self.indexed).collect(),
+            Some(k) => {
+                let same = self.by_head.get(&Some(k)).into_iter().flatten();
+                same.chain(self.by_head.get(&None).into_iter().flatten()).copied().collect()
+            }
+        };
+        out.sort_unstable();
+        out
+    }
 }
 
 impl Composer<'_> {
@@ -149,16 +198,22 @@ impl Composer<'_> {
                     if mine.signature.is_none() {
                         mine.signature = sem.signature.clone();
                     }
-                    let new: Vec<_> =
-                        sem.cases.iter().filter(|c| !mine.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
-                    let old: Vec<_> =
-                        mine.cases.iter().filter(|c| !sem.cases.iter().any(|d| d.id() == c.id())).cloned().collect();
+                    let index = self.cases.entry(mine.name.clone()).or_default();
+                    index.catch_up(&mine.cases);
+                    let new: Vec<_> = sem.cases.iter().filter(|c| !index.ids.contains(&c.id())).cloned().collect();
                     mine.below.extend(sem.below.iter().copied());
+                    // The cases met for the first time: each new one against
+                    // each of ours that the parent lacks.
+                    let theirs: FxHashSet<Span> = sem.cases.iter().map(|c| c.id()).collect();
+                    let mut found = Vec::new();
                     for a in &new {
-                        for b in &old {
-                            order(mine, a, b, at, self.diags);
+                        for b in index.meets(a).into_iter().map(|j| &mine.cases[j]) {
+                            if !theirs.contains(&b.id()) {
+                                found.extend(order(&mine.name, a, b, at, self.diags));
+                            }
                         }
                     }
+                    mine.below.extend(found);
                     mine.cases.extend(new);
                 }
                 None => out.sems.push(sem.clone()),
@@ -174,7 +229,14 @@ impl Composer<'_> {
         }
         let params = Arc::new(syn.params.clone());
         let i = match out.syns.iter().position(|s| s.name == syn.name.text) {
-            Some(i) => i,
+            Some(i) => {
+                let root = &out.syns[i];
+                if root.params.len() != syn.params.len() {
+                    let (n, root_span) = (root.params.len(), root.root);
+                    self.syn_params(syn, n, root_span);
+                }
+                i
+            }
             None => {
                 out.syns.push(Syn {
                     name: syn.name.text.clone(),
@@ -239,13 +301,22 @@ impl Composer<'_> {
                 None => sem.params = Some(Arc::new(params.clone())),
             }
         }
+        let params = decl.params.clone().map(Arc::new).or_else(|| sem.params.clone());
         for case in &decl.cases {
-            let case =
-                Arc::new(Case { pattern: case.pattern.clone(), body: case.body.clone(), lang: self.lang.clone() });
-            for i in 0..sem.cases.len() {
-                let old = sem.cases[i].clone();
-                order(sem, &case, &old, case.pattern.span, self.diags);
-            }
+            let case = Arc::new(Case {
+                pattern: case.pattern.clone(),
+                body: case.body.clone(),
+                lang: self.lang.clone(),
+                params: params.clone(),
+            });
+            let index = self.cases.entry(sem.name.clone()).or_default();
+            index.catch_up(&sem.cases);
+            let found: Vec<_> = index
+                .meets(&case)
+                .into_iter()
+                .filter_map(|j| order(&sem.name, &case, &sem.cases[j], case.pattern.span, self.diags))
+                .collect();
+            sem.below.extend(found);
             sem.cases.push(case);
         }
     }
@@ -286,41 +357,63 @@ impl Composer<'_> {
         let mut d = Diagnostic::error(
             Code::SemParameters,
             at,
-            format!("semantic function `{name}` has different parameters in different fragments of `{}`", self.lang),
+            format!(
+                "semantic function `{name}` takes different numbers of parameters in different fragments of `{}`",
+                self.lang
+            ),
         )
-        .with_label(format!("parameters `{}` here", list(new)));
+        .with_label(format!("{} parameter(s) `{}` here", new.len(), list(new)));
         if let Some(p) = old.first() {
-            d = d.with_secondary(p.span, format!("parameters `{}` here", list(old)));
+            d = d.with_secondary(p.span, format!("{} parameter(s) `{}` here", old.len(), list(old)));
         }
-        self.diags.push(d.with_note("every fragment must name the same parameters, in the same order"));
+        self.diags.push(d.with_note("every fragment must take as many parameters (their names may differ)"));
+    }
+}
+
+/// Whether two fragments' parameters of one sem fit together: Miking
+/// asks for as many, whatever their names (each case sees them under its
+/// own fragment's names, `emit.rs`).
+impl Composer<'_> {
+    /// A fragment's `syn` with another number of type parameters than
+    /// where the syn is first defined (`root_params` there): an error in
+    /// Miking too. Its constructors stay (`emit.rs` fits their type to the
+    /// syn's), so that their uses report nothing more.
+    fn syn_params(&mut self, syn: &SynDecl, root_params: usize, root: Span) {
+        let d = Diagnostic::error(
+            Code::SemParameters,
+            syn.name.span,
+            format!(
+                "syn `{}` takes different numbers of type parameters in different fragments of `{}`",
+                syn.name.text, self.lang
+            ),
+        )
+        .with_label(format!("{} parameter(s) here", syn.params.len()))
+        .with_secondary(root, format!("{root_params} parameter(s) here"))
+        .with_note("every fragment must give a syn as many type parameters (their names may differ)");
+        self.diags.push(d);
     }
 }
 
 fn same_params(a: &[SemParam], b: &[SemParam]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.name.text == y.name.text)
+    a.len() == b.len()
 }
 
-/// Orders case `a` against case `b` of `sem` (Miking's rule: the more
-/// specific first; disjoint ones need no order; equal or overlapping ones
+/// Orders case `a` against case `b` of semantic function `sem` (Miking's
+/// rule: the more specific first, the pair returned as `(more specific,
+/// less specific)`; disjoint ones need no order; equal or overlapping ones
 /// are an error, reported at `at`).
-fn order(sem: &mut Sem, a: &Case, b: &Case, at: Span, diags: &mut Vec<Diagnostic>) {
+fn order(sem: &str, a: &Case, b: &Case, at: Span, diags: &mut Vec<Diagnostic>) -> Option<(Span, Span)> {
     let why = match relation(&a.pattern, &b.pattern) {
-        Relation::Subset => {
-            sem.below.insert((a.id(), b.id()));
-            return;
-        }
-        Relation::Superset => {
-            sem.below.insert((b.id(), a.id()));
-            return;
-        }
-        Relation::Disjoint => return,
+        Relation::Subset => return Some((a.id(), b.id())),
+        Relation::Superset => return Some((b.id(), a.id())),
+        Relation::Disjoint => return None,
         Relation::Equal => "they match exactly the same values",
         Relation::Overlapping => "they overlap, and neither is more specific than the other",
     };
     let mut d = Diagnostic::error(
         Code::AmbiguousCases,
         at,
-        format!("two cases of semantic function `{}` cannot be ordered by specificity: {why}", sem.name),
+        format!("two cases of semantic function `{sem}` cannot be ordered by specificity: {why}"),
     )
     .with_label(if at == a.id() {
         format!("this case (from `{}`)", a.lang)
@@ -334,4 +427,5 @@ fn order(sem: &mut Sem, a: &Case, b: &Case, at: Span, diags: &mut Vec<Diagnostic
         d = d.with_secondary(a.id(), format!("this case (from `{}`)", a.lang));
     }
     diags.push(d.with_note("make one pattern more specific than the other, or make them disjoint"));
+    None
 }

@@ -37,8 +37,16 @@ pub(super) fn emit(
             let decl = &con.decl;
             let span = decl.span;
             let carried = decl.carried.clone().unwrap_or(TypeExpr { kind: TypeExprKind::Record(Vec::new()), span });
-            let args =
-                con.params.iter().map(|p| TypeExpr { kind: TypeExprKind::Var(p.clone()), span: p.span }).collect();
+            // The syn's parameters as the constructor's fragment names them;
+            // where it gives another number (E0503), unknown types fill or
+            // drop the rest, so that the constructor's uses report nothing
+            // more.
+            let args = (0..syn.params.len())
+                .map(|i| match con.params.get(i) {
+                    Some(p) => TypeExpr { kind: TypeExprKind::Var(p.clone()), span: p.span },
+                    None => TypeExpr { kind: TypeExprKind::Unknown, span },
+                })
+                .collect();
             let result =
                 TypeExpr { kind: TypeExprKind::Con(Name::unresolved(syn.mangled.clone(), decl.name.span), args), span };
             let ty = TypeExpr { kind: TypeExprKind::Arrow(Box::new(carried), Box::new(result)), span };
@@ -112,6 +120,15 @@ fn calls(e: &Expr, index: &FxHashMap<&SmolStr, usize>, out: &mut Vec<usize>) {
 fn function(sem: &Sem, mangled: &SmolStr) -> Binding {
     let span = sem.span;
     let target = Name::unresolved(TARGET, span);
+    let params: &[SemParam] = sem.params.as_deref().map_or(&[], |ps| ps);
+    // Where every fragment names the parameters alike, the lambdas take
+    // those names; else they take names no program writes, and each case
+    // binds its own fragment's names to them (`renamed_params`).
+    let same = |c: &Case| {
+        let own: &[SemParam] = c.params.as_deref().map_or(&[], |ps| ps);
+        own.len() == params.len() && own.iter().zip(params).all(|(a, b)| a.name.text == b.name.text)
+    };
+    let renamed = !sem.cases.iter().all(|c| same(c));
     let mut body = Expr::new(ExprKind::Never, span);
     for case in ordered(sem).into_iter().rev() {
         let at = case.pattern.span;
@@ -120,22 +137,20 @@ fn function(sem: &Sem, mangled: &SmolStr) -> Binding {
         if !matches!(body.kind, ExprKind::Never) {
             here = union(here, body.span);
         }
+        let then = if renamed { renamed_params(case, params.len()) } else { case.body.clone() };
         let kind = ExprKind::Match {
             scrutinee: Box::new(scrutinee),
             pattern: Box::new(case.pattern.clone()),
-            then: Box::new(case.body.clone()),
+            then: Box::new(then),
             otherwise: Box::new(body),
         };
         body = Expr::new(kind, here);
     }
     let whole = union(span, body.span);
     let mut value = Expr::new(ExprKind::Lam { param: target, annotation: None, body: Box::new(body) }, whole);
-    for p in sem.params.iter().flat_map(|ps| ps.iter()).rev() {
-        let kind = ExprKind::Lam {
-            param: p.name.clone(),
-            annotation: p.annotation.clone().map(Box::new),
-            body: Box::new(value),
-        };
+    for (i, p) in params.iter().enumerate().rev() {
+        let param = if renamed { Name::unresolved(hidden_param(i), p.name.span) } else { p.name.clone() };
+        let kind = ExprKind::Lam { param, annotation: p.annotation.clone().map(Box::new), body: Box::new(value) };
         value = Expr::new(kind, union(whole, p.span));
     }
     Binding {
@@ -145,6 +160,44 @@ fn function(sem: &Sem, mangled: &SmolStr) -> Binding {
         value,
         scheme: Ty::unknown(),
     }
+}
+
+/// The name of a semantic function's `i`th parameter where its fragments
+/// name it differently: no program can write it.
+fn hidden_param(i: usize) -> SmolStr {
+    SmolStr::new(format!("sem#param{i}"))
+}
+
+/// A case's body with its fragment's names for the parameters bound to
+/// the function's (`let y = sem#param0 in body`), as Miking substitutes
+/// them; a name the case's pattern binds is the pattern's. A parameter
+/// past the function's `arity` (E0503 is reported) is `never`, so that its
+/// uses report nothing more.
+fn renamed_params(case: &Case, arity: usize) -> Expr {
+    let mut bound = Vec::new();
+    pmx_ast::visit::pat_binder_names(&case.pattern, &mut |n| bound.push(n.text.clone()));
+    let mut body = case.body.clone();
+    let own: &[SemParam] = case.params.as_deref().map_or(&[], |ps| ps);
+    for (i, p) in own.iter().enumerate().rev() {
+        if bound.contains(&p.name.text) {
+            continue;
+        }
+        let at = p.name.span;
+        let value = match i < arity {
+            true => Expr::new(ExprKind::Var(Name::unresolved(hidden_param(i), at)), at),
+            false => Expr::new(ExprKind::Never, at),
+        };
+        let binding = Binding {
+            name: p.name.clone(),
+            annotation: p.annotation.clone().map(Box::new),
+            span: p.span,
+            value,
+            scheme: Ty::unknown(),
+        };
+        let span = body.span;
+        body = Expr::new(ExprKind::Let(Box::new(binding), Box::new(body)), span);
+    }
+    body
 }
 
 /// The smallest span holding both, where they are in one file; else `a`.

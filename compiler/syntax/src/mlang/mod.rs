@@ -111,6 +111,10 @@ pub struct Case {
     pub body: Expr,
     /// The language that wrote it.
     pub lang: SmolStr,
+    /// The sem's parameters as that language names them (fragments may
+    /// name them differently, as long as they take as many: Miking's
+    /// rule).
+    pub params: Option<Arc<Vec<SemParam>>>,
 }
 
 impl Case {
