@@ -523,34 +523,20 @@ pub fn kind(t: &Type) -> runtime::Kind {
 /// insertion, a sum over one) then passes its parts without copying them
 /// and drops nothing it was given.
 fn owning(program: &Program, functions: &FxHashSet<FnId>) -> FxHashSet<FnId> {
-    fn tail_calls(b: &Block, out: &mut Vec<FnId>) {
-        let Some(s) = b.stmts.last() else { return };
-        if !matches!(&b.result, Atom::Var(v) if v.id == s.var.id) {
-            return;
-        }
-        match &s.expr {
-            Expr::Call(g, _) => out.push(*g),
-            Expr::If { then, otherwise, .. } => {
-                tail_calls(then, out);
-                tail_calls(otherwise, out);
-            }
-            _ => {}
-        }
-    }
     let mut out = FxHashSet::default();
     for f in functions {
         let func = &program.functions[f.0 as usize];
         if !func.recursive {
             continue;
         }
-        let mut called = Vec::new();
-        tail_calls(&func.body, &mut called);
-        for g in called {
-            let callee = &program.functions[g.0 as usize];
-            if callee.recursive && callee.group == func.group && callee.params.iter().any(|p| boxed(&p.ty)) {
-                out.insert(g);
+        func.body.for_each_tail_stmt(&mut |s| {
+            if let Expr::Call(g, _) = &s.expr {
+                let callee = &program.functions[g.0 as usize];
+                if callee.recursive && callee.group == func.group && callee.params.iter().any(|p| boxed(&p.ty)) {
+                    out.insert(*g);
+                }
             }
-        }
+        });
     }
     out
 }
@@ -602,26 +588,16 @@ fn inlinable(f: &Function) -> bool {
 /// Which parameters of `f` every call of `f` by itself in tail position
 /// (a jump back to its loop's head) passes unchanged.
 fn invariant_params(f: &Function) -> Vec<bool> {
-    fn walk(f: &Function, b: &Block, out: &mut Vec<bool>) {
-        let Some(s) = b.stmts.last() else { return };
-        if !matches!(&b.result, Atom::Var(v) if v.id == s.var.id) {
-            return;
-        }
-        match &s.expr {
-            Expr::Call(g, args) if *g == f.id => {
+    let mut out = vec![true; f.params.len()];
+    f.body.for_each_tail_stmt(&mut |s| {
+        if let Expr::Call(g, args) = &s.expr {
+            if *g == f.id {
                 for ((same, a), p) in out.iter_mut().zip(args).zip(&f.params) {
                     *same &= matches!(a, Atom::Var(v) if v.id == p.id);
                 }
             }
-            Expr::If { then, otherwise, .. } => {
-                walk(f, then, out);
-                walk(f, otherwise, out);
-            }
-            _ => {}
         }
-    }
-    let mut out = vec![true; f.params.len()];
-    walk(f, &f.body, &mut out);
+    });
     out
 }
 
@@ -637,6 +613,12 @@ fn reads_in_place(f: &Function, p: VarId, tensor: bool) -> bool {
         Expr::Map { seqs, .. } => !tensor && seqs.iter().any(is_p),
         _ => false,
     })
+}
+
+/// How often variable `a` is among `atoms` (0 for a literal).
+fn occurrences<'a>(a: &Atom, atoms: impl Iterator<Item = &'a Atom>) -> usize {
+    let Atom::Var(x) = a else { return 0 };
+    atoms.filter(|b| matches!(b, Atom::Var(y) if y.id == x.id)).count()
 }
 
 /// Where each variable a block uses is used last: the index of the last
@@ -934,8 +916,7 @@ impl Gen<'_, '_> {
     fn moved_bits(&mut self, atoms: &[&Atom]) -> i64 {
         let mut bits = 0i64;
         for (i, a) in atoms.iter().enumerate().take(64) {
-            let uses = atoms.iter().filter(|b| matches!((a, b), (Atom::Var(x), Atom::Var(y)) if x.id == y.id)).count();
-            if self.movable(a, uses) {
+            if self.movable(a, occurrences(a, atoms.iter().copied())) {
                 bits |= 1 << i;
             }
         }
@@ -1869,8 +1850,7 @@ impl Gen<'_, '_> {
                     continue;
                 }
             }
-            let uses = args.iter().filter(|b| matches!((a, b), (Atom::Var(x), Atom::Var(y)) if x.id == y.id)).count();
-            given.push(self.movable(a, uses));
+            given.push(self.movable(a, occurrences(a, args.iter())));
             vals.push(v);
         }
         (vals, given)

@@ -58,25 +58,12 @@ pub fn sites(f: &Function) -> Vec<Site> {
         }
     });
     let mut out = Vec::new();
-    tail_blocks(&f.body, &mut |b| {
+    f.body.for_each_tail_block(&mut |b| {
         if let Some(site) = site_in(f, b, &binders, &uses) {
             out.push(site);
         }
     });
     out
-}
-
-/// The blocks whose result is the function's result.
-fn tail_blocks<'a>(b: &'a Block, found: &mut impl FnMut(&'a Block)) {
-    found(b);
-    if let Some(s) = b.stmts.last() {
-        if let (Expr::If { then, otherwise, .. }, Atom::Var(r)) = (&s.expr, &b.result) {
-            if r.id == s.var.id {
-                tail_blocks(then, found);
-                tail_blocks(otherwise, found);
-            }
-        }
-    }
 }
 
 fn var(a: &Atom) -> Option<VarId> {

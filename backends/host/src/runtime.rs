@@ -851,15 +851,21 @@ pub extern "C" fn tensor_size(ctx: *mut Ctx, id: u64, shape: u64) -> i64 {
 /// The index of element `lin` of a tensor of shape `shape` (checked by
 /// `tensor_size`): a sequence native code owns.
 pub extern "C" fn tensor_index(shape: u64, lin: i64) -> u64 {
-    let dims: Vec<usize> = seq(shape).ints().into_iter().map(|d| d as usize).collect();
-    word::owned(pmx_cpu::tensor_index_of(lin as usize, &dims))
+    word::owned(pmx_cpu::tensor_index_of(lin as usize, &dims(shape)))
+}
+
+/// A tensor shape's dimensions (checked by `tensor_size`), without asking
+/// for memory below rank 5: `tensor_index` reads them for every element.
+fn dims(shape: u64) -> smallvec::SmallVec<[usize; 4]> {
+    let s = seq(shape);
+    (0..s.len()).map(|k| s.get(k).as_int() as usize).collect()
 }
 
 /// The tensor of shape `shape` of the `n` scalars of kind `kind` (`Int`
 /// or `Float`, their index in `KINDS`) written at `p` (from `scalars`).
 pub extern "C" fn tensor_finish(kind: u64, p: *mut u8, n: i64, shape: u64) -> u64 {
     use pmx_cpu::tensor::{ElemKind, Tensor};
-    let dims: Vec<usize> = seq(shape).ints().into_iter().map(|d| d as usize).collect();
+    let dims = dims(shape).to_vec();
     let n = n as usize;
     // Safety: `scalars` asked for room for `n.max(1)` of them, and
     // generated code wrote all `n`.
