@@ -153,6 +153,11 @@ builtins! {
     Sym2hash = "sym2hash" : "Symbol -> Int";
     ConstructorTag = "constructorTag" : "a -> Int";
     UnsafeCoerce = "unsafeCoerce" : "a -> b";
+    // Derivatives: `a` and `b` must be differentiable types (Float, and
+    // sequences, tuples and records of them; `pmx_types::differentiable`).
+    Vjp = "vjp" : "(a -> b) -> a -> b -> a";
+    Jvp = "jvp" : "(a -> b) -> a -> a -> b";
+    Grad = "grad" : "(a -> Float) -> a -> a";
     // Parallel keywords (section 3 of the reference).
     Accelerate = "accelerate" : "a -> a";
     ParallelMap = "parallelMap" : "(a -> b) -> [a] -> [b]";
@@ -190,6 +195,11 @@ impl Builtin {
     /// `tensorCreateUninitInt` to `tensorCreateDense`.
     pub fn creates_tensor(self) -> bool {
         (Builtin::TensorCreateUninitInt..=Builtin::TensorCreateDense).contains(&self)
+    }
+
+    /// Whether it is one of the derivatives (`vjp`, `jvp`, `grad`).
+    pub fn is_derivative(self) -> bool {
+        matches!(self, Builtin::Vjp | Builtin::Jvp | Builtin::Grad)
     }
 
     pub fn from_name(name: &str) -> Option<Builtin> {

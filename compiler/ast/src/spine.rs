@@ -79,6 +79,7 @@ pub fn function_argument(b: Builtin, i: usize) -> bool {
     use Builtin::*;
     match b {
         Map | ParallelMap | Map2 | Reduce | Foldl | Foldr | Iter | Iteri | Mapi => i == 0,
+        Vjp | Jvp | Grad => i == 0,
         TensorIterSlice | TensorEq | Tensor2string => i == 0,
         Create | CreateList | CreateRope | Loop | SeqLoop => i == 1,
         TensorCreateCArrayInt | TensorCreateCArrayFloat | TensorCreateDense => i == 1,

@@ -57,6 +57,7 @@ codes! {
     TypeArity = "E0305", "wrong number of type arguments";
     NotAVariantType = "E0306", "constructor of a non-variant type";
     UnsupportedExternal = "E0307", "external not implemented by pmx";
+    NotDifferentiable = "E0308", "derivative of a function of a non-differentiable type";
     NestedAccelerate = "E0401", "nested accelerate expression";
     AccelerateNoKeyword = "E0402", "accelerate expression without a parallel keyword";
     AccelerateMixedBackends = "E0403", "accelerate expression mixing backends";

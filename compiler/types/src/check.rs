@@ -104,6 +104,7 @@ impl<'a> Checker<'a> {
         if let Some(main) = &mut module.main {
             zonk_expr(&mut self.u, main);
         }
+        self.check_derivatives(module);
     }
 
     fn item(&mut self, item: &mut Item) {

@@ -20,6 +20,7 @@
 mod annot;
 mod builtins;
 mod check;
+mod differentiable;
 mod infer;
 mod pat;
 mod unify;
