@@ -211,6 +211,12 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// Whether its operands are floats (which may be duals, `crate::ad`).
+    pub fn reads_floats(self) -> bool {
+        use BinOp::*;
+        matches!(self, Addf | Subf | Mulf | Divf | Eqf | Neqf | Ltf | Gtf | Leqf | Geqf)
+    }
+
     pub fn is_comparison(self) -> bool {
         use BinOp::*;
         matches!(self, Eqi | Neqi | Lti | Gti | Leqi | Geqi | Eqf | Neqf | Ltf | Gtf | Leqf | Geqf | Eqc)

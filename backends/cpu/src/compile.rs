@@ -48,6 +48,9 @@ pub struct Compiler {
     /// (`Accumulations::float_sets`): compiled as the built-in, which
     /// tags, not as a direct write.
     float_sets: FxHashSet<pmx_ast::Span>,
+    /// The program takes derivatives (`crate::ad`): float operations are
+    /// calls of the built-ins, which meet duals, not unboxed arithmetic.
+    derivatives: bool,
 }
 
 /// Compiles the modules of a program, in load order, with its accelerated
@@ -69,6 +72,7 @@ pub fn compile_program(
         sites: FxHashMap::default(),
         boundaries: Vec::new(),
         float_sets: float_sets.clone(),
+        derivatives: false,
     };
     let mut steps = Vec::new();
     let mut places = Vec::new();
@@ -96,6 +100,7 @@ pub fn compile_program(
     // be an unused `let x = never`, or hold a type error reported as a
     // warning.
     let live = pmx_ast::reach::Liveness::of(modules);
+    c.derivatives = live.first_use(modules, Builtin::is_derivative).is_some();
     // Utests compiled to native functions of no parameters.
     let native_utests: FxHashMap<(usize, usize), Arc<crate::native::Native>> =
         pmx_ast::top_utests(modules).filter_map(|(at, id, _)| Some((at, c.natives.get(&id)?.clone()))).collect();
@@ -412,6 +417,9 @@ impl Compiler {
                     }
                 }
                 if let (Some(op), 2) = (BinOp::from_builtin(b), args.len()) {
+                    if self.derivatives && op.reads_floats() {
+                        return Code::Prim(b, args.iter().map(|a| self.expr(a)).collect(), e.span);
+                    }
                     let (x, y) = (self.expr(args[0]), self.expr(args[1]));
                     return Code::Bin(op, Box::new(x), Box::new(y), e.span);
                 }

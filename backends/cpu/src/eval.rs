@@ -437,7 +437,8 @@ impl Machine {
                 self.push_word_wise(b);
                 self.enter(c, bp, span)
             }
-            Value::Builtin(op) => match BinOp::from_builtin(*op).and_then(|o| o.eval(&a, &b)) {
+            // Not of duals (`crate::ad`), which the built-in's rule takes.
+            Value::Builtin(op) if !matches!((&a, &b), (Value::Dual(_), _) | (_, Value::Dual(_))) => match BinOp::from_builtin(*op).and_then(|o| o.eval(&a, &b)) {
                 Some(v) => Ok(v),
                 None => self.apply(f.clone(), smallvec::smallvec![a, b], span),
             },
@@ -492,7 +493,11 @@ impl Machine {
                         return Ok(Value::Partial(Arc::new(Partial { func: f, args: args.to_vec() })));
                     }
                     let rest: Args = args.drain(e.arity..).collect();
-                    let v = run(self, &args, span)?;
+                    let v = if args.iter().any(|a| matches!(a, Value::Dual(_))) {
+                        crate::ad::external(self, &e.name, &args, span)?
+                    } else {
+                        run(self, &args, span)?
+                    };
                     if rest.is_empty() {
                         return Ok(v);
                     }

@@ -19,6 +19,7 @@
 //! large.
 
 pub mod accelerate;
+pub mod ad;
 mod accumulations;
 mod buffer;
 mod builtins;

@@ -71,6 +71,7 @@ fn write_value(out: &mut String, v: &Value, nested: bool) {
     match v {
         Value::Int(i) => out.push_str(&i.to_string()),
         Value::Float(f) => out.push_str(&float2string(*f)),
+        Value::Dual(d) => out.push_str(&float2string(d.primal)),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Char(c) => {
             out.push('\'');

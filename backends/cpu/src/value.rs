@@ -35,6 +35,9 @@ pub enum Value {
     Tensor(Arc<Tensor>),
     Ref(Arc<Mutex<Value>>),
     Symbol(u64),
+    /// A float a derivative is being taken of (`crate::ad`): only while
+    /// that derivative runs.
+    Dual(Arc<crate::ad::Dual>),
 }
 
 impl Clone for Value {
@@ -65,6 +68,7 @@ impl Value {
             Value::Tensor(x) => Value::Tensor(x.clone()),
             Value::Ref(x) => Value::Ref(x.clone()),
             Value::Symbol(s) => Value::Symbol(*s),
+            Value::Dual(d) => Value::Dual(d.clone()),
             Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Char(_) => unreachable!("scalars are copied"),
         }
     }
@@ -287,12 +291,27 @@ impl SeqBuilder {
     pub fn push(&mut self, v: Value) {
         match &mut self.items {
             Built::Int(xs) => xs.push(v.as_int()),
-            Built::Float(xs) => xs.push(v.as_float()),
+            Built::Float(xs) => match v {
+                Value::Float(x) => xs.push(x),
+                other => self.rebox(other),
+            },
             Built::Char(xs) => xs.push(v.as_char()),
             Built::Bool(xs) => xs.push(v.as_bool()),
             Built::Boxed(xs) => xs.push(v),
             Built::Empty => self.first(v),
         }
+    }
+
+    /// A dual among floats (`crate::ad`): the sequence so far becomes
+    /// boxed.
+    #[cold]
+    fn rebox(&mut self, v: Value) {
+        let Built::Float(xs) = std::mem::replace(&mut self.items, Built::Empty) else {
+            unreachable!("only float sequences meet duals")
+        };
+        let mut boxed: Vec<Value> = xs.into_iter().map(Value::Float).collect();
+        boxed.push(v);
+        self.items = Built::Boxed(boxed);
     }
 
     fn first(&mut self, v: Value) {
@@ -388,7 +407,10 @@ impl Seq {
     pub fn from_values(values: Vec<Value>) -> Seq {
         match values.first() {
             Some(Value::Int(_)) => Seq::Int(View::from_vec(alloc_collect(values.iter().map(Value::as_int)))),
-            Some(Value::Float(_)) => Seq::Float(View::from_vec(alloc_collect(values.iter().map(Value::as_float)))),
+            // Floats mixed with duals (`crate::ad`) stay boxed.
+            Some(Value::Float(_)) if !values.iter().any(|v| matches!(v, Value::Dual(_))) => {
+                Seq::Float(View::from_vec(alloc_collect(values.iter().map(Value::as_float))))
+            }
             Some(Value::Char(_)) => Seq::Char(View::from_vec(alloc_collect(values.iter().map(Value::as_char)))),
             Some(Value::Bool(_)) => Seq::Bool(View::from_vec(alloc_collect(values.iter().map(Value::as_bool)))),
             _ => Seq::Boxed(View::from_vec(values)),

@@ -26,6 +26,9 @@ pub fn call(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
 
 fn call_unguarded(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value> {
     use Builtin::*;
+    if crate::ad::sees(b, &args) {
+        return crate::ad::builtin(m, b, args, span);
+    }
     let a = &args;
     Ok(match b {
         Addi => Value::Int(a[0].as_int().wrapping_add(a[1].as_int())),
@@ -113,6 +116,7 @@ fn call_unguarded(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Va
             Value::unit()
         }
         Accelerate => a[0].clone(),
+        Vjp | Jvp | Grad => return crate::ad::call(m, b, args, span),
         Create | CreateList | CreateRope | IsList | IsRope | Length | Concat | Get | Set | Cons | Snoc | SplitAt
         | Reverse | Head | Tail | Null | Map | ParallelMap | Mapi | Iter | Iteri | Foldl | Foldr | Subsequence
         | Map2 | Reduce | Flatten | Loop | SeqLoop | SeqLoopAcc => return seq::call(m, b, args, span),
