@@ -74,6 +74,13 @@ pub fn compile_program(
         float_sets: float_sets.clone(),
         derivatives: false,
     };
+    // Before anything is compiled: the extracted accelerated program's
+    // functions may be differentiated too.
+    // Definitions nothing reaches are left out, as Miking does: they may
+    // be an unused `let x = never`, or hold a type error reported as a
+    // warning.
+    let live = pmx_ast::reach::Liveness::of(modules);
+    c.derivatives = live.first_use(modules, Builtin::is_derivative).is_some();
     let mut steps = Vec::new();
     let mut places = Vec::new();
     let mut sites = Vec::new();
@@ -96,11 +103,6 @@ pub fn compile_program(
             c.boundaries.push(site.boundary.clone());
         }
     }
-    // Definitions nothing reaches are left out, as Miking does: they may
-    // be an unused `let x = never`, or hold a type error reported as a
-    // warning.
-    let live = pmx_ast::reach::Liveness::of(modules);
-    c.derivatives = live.first_use(modules, Builtin::is_derivative).is_some();
     // Utests compiled to native functions of no parameters.
     let native_utests: FxHashMap<(usize, usize), Arc<crate::native::Native>> =
         pmx_ast::top_utests(modules).filter_map(|(at, id, _)| Some((at, c.natives.get(&id)?.clone()))).collect();

@@ -30,7 +30,8 @@ pub(crate) fn fun_refs(e: &Expr) -> Vec<&FunRef> {
         | Expr::Foldl { f, .. }
         | Expr::Create { f, .. }
         | Expr::Loop { f, .. }
-        | Expr::SeqLoopAcc { f, .. } => vec![f],
+        | Expr::SeqLoopAcc { f, .. }
+        | Expr::Derivative { f, .. } => vec![f],
         Expr::Utest { using, on_fail, .. } => using.iter().chain(on_fail.iter()).collect(),
         _ => Vec::new(),
     }

@@ -314,6 +314,11 @@ impl Lowerer<'_> {
                 let n = self.atom_arg(cx, next(), span, out)?;
                 Expr::SeqLoopAcc { init, n, f: self.fun_arg(cx, next(), 2, span)? }
             }
+            Vjp | Jvp | Grad => {
+                let f = self.fun_arg(cx, next(), 1, span)?;
+                let args = it.map(|a| self.atom_arg(cx, a, span, out)).collect::<Result<Vec<_>, _>>()?;
+                Expr::Derivative { which: b, f, args }
+            }
             Accelerate => {
                 let message = self.nested_accelerate();
                 return Err(self.error(Code::LowerUnsupported, span, message, "nested"));

@@ -349,6 +349,14 @@ pub enum Expr {
         n: Atom,
         f: FunRef,
     },
+    /// A derivative of `f` (`which`: `vjp`, `jvp` or `grad`) at `args`
+    /// (the point, then for `vjp` the result's cotangent, for `jvp` the
+    /// point's tangent).
+    Derivative {
+        which: Builtin,
+        f: FunRef,
+        args: Vec<Atom>,
+    },
     /// A size constraint: dimension `dim` (0: the outer one) of `seq` has
     /// length `size`. Type `()`.
     SizeEq {
@@ -413,6 +421,7 @@ impl Expr {
             Expr::Create { len, f } => std::iter::once(len).chain(bound(f)).collect(),
             Expr::Loop { n, f, .. } => std::iter::once(n).chain(bound(f)).collect(),
             Expr::SeqLoopAcc { init, n, f } => [init, n].into_iter().chain(bound(f)).collect(),
+            Expr::Derivative { f, args, .. } => bound(f).into_iter().chain(args).collect(),
             Expr::SizeEq { seq, size, .. } | Expr::SizeCoerce { seq, size, .. } => vec![seq, size],
             Expr::Utest { test, expected, using, on_fail } => {
                 [test, expected].into_iter().chain(using.iter().chain(on_fail).flat_map(|f| &f.bound)).collect()

@@ -15,7 +15,8 @@ fn fun_refs_mut(e: &mut Expr) -> Vec<&mut FunRef> {
         | Expr::Foldl { f, .. }
         | Expr::Create { f, .. }
         | Expr::Loop { f, .. }
-        | Expr::SeqLoopAcc { f, .. } => vec![f],
+        | Expr::SeqLoopAcc { f, .. }
+        | Expr::Derivative { f, .. } => vec![f],
         Expr::Utest { using, on_fail, .. } => using.iter_mut().chain(on_fail.iter_mut()).collect(),
         _ => Vec::new(),
     }

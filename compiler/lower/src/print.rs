@@ -252,6 +252,10 @@ impl Printer<'_> {
                 format!("{} {} {}", if *parallel { "loop" } else { "seqLoop" }, atom(n), self.fun_ref(f))
             }
             Expr::SeqLoopAcc { init, n, f } => format!("seqLoopAcc {} {} {}", atom(init), atom(n), self.fun_ref(f)),
+            Expr::Derivative { which, f, args } => {
+                let args: Vec<String> = args.iter().map(atom).collect();
+                format!("{} {} {}", which.name(), self.fun_ref(f), args.join(" "))
+            }
             Expr::SizeEq { seq, dim, size } => {
                 let heads = "(head ".repeat(*dim);
                 format!("sizeEq (length {heads}{}{}) {}", atom(seq), ")".repeat(*dim), atom(size))

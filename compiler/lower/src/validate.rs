@@ -420,6 +420,31 @@ impl<'a> Validator<'a> {
                 self.fun_ref(scope, f, &[a.clone(), Type::Int], Some(&a));
                 self.expect("the loop", &a, ty);
             }
+            Expr::Derivative { which, f, args } => {
+                let types: Vec<Type> = args.iter().map(|a| self.atom(scope, a)).collect();
+                let Some(x) = types.first().cloned() else {
+                    return self.problem(format!("`{}` without a point", which.name()));
+                };
+                self.fun_ref(scope, f, std::slice::from_ref(&x), None);
+                match which {
+                    Builtin::Grad => {
+                        self.expect("the differentiated function's result", &f.result, &Type::Float);
+                        self.expect("the gradient", &x, ty);
+                    }
+                    Builtin::Vjp => {
+                        if let Some(dy) = types.get(1) {
+                            self.expect("the cotangent", dy, &f.result);
+                        }
+                        self.expect("the input cotangent", &x, ty);
+                    }
+                    _ => {
+                        if let Some(dx) = types.get(1) {
+                            self.expect("the tangent", dx, &x);
+                        }
+                        self.expect("the output tangent", &f.result, ty);
+                    }
+                }
+            }
             Expr::SizeEq { seq, dim, size } | Expr::SizeCoerce { seq, dim, size } => {
                 let t = self.atom(scope, seq);
                 let n = self.atom(scope, size);

@@ -5,6 +5,7 @@
 //! `body/`: `function.rs`, `entry.rs`, `stmt.rs`, `prim.rs` (built-ins),
 //! `funval.rs` (function values), `sizes.rs`, `types.rs`.
 
+mod derivative;
 mod entry;
 mod function;
 mod funval;

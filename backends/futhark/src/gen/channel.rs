@@ -53,7 +53,11 @@ pub fn block_uses(b: &Block, uses: Uses, set: &FxHashSet<FnId>) -> bool {
         found |= match &s.expr {
             Expr::Utest { .. } => (uses.counts)(s.span),
             Expr::Call(id, _) => set.contains(id),
-            Expr::Map { f, .. } | Expr::Reduce { f, .. } | Expr::Foldl { f, .. } | Expr::Create { f, .. }
+            Expr::Map { f, .. }
+            | Expr::Reduce { f, .. }
+            | Expr::Foldl { f, .. }
+            | Expr::Create { f, .. }
+            | Expr::Derivative { f, .. }
                 if fun_uses(f, set) =>
             {
                 true

@@ -253,7 +253,12 @@ impl<'a> Body<'a> {
             // Futhark takes a literal of arrays to alias its rows (0.22.7:
             // "Unique-typed return value is aliased to" a row).
             Expr::Seq(_) if s.var.ty.elem().is_some_and(|e| arrays(e) > 0) => all(self),
-            Expr::Math(..) | Expr::Seq(_) | Expr::Map { .. } | Expr::Create { .. } | Expr::Never => fresh,
+            Expr::Math(..)
+            | Expr::Seq(_)
+            | Expr::Map { .. }
+            | Expr::Create { .. }
+            | Expr::Derivative { .. }
+            | Expr::Never => fresh,
             Expr::Apply(..) | Expr::Closure(..) | Expr::Accelerate { .. } => unreachable!("{}", pmx_lower::HOST_ONLY),
             Expr::Call(g, args) => {
                 if self.this != Some(*g) && self.u.result(*g) {
@@ -465,6 +470,10 @@ fn operands(e: &Expr) -> Vec<Atom> {
             out.extend(f.bound.iter().cloned());
             out.push(init.clone());
             out.push(seq.clone());
+        }
+        Expr::Derivative { f, args, .. } => {
+            out.extend(f.bound.iter().cloned());
+            out.extend(args.iter().cloned());
         }
         Expr::Create { len, f } => {
             out.push(len.clone());

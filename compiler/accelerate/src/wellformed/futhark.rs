@@ -38,6 +38,10 @@ fn supported_constant(b: Builtin) -> bool {
                 // Not in Miking's Futhark backend; the generated code
                 // fails with the message, as debug mode does.
                 | Error
+                // Futhark's own `vjp` and `jvp` (issue 30).
+                | Vjp
+                | Jvp
+                | Grad
         )
 }
 

@@ -352,6 +352,7 @@ impl Writer<'_> {
                 self.locate_next();
                 format!("loop {acc} = {init} for {x} in {} do {body}", self.atom(seq))
             }
+            Expr::Derivative { which, f, args } => self.derivative(*which, f, args),
             Expr::Create { len, f } => {
                 let n = self.atom(len);
                 self.check(&format!("{n} >= 0"), "Create with a negative length", depth);
