@@ -408,7 +408,9 @@ impl Compiler {
                 if let (Builtin::TensorGetExn | Builtin::TensorSetExn, ExprKind::Seq(items)) =
                     (b, args.get(1).map(|a| &a.kind).unwrap_or(&ExprKind::Never))
                 {
-                    if args.len() == arity && !self.float_sets.contains(&e.span) {
+                    // Not where derivatives are taken: the built-in refuses
+                    // a dual (`crate::ad`), the direct access would not.
+                    if args.len() == arity && !self.float_sets.contains(&e.span) && !self.derivatives {
                         let t = self.expr(args[0]);
                         let index: Box<[Code]> = items.iter().map(|i| self.expr(i)).collect();
                         if b == Builtin::TensorGetExn {

@@ -58,8 +58,11 @@ impl Cx {
         self.fail(m, format!("the {role} holds {}, which is not differentiable", kind(v)))
     }
 
+    /// A tangent (or cotangent) of `b` elements for a point (or result)
+    /// of `a`.
     fn mismatch(&self, m: &Machine, role: &str, a: usize, b: usize) -> Fail {
-        self.fail(m, format!("the {role} has {b} elements where the function's has {a}"))
+        let of = if role == "tangent" { "the point" } else { "the function's result" };
+        self.fail(m, format!("the {role} has {b} elements where {of} has {a}"))
     }
 
     /// `x` with each float paired with the same place of `dx` as a dual.
