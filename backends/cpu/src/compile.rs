@@ -48,8 +48,9 @@ pub struct Compiler {
     /// (`Accumulations::float_sets`): compiled as the built-in, which
     /// tags, not as a direct write.
     float_sets: FxHashSet<pmx_ast::Span>,
-    /// The program takes derivatives (`crate::ad`): float operations are
-    /// calls of the built-ins, which meet duals, not unboxed arithmetic.
+    /// The definition being compiled may run on dual floats (`crate::ad`,
+    /// `DualReach`): float operations are calls of the built-ins, which
+    /// meet duals, not unboxed arithmetic.
     derivatives: bool,
 }
 
@@ -74,13 +75,14 @@ pub fn compile_program(
         float_sets: float_sets.clone(),
         derivatives: false,
     };
-    // Before anything is compiled: the extracted accelerated program's
-    // functions may be differentiated too.
     // Definitions nothing reaches are left out, as Miking does: they may
     // be an unused `let x = never`, or hold a type error reported as a
     // warning.
     let live = pmx_ast::reach::Liveness::of(modules);
-    c.derivatives = live.first_use(modules, Builtin::is_derivative).is_some();
+    let duals = pmx_ast::derivatives::DualReach::of(modules, &live);
+    // The extracted accelerated program (its functions are copies) runs
+    // on duals wherever the program takes derivatives.
+    c.derivatives = duals.any();
     let mut steps = Vec::new();
     let mut places = Vec::new();
     let mut sites = Vec::new();
@@ -106,11 +108,18 @@ pub fn compile_program(
     // Utests compiled to native functions of no parameters.
     let native_utests: FxHashMap<(usize, usize), Arc<crate::native::Native>> =
         pmx_ast::top_utests(modules).filter_map(|(at, id, _)| Some((at, c.natives.get(&id)?.clone()))).collect();
+    let utest_ids: FxHashMap<(usize, usize), NameId> = pmx_ast::top_utests(modules).map(|(at, id, _)| (at, id)).collect();
     for (mi, module) in modules.iter().enumerate() {
         for (ii, item) in module.items.iter().enumerate() {
             if live.is_dead(mi, ii) {
                 continue;
             }
+            c.derivatives = match item {
+                Item::Let(b) => duals.covers(b.name.id),
+                Item::RecLets(bs, _) => bs.iter().any(|b| duals.covers(b.name.id)),
+                Item::Utest(_) => utest_ids.get(&(mi, ii)).is_some_and(|id| duals.covers(*id)),
+                Item::Type(_) | Item::Con(_) | Item::External(_) => false,
+            };
             match (item, native_utests.get(&(mi, ii))) {
                 (Item::Utest(u), Some(native)) => {
                     steps.push(Step::NativeUtest { span: u.span, native: native.clone() });
@@ -124,6 +133,7 @@ pub fn compile_program(
         match c.natives.get(&NameId::MAIN) {
             Some(native) => steps.push(Step::NativeMain(native.clone())),
             None => {
+                c.derivatives = duals.covers(NameId::MAIN);
                 c.ctxs.push(FnCtx::new(None));
                 let code = c.expr(main);
                 let slots = c.ctxs.pop().expect("context pushed").slots as usize;

@@ -84,13 +84,6 @@ fn plan(
     utests: &dyn Fn(Span) -> bool,
 ) -> Result<Plan, Vec<(SmolStr, String, Span)>> {
     let live = pmx_ast::reach::Liveness::of_run(modules, utests);
-    // A derivative runs the program's own functions on duals
-    // (`pmx_cpu::ad`), which native code, keeping floats as machine
-    // numbers, would not see: such a program is left to the interpreter.
-    if let Some(at) = live.first_use(modules, pmx_ast::Builtin::is_derivative) {
-        let why = "the program takes derivatives, which run only in the interpreter for now".to_string();
-        return Err(vec![(SmolStr::new("the whole program"), why, at)]);
-    }
     let candidates = roots::candidates(modules, &live, utests);
     let refused = candidates.refused;
     if candidates.roots.is_empty() {

@@ -38,6 +38,16 @@ pub fn candidates(modules: &[&Module], live: &Liveness, utests: &dyn Fn(Span) ->
         ));
         return out;
     }
+    // A derivative runs code on dual floats (`pmx_cpu::ad`), which native
+    // code, keeping floats as machine numbers, would not see: what it may
+    // run is left to the interpreter (`DualReach`).
+    let duals = pmx_ast::derivatives::DualReach::of(modules, live);
+    if let pmx_ast::derivatives::DualReach::Everything(at) = duals {
+        let why = "the functions this derivative runs are not known before the program runs, and \
+                   derivatives run only in the interpreter: no host code is compiled";
+        out.refused.push((None, "the whole program".into(), why.into(), at));
+        return out;
+    }
     // A utest that runs: a function of no parameters.
     for (id, u) in top_utests(modules, live).filter(|(_, u)| utests(u.span)) {
         out.roots.push(Root { id, name: "utest".into(), span: u.span, arity: 0 });
@@ -62,6 +72,12 @@ pub fn candidates(modules: &[&Module], live: &Liveness, utests: &dyn Fn(Span) ->
     // interpreter drops.
     if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
         out.roots.push(Root { id: NameId::MAIN, name: "mexpr".into(), span: main.span, arity: 0 });
+    }
+    let (dual, roots): (Vec<Root>, Vec<Root>) = std::mem::take(&mut out.roots).into_iter().partition(|r| duals.covers(r.id));
+    out.roots = roots;
+    for r in dual {
+        let why = "a derivative may run it on dual floats, which only the interpreter does".to_string();
+        out.refused.push((Some(r.id), r.name, why, r.span));
     }
     out
 }

@@ -13,6 +13,7 @@
 //! labelled `0`, `1`, ...; `()` is the empty record.
 
 mod builtin;
+pub mod derivatives;
 mod expr;
 pub mod externals;
 pub mod mlang;

@@ -126,39 +126,6 @@ impl Liveness {
         Liveness { dead }
     }
 
-    /// A use, in reached code, of a built-in that `which` accepts
-    /// (the interpreter and the native host tier ask it of derivatives).
-    pub fn first_use(&self, modules: &[&Module], which: impl Fn(Builtin) -> bool) -> Option<crate::Span> {
-        let mut roots: Vec<&Expr> = Vec::new();
-        for (mi, module) in modules.iter().enumerate() {
-            for (ii, item) in module.items.iter().enumerate() {
-                if self.is_dead(mi, ii) {
-                    continue;
-                }
-                match item {
-                    Item::Let(b) => roots.push(&b.value),
-                    Item::RecLets(bs, _) => roots.extend(bs.iter().map(|b| &b.value)),
-                    Item::Utest(u) => {
-                        roots.extend([Some(&u.test), Some(&u.expected), u.using.as_ref(), u.on_fail.as_ref()].into_iter().flatten())
-                    }
-                    Item::Type(_) | Item::Con(_) | Item::External(_) => {}
-                }
-            }
-        }
-        roots.extend(modules.last().and_then(|m| m.main.as_ref()));
-        // An explicit stack, as in `Mentions::expr`.
-        let mut stack = roots;
-        while let Some(e) = stack.pop() {
-            if let ExprKind::Var(n) = &e.kind {
-                if n.id.as_builtin().is_some_and(&which) {
-                    return Some(e.span);
-                }
-            }
-            crate::visit::children(e, &mut |c| stack.push(c));
-        }
-        None
-    }
-
     /// Whether item `item` of module `module` is unreached.
     pub fn is_dead(&self, module: usize, item: usize) -> bool {
         self.dead.get(module).and_then(|m| m.get(item)).copied().unwrap_or(false)
