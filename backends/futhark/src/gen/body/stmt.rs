@@ -269,14 +269,17 @@ impl Writer<'_> {
                     // have the index (zeros, or a clamped row, where the
                     // check above failed): a coercion would fail before
                     // the channel says which failure came first.
-                    (all, Some(n)) => {
-                        let j = self.locals.fresh("j");
-                        let mut args = vec![format!("{}[{j}]", all[0])];
+                    // The first is mapped over, not indexed: Futhark's
+                    // reverse mode (`vjp`) gives a mapped array's adjoint
+                    // by a map, an indexed one's by accumulating into it.
+                    (all, Some(_)) => {
+                        let (x, j) = (self.locals.fresh("x"), self.locals.fresh("j"));
+                        let mut args = vec![x.clone()];
                         for (s, sq) in all.iter().zip(seqs).skip(1) {
                             let elem = sq.ty().elem().cloned().unwrap_or(Type::Unit);
                             args.push(self.element(s, &format!("{j} < length {s}"), &j, &elem));
                         }
-                        format!("map (\\{j} -> {f} {}) (iota {n})", args.join(" "))
+                        format!("map2 (\\{x} {j} -> {f} {}) {} (indices {})", args.join(" "), all[0], all[0])
                     }
                     (all, None) => format!("map{} {f} {}", all.len(), all.join(" ")),
                 }
