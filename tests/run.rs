@@ -4,7 +4,8 @@
 //! output, standard error and exit code are snapshotted beside the source, so each built-in's behaviour and each
 //! run-time error message (with its source line) is pinned. Every file of
 //! the standard library and of the compatibility suite (`tests/compat`)
-//! passes its own utests. One trial per program: `run::NAME`,
+//! passes its own utests; the derivatives' programs of `tests/run` run
+//! with `--debug` too (`debug::derivative*`). One trial per program: `run::NAME`,
 //! `mlang::NAME`, `debug::NAME`, `check_order::NAME`, `std::NAME`, `compat::NAME`.
 
 #[path = "support/harness.rs"]
@@ -29,6 +30,12 @@ fn main() {
         assert!(!files.is_empty(), "no programs in tests/run/{dir}");
         trials.extend(per_fixture(group, files, stem, move |f| snapshot(dir, &f, flags)));
     }
+    // The derivatives' programs in debug mode too (duals in the
+    // interpreter there, in accelerated code as well): the same output.
+    let derivatives: Vec<PathBuf> =
+        mc_files("tests/run/").into_iter().filter(|f| stem(f).starts_with("derivative")).collect();
+    assert!(!derivatives.is_empty(), "no derivative programs in tests/run");
+    trials.extend(per_fixture("debug", derivatives, stem, |f| snapshot("debug/", &f, &["--debug"])));
     trials.extend(per_fixture("std", std_files(), std_name, |f| passes_its_utests(&f, root())));
     let compat = mc_files("tests/compat");
     assert!(!compat.is_empty(), "no programs in tests/compat");
