@@ -44,6 +44,10 @@ pub struct Writer<'p> {
     /// function or entry being written does.
     counts: &'p dyn Fn(Span) -> bool,
     counted: FxHashSet<FnId>,
+    /// The functions a derivative runs (`derivative::differentiated`), and
+    /// whether the one being written is one of them.
+    differentiated: FxHashSet<FnId>,
+    in_differentiated: bool,
     counting: bool,
     /// Channels of the statements written so far in the enclosing blocks
     /// (variables or literals); a block's channel joins those it added.
@@ -324,6 +328,8 @@ impl<'p> Writer<'p> {
             span: Span::BUILTIN,
             counts,
             counted: super::channel::channel_functions(p, super::channel::Uses { counts, checked }),
+            differentiated: derivative::differentiated(p),
+            in_differentiated: false,
             counting: false,
             terms: Vec::new(),
             shape: Shape::Plain,

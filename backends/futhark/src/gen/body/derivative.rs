@@ -8,7 +8,46 @@
 
 use super::*;
 
+/// The functions a derivative runs: those its function references name,
+/// and what they call, transitively. Their code must be what Futhark's
+/// reverse mode differentiates (`Writer::negation`).
+pub(crate) fn differentiated(p: &Program) -> FxHashSet<FnId> {
+    let mut work: Vec<FnId> = Vec::new();
+    let mut seed = |b: &Block| {
+        b.for_each_stmt(&mut |s| {
+            if let Expr::Derivative { f: FunRef { callee: Callee::Function(id), .. }, .. } = &s.expr {
+                work.push(*id);
+            }
+        })
+    };
+    p.functions.iter().for_each(|f| seed(&f.body));
+    p.entries.iter().for_each(|e| seed(&e.body));
+    let mut found = FxHashSet::default();
+    while let Some(id) = work.pop() {
+        if found.insert(id) {
+            if let Some(f) = p.function(id) {
+                pmx_lower::callees(&f.body, &mut work);
+            }
+        }
+    }
+    found
+}
+
 impl Writer<'_> {
+    /// `negf x`. Futhark negates as `0 - x`, which gives 0.0 for 0.0
+    /// (MExpr's `negf 0.0` is -0.0): the sign bit is flipped instead, except
+    /// in code a derivative runs, which Futhark's reverse mode cannot
+    /// differentiate through bits; there `-1 * x`, which keeps -0.0 (a NaN
+    /// keeps its sign, which no MExpr program can observe: NaN prints as
+    /// `nan`).
+    pub(super) fn negation(&self, x: &str) -> String {
+        if self.in_differentiated {
+            format!("(-1f64 * {x})")
+        } else {
+            format!("(f64.from_bits (f64.to_bits {x} ^ 0x8000000000000000u64))")
+        }
+    }
+
     pub(super) fn derivative(&mut self, which: Builtin, f: &FunRef, args: &[Atom]) -> String {
         let counts = self.fun_counts(f);
         let fv = self.funval(f);

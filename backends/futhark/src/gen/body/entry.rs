@@ -8,6 +8,7 @@ impl Writer<'_> {
         let uses = crate::gen::channel::Uses { counts: self.counts, checked: self.checked };
         let counting = crate::gen::channel::block_uses(&e.body, uses, &self.counted);
         self.begin(e.span, counting, &e.body);
+        self.in_differentiated = false;
         let comment = self.comment_for("accelerate", e.span);
         self.line(0, &comment);
         let mut inputs = Vec::new();

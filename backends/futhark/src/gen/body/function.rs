@@ -5,6 +5,7 @@ use super::*;
 impl Writer<'_> {
     pub fn function(&mut self, f: &Function) {
         self.begin(f.span, self.counted.contains(&f.id), &f.body);
+        self.in_differentiated = self.differentiated.contains(&f.id);
         let mut head = self.comment_for(&f.source, f.span);
         if !f.instance.is_empty() {
             let inst: Vec<String> = f.instance.iter().map(|(v, t)| format!("{v} = {t}")).collect();

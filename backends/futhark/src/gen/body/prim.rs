@@ -216,9 +216,7 @@ impl Writer<'_> {
                 format!("(assert ({} != 0) {})", a[1], division(b, &a[0], &a[1]))
             }
             Negi => format!("(-{})", a[0]),
-            // Flips the sign bit: Futhark negates as `0 - x`, which gives
-            // 0.0 for 0.0 (MExpr's `negf 0.0` is -0.0).
-            Negf => format!("(f64.from_bits (f64.to_bits {} ^ 0x8000000000000000u64))", a[0]),
+            Negf => self.negation(&a[0]),
             // A count outside 0..63 shifts every bit out, as the
             // interpreter does.
             Slli => format!("(if {1} >= 0 && {1} < 64 then {0} << {1} else 0)", a[0], a[1]),
