@@ -173,7 +173,7 @@ impl Composer<'_> {
                             None => s.cons.push(con.clone()),
                             Some(k) if k.decl.name.span != con.decl.name.span => {
                                 let (first, second) = (k.decl.name.span, con.decl.name.span);
-                                self.conflict(at, "constructor", &con.decl.name.text, first, second)
+                                self.constructor_twice(at, &con.decl.name.text, first, second)
                             }
                             Some(_) => {}
                         }
@@ -409,6 +409,20 @@ impl Composer<'_> {
 }
 
 impl Composer<'_> {
+    /// Syns merged by a `with` clause that both define constructor `name`.
+    fn constructor_twice(&mut self, at: Span, name: &str, first: Span, second: Span) {
+        let d = Diagnostic::error(
+            Code::LanguageConflict,
+            at,
+            format!("constructor `{name}` is defined twice in language `{}`", self.lang),
+        )
+        .with_label("the definitions meet here")
+        .with_secondary(first, "one definition")
+        .with_secondary(second, "another definition")
+        .with_note("the constructors of merged syns are constructors of one type: their names must differ");
+        self.diags.push(d);
+    }
+
     /// Two syns merged (by a `with` clause) with different numbers of type
     /// parameters: `root_params` where the merged one first has them.
     fn merged_syn_params(&mut self, at: Span, syn: &Syn, root_params: usize, root: Span) {
