@@ -433,3 +433,22 @@ fn mlang_parameters_named_per_fragment() {
     assert_eq!(r["result"][0]["range"], range_of(text, "y", 0), "{r}");
     assert!(c.shutdown().success());
 }
+
+#[test]
+fn completion_offers_pattern_binders_with_their_types() {
+    let dir = temp_dir("patterns");
+    let text = "mexpr\nmatch (1, [2, 3]) with (a, [b] ++ rest) then\naddi a b\nelse 0\n";
+    let main = write(&dir, "main.mc", text);
+    let mut c = Client::start();
+    c.open(&main, text, 1);
+    let (l, _) = pos_of(text, "addi a b", 0);
+    let r = c.request("textDocument/completion", Client::at(&main, l, 0));
+    let items = r["result"].as_array().unwrap();
+    let detail = |label: &str| -> Option<String> {
+        items.iter().find(|i| i["label"] == label).map(|i| i["detail"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(detail("a").as_deref(), Some("Int"), "{r}");
+    assert_eq!(detail("b").as_deref(), Some("Int"), "{r}");
+    assert_eq!(detail("rest").as_deref(), Some("[Int]"), "{r}");
+    assert!(c.shutdown().success());
+}

@@ -168,10 +168,26 @@ module.exports = grammar({
     mlang_block: $ => seq(
       'lang',
       field('name', $._lang_name),
-      optional(seq('=', sepBy1('+', field('include', $._lang_name)))),
+      optional(seq(
+        '=',
+        sepBy1('+', field('include', $._lang_name)),
+        repeat(field('with', $.lang_with)),
+      )),
       repeat($._lang_decl),
       'end',
     ),
+
+    // `with T = A.T + B.T` (a type) or `with f = A.f + B.f` (a semantic
+    // function) after the languages a language extends: Miking's way to
+    // make definitions of one name in several of them one definition.
+    lang_with: $ => choice(
+      seq('with', field('name', $.con_ident), '=', sepBy1('+', field('source', $.with_type))),
+      seq('with', field('name', $.var_ident), '=', sepBy1('+', field('source', $.with_value))),
+    ),
+
+    with_type: $ => seq(field('lang', $._lang_name), '.', field('name', $.con_ident)),
+
+    with_value: $ => seq(field('lang', $._lang_name), '.', field('name', $.var_ident)),
 
     // Miking takes any identifier as a language's name (`_testCSV`).
     _lang_name: $ => choice($.con_ident, $.var_ident),
@@ -540,7 +556,15 @@ module.exports = grammar({
       '}',
     ),
 
-    _type_left: $ => choice($.type_app, $._type_atom),
+    _type_left: $ => choice($.type_app, $.var_app_type, $._type_atom),
+
+    // A type variable applied to arguments (`self LClosed RClosed`, as
+    // Miking's parser/breakable.mc writes); pmx's types do not take it,
+    // and the lowering says so.
+    var_app_type: $ => seq(
+      field('var', $.var_ident),
+      repeat1(field('argument', $._type_atom)),
+    ),
 
     type_app: $ => seq(
       field('constructor', $._type_name),

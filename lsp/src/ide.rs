@@ -3,7 +3,7 @@
 //! driver's queries; nothing here infers or resolves anything itself.
 
 use crate::convert::{locate, Docs, Text, Texts};
-use crate::walk::{is_real, walk_module, At, Binder, Occurrences, Role, Visitor};
+use crate::walk::{is_real, walk_module, At, Binder, Occurrences, Role};
 use pmx_ast::*;
 use pmx_driver::{
     accelerate_analysis, check_file, file_includes, program_files, CheckedFile, Database, Db, SourceFile,
@@ -443,42 +443,11 @@ fn locals_at<'a>(m: &'a Module, at: u32, out: &mut Vec<(&'a Name, Option<Ty>)>) 
     }
 }
 
-/// The value names a pattern binds.
-struct PatBinders<'a>(Vec<(&'a Name, Option<Ty>)>);
-
-impl<'a> Visitor<'a> for PatBinders<'a> {
-    fn name(&mut self, n: &'a Name, role: Role, ty: Option<Ty>) {
-        if role == Role::ValueDef {
-            self.0.push((n, ty));
-        }
-    }
-}
-
+/// The value names a pattern binds, with their types.
 fn pat_binders(p: &Pat) -> Vec<(&Name, Option<Ty>)> {
-    // A pattern walked as the body of a match with no other parts.
-    fn go<'a>(p: &'a Pat, out: &mut PatBinders<'a>) {
-        match &p.kind {
-            PatKind::Bind(n) => out.name(n, Role::ValueDef, Some(p.ty.clone())),
-            PatKind::Con(_, q) | PatKind::Not(q) => go(q, out),
-            PatKind::Record(fs) => fs.iter().for_each(|(_, q)| go(q, out)),
-            PatKind::Seq(ps) => ps.iter().for_each(|q| go(q, out)),
-            PatKind::Edge { prefix, middle, suffix } => {
-                prefix.iter().for_each(|q| go(q, out));
-                if let Some(n) = middle {
-                    out.name(n, Role::ValueDef, Some(p.ty.clone()));
-                }
-                suffix.iter().for_each(|q| go(q, out));
-            }
-            PatKind::And(a, b) | PatKind::Or(a, b) => {
-                go(a, out);
-                go(b, out);
-            }
-            _ => {}
-        }
-    }
-    let mut out = PatBinders(Vec::new());
-    go(p, &mut out);
-    out.0
+    let mut out = Vec::new();
+    pmx_ast::visit::pat_binders_at(p, &mut |n, at| out.push((n, Some(at.ty.clone()))));
+    out
 }
 
 fn inside(e: &Expr, at: u32) -> bool {

@@ -17,10 +17,33 @@ pub struct Lang {
     pub name: Name,
     /// The languages it extends (`A`, `B`).
     pub includes: Vec<Name>,
+    /// Its `with` clauses, in order.
+    pub withs: Vec<LangWith>,
     pub decls: Vec<LangDecl>,
     pub span: Span,
     /// How many top-level items of the module come before it.
     pub at: usize,
+}
+
+/// `with T = A.T + B.T` (a type) or `with f = A.f + B.f` (a semantic
+/// function) in a language's header: the definitions named in the
+/// languages it extends become one definition, as if they had one root.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LangWith {
+    /// The name the merged definition takes (`T`).
+    pub name: Name,
+    /// Whether it names types (`syn`s or type aliases) or semantic
+    /// functions.
+    pub kind: WithKind,
+    /// Each language (one of those extended) and its definition: `(A, T)`.
+    pub sources: Vec<(Name, Name)>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WithKind {
+    Type,
+    Value,
 }
 
 #[derive(Clone, Debug, PartialEq)]

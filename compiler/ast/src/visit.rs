@@ -187,20 +187,28 @@ pub fn pat_binders(p: &Pat, bound: &mut FxHashSet<NameId>) {
 
 /// Calls `f` on each name a pattern binds (before name resolution too).
 pub fn pat_binder_names<'a>(p: &'a Pat, f: &mut dyn FnMut(&'a Name)) {
+    pat_binders_at(p, &mut |n, _| f(n));
+}
+
+/// Calls `f` on each name a pattern binds, in source order, with the
+/// pattern that binds it, whose type is the name's (a variable pattern,
+/// or the sequence pattern whose middle it names).
+pub fn pat_binders_at<'a>(p: &'a Pat, f: &mut dyn FnMut(&'a Name, &'a Pat)) {
     match &p.kind {
-        PatKind::Bind(n) => f(n),
-        PatKind::Con(_, a) | PatKind::Not(a) => pat_binder_names(a, f),
-        PatKind::Record(fields) => fields.iter().for_each(|(_, p)| pat_binder_names(p, f)),
-        PatKind::Seq(items) => items.iter().for_each(|i| pat_binder_names(i, f)),
+        PatKind::Bind(n) => f(n, p),
+        PatKind::Con(_, a) | PatKind::Not(a) => pat_binders_at(a, f),
+        PatKind::Record(fields) => fields.iter().for_each(|(_, q)| pat_binders_at(q, f)),
+        PatKind::Seq(items) => items.iter().for_each(|i| pat_binders_at(i, f)),
         PatKind::Edge { prefix, middle, suffix } => {
-            prefix.iter().chain(suffix).for_each(|i| pat_binder_names(i, f));
+            prefix.iter().for_each(|i| pat_binders_at(i, f));
             if let Some(m) = middle {
-                f(m);
+                f(m, p);
             }
+            suffix.iter().for_each(|i| pat_binders_at(i, f));
         }
         PatKind::And(a, b) | PatKind::Or(a, b) => {
-            pat_binder_names(a, f);
-            pat_binder_names(b, f);
+            pat_binders_at(a, f);
+            pat_binders_at(b, f);
         }
         PatKind::Wild | PatKind::Int(_) | PatKind::Char(_) | PatKind::Bool(_) | PatKind::Error => {}
     }

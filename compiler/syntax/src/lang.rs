@@ -23,7 +23,23 @@ impl Lower<'_> {
             };
             decls.push(decl);
         }
-        Lang { name, includes, decls, span: self.span(n), at }
+        let withs = self.fields(n, "with").into_iter().map(|w| self.lang_with(w)).collect();
+        Lang { name, includes, withs, decls, span: self.span(n), at }
+    }
+
+    /// `with T = A.T + B.T` or `with f = A.f + B.f`.
+    fn lang_with(&mut self, n: Node) -> LangWith {
+        let name = self.binder(self.field(n, "name"), n);
+        let sources: Vec<(Name, Name)> = self
+            .fields(n, "source")
+            .into_iter()
+            .map(|s| (self.binder(self.field(s, "lang"), s), self.binder(self.field(s, "name"), s)))
+            .collect();
+        let kind = match self.field(n, "name").map(crate::kind) {
+            Some("var_ident") => WithKind::Value,
+            _ => WithKind::Type,
+        };
+        LangWith { name, kind, sources, span: self.span(n) }
     }
 
     fn syn_decl(&mut self, n: Node) -> SynDecl {

@@ -23,16 +23,18 @@ pub(super) fn compose(lang: &Lang, visible: &Languages, diags: &mut Vec<Diagnost
         own_sems: true,
     };
     let mut c = Composer { lang: &name, diags, cases: FxHashMap::default() };
-    let mut parents = Vec::new();
+    let mut found = Vec::new();
     for include in &lang.includes {
         match visible.get(&include.text) {
-            Some(parent) => {
-                c.merge(&mut out, parent, include.span);
-                parents.push(parent.clone());
-            }
+            Some(parent) => found.push((include.clone(), parent.clone())),
             None => c.diags.push(unknown_language(include)),
         }
     }
+    super::with::apply(lang, &mut found, c.diags);
+    for (include, parent) in &found {
+        c.merge(&mut out, parent, include.span);
+    }
+    let parents: Vec<Arc<Language>> = found.into_iter().map(|(_, p)| p).collect();
     let mut writes_sems = false;
     for decl in &lang.decls {
         match decl {
@@ -159,9 +161,21 @@ impl Composer<'_> {
             match out.syns.iter_mut().find(|s| s.name == syn.name) {
                 Some(s) if s.root != syn.root => self.conflict(at, "syn", &syn.name, s.root, syn.root),
                 Some(s) => {
+                    if s.params.len() != syn.params.len() {
+                        let (n, first) = (s.params.len(), s.root);
+                        self.merged_syn_params(at, syn, n, first);
+                    }
                     for con in &syn.cons {
-                        if !s.cons.iter().any(|k| k.mangled == con.mangled) {
-                            s.cons.push(con.clone());
+                        // Constructors of syns merged by `with` are all
+                        // renamed into this language: two of one name are
+                        // two definitions.
+                        match s.cons.iter().find(|k| k.mangled == con.mangled) {
+                            None => s.cons.push(con.clone()),
+                            Some(k) if k.decl.name.span != con.decl.name.span => {
+                                let (first, second) = (k.decl.name.span, con.decl.name.span);
+                                self.constructor_twice(at, &con.decl.name.text, first, second)
+                            }
+                            Some(_) => {}
                         }
                     }
                 }
@@ -389,6 +403,39 @@ impl Composer<'_> {
         )
         .with_label(format!("{} parameter(s) here", syn.params.len()))
         .with_secondary(root, format!("{root_params} parameter(s) here"))
+        .with_note("every fragment must give a syn as many type parameters (their names may differ)");
+        self.diags.push(d);
+    }
+}
+
+impl Composer<'_> {
+    /// Syns merged by a `with` clause that both define constructor `name`.
+    fn constructor_twice(&mut self, at: Span, name: &str, first: Span, second: Span) {
+        let d = Diagnostic::error(
+            Code::LanguageConflict,
+            at,
+            format!("constructor `{name}` is defined twice in language `{}`", self.lang),
+        )
+        .with_label("the definitions meet here")
+        .with_secondary(first, "one definition")
+        .with_secondary(second, "another definition")
+        .with_note("the constructors of merged syns are constructors of one type: their names must differ");
+        self.diags.push(d);
+    }
+
+    /// Two syns merged (by a `with` clause) with different numbers of type
+    /// parameters: `root_params` where the merged one first has them.
+    fn merged_syn_params(&mut self, at: Span, syn: &Syn, root_params: usize, root: Span) {
+        let d = Diagnostic::error(
+            Code::SemParameters,
+            at,
+            format!(
+                "syn `{}` takes different numbers of type parameters in the languages `{}` merges",
+                syn.name, self.lang
+            ),
+        )
+        .with_label(format!("{root_params} and {} parameter(s) meet here", syn.params.len()))
+        .with_secondary(root, "merged here")
         .with_note("every fragment must give a syn as many type parameters (their names may differ)");
         self.diags.push(d);
     }

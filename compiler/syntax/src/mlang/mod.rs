@@ -21,6 +21,7 @@ mod compose;
 mod emit;
 pub mod patterns;
 mod rename;
+mod with;
 
 use crate::Parsed;
 use pmx_ast::mlang::{SemParam, SynCon};
