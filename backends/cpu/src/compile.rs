@@ -108,7 +108,8 @@ pub fn compile_program(
     // Utests compiled to native functions of no parameters.
     let native_utests: FxHashMap<(usize, usize), Arc<crate::native::Native>> =
         pmx_ast::top_utests(modules).filter_map(|(at, id, _)| Some((at, c.natives.get(&id)?.clone()))).collect();
-    let utest_ids: FxHashMap<(usize, usize), NameId> = pmx_ast::top_utests(modules).map(|(at, id, _)| (at, id)).collect();
+    let utest_ids: FxHashMap<(usize, usize), NameId> =
+        pmx_ast::top_utests(modules).map(|(at, id, _)| (at, id)).collect();
     for (mi, module) in modules.iter().enumerate() {
         for (ii, item) in module.items.iter().enumerate() {
             if live.is_dead(mi, ii) {

@@ -438,10 +438,12 @@ impl Machine {
                 self.enter(c, bp, span)
             }
             // Not of duals (`crate::ad`), which the built-in's rule takes.
-            Value::Builtin(op) if !matches!((&a, &b), (Value::Dual(_), _) | (_, Value::Dual(_))) => match BinOp::from_builtin(*op).and_then(|o| o.eval(&a, &b)) {
-                Some(v) => Ok(v),
-                None => self.apply(f.clone(), smallvec::smallvec![a, b], span),
-            },
+            Value::Builtin(op) if !matches!((&a, &b), (Value::Dual(_), _) | (_, Value::Dual(_))) => {
+                match BinOp::from_builtin(*op).and_then(|o| o.eval(&a, &b)) {
+                    Some(v) => Ok(v),
+                    None => self.apply(f.clone(), smallvec::smallvec![a, b], span),
+                }
+            }
             _ => self.apply(f.clone(), smallvec::smallvec![a, b], span),
         }
     }

@@ -19,8 +19,8 @@
 //! large.
 
 pub mod accelerate;
-pub mod ad;
 mod accumulations;
+pub mod ad;
 mod buffer;
 mod builtins;
 mod call;

@@ -73,7 +73,8 @@ pub fn candidates(modules: &[&Module], live: &Liveness, utests: &dyn Fn(Span) ->
     if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
         out.roots.push(Root { id: NameId::MAIN, name: "mexpr".into(), span: main.span, arity: 0 });
     }
-    let (dual, roots): (Vec<Root>, Vec<Root>) = std::mem::take(&mut out.roots).into_iter().partition(|r| duals.covers(r.id));
+    let (dual, roots): (Vec<Root>, Vec<Root>) =
+        std::mem::take(&mut out.roots).into_iter().partition(|r| duals.covers(r.id));
     out.roots = roots;
     for r in dual {
         let why = "a derivative may run it on dual floats, which only the interpreter does".to_string();

@@ -21,7 +21,9 @@ impl Checker<'_> {
                 Item::Let(b) => self.derivatives_in(&b.value),
                 Item::RecLets(bs, _) => bs.iter().for_each(|b| self.derivatives_in(&b.value)),
                 Item::Utest(u) => {
-                    for e in [Some(&u.test), Some(&u.expected), u.using.as_ref(), u.on_fail.as_ref()].into_iter().flatten() {
+                    for e in
+                        [Some(&u.test), Some(&u.expected), u.using.as_ref(), u.on_fail.as_ref()].into_iter().flatten()
+                    {
                         self.derivatives_in(e);
                     }
                 }
@@ -54,7 +56,10 @@ impl Checker<'_> {
                 let mut d = Diagnostic::error(
                     Code::NotDifferentiable,
                     e.span,
-                    format!("`{}` needs a function of differentiable types, but its {role} has type `{whole}`", b.name()),
+                    format!(
+                        "`{}` needs a function of differentiable types, but its {role} has type `{whole}`",
+                        b.name()
+                    ),
                 )
                 .with_note("differentiable types are Float, and sequences, tuples and records of differentiable types");
                 d = if part_shown == whole {

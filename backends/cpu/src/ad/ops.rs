@@ -63,10 +63,7 @@ pub fn builtin(m: &mut Machine, b: Builtin, args: Args, span: Span) -> Res<Value
 pub fn external(m: &mut Machine, name: &str, args: &[Value], span: Span) -> Res<Value> {
     match Op::of_external(name) {
         Some(op) => lift(m, op, args, span),
-        None => Err(m.fail(
-            format!("`{name}` has no derivative rule: a derivative cannot be taken through it"),
-            span,
-        )),
+        None => Err(m.fail(format!("`{name}` has no derivative rule: a derivative cannot be taken through it"), span)),
     }
 }
 
