@@ -199,7 +199,7 @@ fn backpropagate(seeds: Vec<(Arc<Node>, f64)>) -> FxHashMap<u64, f64> {
         stack.extend(n.inputs.iter().map(|(i, _)| i.clone()));
         nodes.push(n);
     }
-    nodes.sort_unstable_by(|a, b| b.id.cmp(&a.id));
+    nodes.sort_unstable_by_key(|n| std::cmp::Reverse(n.id));
     for n in &nodes {
         let a = adjoint.get(&n.id).copied().unwrap_or(0.0);
         // A zero adjoint contributes nothing, even through an infinite
