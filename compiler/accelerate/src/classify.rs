@@ -1,7 +1,10 @@
 //! Classification (Figure 6 of the paper): an accelerate binding is
 //! Futhark-class when it or a binding it depends on uses `map`, `map2`,
 //! `reduce` or `flatten`; CUDA-class when `loop`, `seqLoop`, `seqLoopAcc`
-//! or `printFloat`; Invalid when both; Any when neither. Each binding is
+//! or `printFloat`; Invalid when both; Any when neither, unless it uses a
+//! `foldl` that is a histogram (`rewrite/hist.rs`, issue 30), which makes
+//! it Futhark-class: a weaker keyword, so that a fold in CUDA-class code
+//! stays a sequential fold there and classifies nothing. Each binding is
 //! counted once (the set V of the paper), which also handles recursion.
 //! Beside the class, it records why: the chain of bindings from the
 //! accelerate binding to the use of the keyword that decided it.
@@ -58,6 +61,7 @@ pub struct Reason {
 /// The top-level bindings of a program: what each uses.
 pub struct Graph<'a> {
     values: FxHashMap<NameId, (&'a Binding, Vec<NameId>)>,
+    histograms: crate::rewrite::hist::Histograms,
 }
 
 impl<'a> Graph<'a> {
@@ -65,7 +69,7 @@ impl<'a> Graph<'a> {
         let values = crate::chain::bindings(program)
             .map(|b| (b.name.id, (b, free_vars(&b.value).into_iter().map(|f| f.id).collect())))
             .collect();
-        Graph { values }
+        Graph { values, histograms: crate::rewrite::hist::Histograms::new(program) }
     }
 
     /// The bindings and other names the binding `id` uses (none when `id`
@@ -101,6 +105,22 @@ impl<'a> Graph<'a> {
         let mut seen = FxHashSet::default();
         let mut queue = std::collections::VecDeque::from([id]);
         seen.insert(id);
+        // The first histogram met, used where no keyword decides.
+        let mut histogram: Option<Reason> = None;
+        let chain_to = |n: NameId, parent: &FxHashMap<NameId, NameId>| {
+            let mut chain = Vec::new();
+            let mut cur = n;
+            loop {
+                let (cb, _) = self.values[&cur];
+                chain.push((cb.name.text.clone(), cb.name.span));
+                match parent.get(&cur) {
+                    Some(p) => cur = *p,
+                    None => break,
+                }
+            }
+            chain.reverse();
+            chain
+        };
         while let Some(n) = queue.pop_front() {
             let Some((b, deps)) = self.values.get(&n) else { continue };
             for (kw, span) in keyword_uses(&b.value) {
@@ -108,18 +128,19 @@ impl<'a> Graph<'a> {
                 if reasons.iter().any(|r| r.backend == backend) {
                     continue;
                 }
-                let mut chain = Vec::new();
-                let mut cur = n;
-                loop {
-                    let (cb, _) = self.values[&cur];
-                    chain.push((cb.name.text.clone(), cb.name.span));
-                    match parent.get(&cur) {
-                        Some(p) => cur = *p,
-                        None => break,
-                    }
-                }
-                chain.reverse();
+                let chain = chain_to(n, &parent);
                 reasons.push(Reason { backend, chain, keyword: SmolStr::new(kw.name()), keyword_span: span });
+            }
+            if reasons.is_empty() && histogram.is_none() {
+                let value = |id: NameId| self.values.get(&id).map(|(b, _)| &b.value);
+                if let Some(span) = self.histograms.folds(&b.value, &value).first() {
+                    histogram = Some(Reason {
+                        backend: Backend::Futhark,
+                        chain: chain_to(n, &parent),
+                        keyword: SmolStr::new(Builtin::Foldl.name()),
+                        keyword_span: *span,
+                    });
+                }
             }
             for d in deps {
                 if seen.insert(*d) && self.values.contains_key(d) {
@@ -127,6 +148,9 @@ impl<'a> Graph<'a> {
                     queue.push_back(*d);
                 }
             }
+        }
+        if reasons.is_empty() {
+            reasons.extend(histogram);
         }
         let class = match reasons.as_slice() {
             [] => Class::Any,

@@ -51,6 +51,7 @@
 //! compared with the original. API: [`analyze`] takes the typed modules of a program
 //! (load order, main file last) and returns an [`Analysis`]; it never fails.
 
+pub mod accumulation;
 mod anf;
 pub mod boundary;
 pub mod chain;
