@@ -366,7 +366,7 @@ fn writes(e: &Expr, writers: &FxHashSet<FnId>) -> bool {
 }
 
 /// The functions each entry's code reaches, in the order of the entries.
-fn entry_reach(p: &Program) -> Vec<FxHashSet<FnId>> {
+pub(crate) fn entry_reach(p: &Program) -> Vec<FxHashSet<FnId>> {
     p.entries
         .iter()
         .map(|e| {

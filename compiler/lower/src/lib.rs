@@ -77,6 +77,7 @@ mod callgraph;
 mod cx;
 mod funval;
 pub mod generator;
+pub mod hist;
 mod ir;
 pub mod launch;
 mod lower;
