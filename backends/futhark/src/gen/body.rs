@@ -8,6 +8,7 @@
 mod entry;
 mod function;
 mod funval;
+mod hist;
 mod prim;
 mod sizes;
 mod stmt;
