@@ -1,10 +1,9 @@
 //! Classification (Figure 6 of the paper): an accelerate binding is
 //! Futhark-class when it or a binding it depends on uses `map`, `map2`,
-//! `reduce` or `flatten`; CUDA-class when `loop`, `seqLoop`, `seqLoopAcc`
-//! or `printFloat`; Invalid when both; Any when neither, unless it uses a
-//! `foldl` that is a histogram (`rewrite/hist.rs`, issue 30), which makes
-//! it Futhark-class: a weaker keyword, so that a fold in CUDA-class code
-//! stays a sequential fold there and classifies nothing. Each binding is
+//! `reduce` or `flatten`, or a `foldl` that is a histogram
+//! (`rewrite/hist.rs`, issue 30: Futhark's `reduce_by_index`); CUDA-class
+//! when `loop`, `seqLoop`, `seqLoopAcc` or `printFloat`; Invalid when
+//! both; Any when neither. Each binding is
 //! counted once (the set V of the paper), which also handles recursion.
 //! Beside the class, it records why: the chain of bindings from the
 //! accelerate binding to the use of the keyword that decided it.
@@ -105,42 +104,24 @@ impl<'a> Graph<'a> {
         let mut seen = FxHashSet::default();
         let mut queue = std::collections::VecDeque::from([id]);
         seen.insert(id);
-        // The first histogram met, used where no keyword decides.
-        let mut histogram: Option<Reason> = None;
-        let chain_to = |n: NameId, parent: &FxHashMap<NameId, NameId>| {
-            let mut chain = Vec::new();
-            let mut cur = n;
-            loop {
-                let (cb, _) = self.values[&cur];
-                chain.push((cb.name.text.clone(), cb.name.span));
-                match parent.get(&cur) {
-                    Some(p) => cur = *p,
-                    None => break,
-                }
-            }
-            chain.reverse();
-            chain
-        };
         while let Some(n) = queue.pop_front() {
             let Some((b, deps)) = self.values.get(&n) else { continue };
-            for (kw, span) in keyword_uses(&b.value) {
-                let Some(backend) = Backend::of_keyword(kw) else { continue };
+            for (backend, kw, span) in self.keyword_uses(&b.value) {
                 if reasons.iter().any(|r| r.backend == backend) {
                     continue;
                 }
-                let chain = chain_to(n, &parent);
-                reasons.push(Reason { backend, chain, keyword: SmolStr::new(kw.name()), keyword_span: span });
-            }
-            if reasons.is_empty() && histogram.is_none() {
-                let value = |id: NameId| self.values.get(&id).map(|(b, _)| &b.value);
-                if let Some(span) = self.histograms.folds(&b.value, &value).first() {
-                    histogram = Some(Reason {
-                        backend: Backend::Futhark,
-                        chain: chain_to(n, &parent),
-                        keyword: SmolStr::new(Builtin::Foldl.name()),
-                        keyword_span: *span,
-                    });
+                let mut chain = Vec::new();
+                let mut cur = n;
+                loop {
+                    let (cb, _) = self.values[&cur];
+                    chain.push((cb.name.text.clone(), cb.name.span));
+                    match parent.get(&cur) {
+                        Some(p) => cur = *p,
+                        None => break,
+                    }
                 }
+                chain.reverse();
+                reasons.push(Reason { backend, chain, keyword: SmolStr::new(kw), keyword_span: span });
             }
             for d in deps {
                 if seen.insert(*d) && self.values.contains_key(d) {
@@ -148,9 +129,6 @@ impl<'a> Graph<'a> {
                     queue.push_back(*d);
                 }
             }
-        }
-        if reasons.is_empty() {
-            reasons.extend(histogram);
         }
         let class = match reasons.as_slice() {
             [] => Class::Any,
@@ -161,17 +139,26 @@ impl<'a> Graph<'a> {
     }
 }
 
-/// The uses of built-ins in an expression, in source order.
-fn keyword_uses(e: &Expr) -> Vec<(Builtin, Span)> {
-    let mut out = Vec::new();
-    walk(e, &mut out);
-    out
+impl Graph<'_> {
+    /// The uses of keywords in an expression: built-ins, in source order,
+    /// then the histogram folds.
+    fn keyword_uses(&self, e: &Expr) -> Vec<(Backend, &'static str, Span)> {
+        let mut out = Vec::new();
+        walk(e, &mut out);
+        let value = |id: NameId| self.values.get(&id).map(|(b, _)| &b.value);
+        for span in self.histograms.folds(e, &value) {
+            out.push((Backend::Futhark, Builtin::Foldl.name(), span));
+        }
+        out
+    }
 }
 
-fn walk(e: &Expr, out: &mut Vec<(Builtin, Span)>) {
+fn walk(e: &Expr, out: &mut Vec<(Backend, &'static str, Span)>) {
     if let ExprKind::Var(n) = &e.kind {
         if let Some(b) = n.id.as_builtin() {
-            out.push((b, e.span));
+            if let Some(backend) = Backend::of_keyword(b) {
+                out.push((backend, b.name(), e.span));
+            }
         }
     }
     pmx_ast::visit::children(e, &mut |c| walk(c, out));
