@@ -26,6 +26,7 @@ use super::{builtin_of, is_var, spine};
 use crate::accumulation::Op;
 use crate::free::free_vars;
 use pmx_ast::*;
+use rustc_hash::FxHashMap;
 
 /// What recognises histograms in one program: the operators it defines
 /// (`maxi`, `mini`, known by their definitions).
@@ -76,33 +77,41 @@ impl Histograms {
         self.update(h.id, body)
     }
 
-    /// `set h I (op (get h I) V)` after `let`s, the read maybe bound by
-    /// one of them.
+    /// `set h I (op (get h I) V)` after `let`s, the read and the new
+    /// value maybe bound by them (as in A-normal form).
     fn update(&self, h: NameId, body: &Expr) -> Option<Op> {
-        let mut cur = body;
-        // The `let` that binds the read (`let old = get h J`), and `J`.
+        let mut lets = Vec::new();
+        let cur = flatten(body, &mut lets);
+        // What each `let` binds, and the one that binds the read
+        // (`let old = get h J`) with `J`.
+        let mut defs: Defs = FxHashMap::default();
         let mut read: Option<(NameId, &Expr)> = None;
-        while let ExprKind::Let(b, rest) = &cur.kind {
-            if mentions(&b.value, h) {
+        for (name, value) in lets {
+            if mentions(value, h) {
                 if read.is_some() {
                     return None;
                 }
-                read = Some((b.name.id, get_of(&b.value, h)?));
+                read = Some((name, get_of(value, h)?));
             }
-            cur = rest;
+            defs.insert(name, value);
         }
         let (set, args) = spine(cur);
         if builtin_of(set) != Some(Builtin::Set) || args.len() != 3 || !is_var(args[0], h) {
             return None;
         }
-        let (index, new) = (args[1], args[2]);
+        let index = args[1];
+        // The new value, or the `let` that binds it (read nowhere else).
+        let new = match &args[2].kind {
+            ExprKind::Var(w) if defs.contains_key(&w.id) && uses(body, w.id) == 1 => defs[&w.id],
+            _ => args[2],
+        };
         let ExprKind::App(g, r) = &new.kind else { return None };
         let ExprKind::App(op, l) = &g.kind else { return None };
         let op = self.op(op)?;
         // Which operand is the old value, and the other.
         let old = |e: &Expr| match read {
-            Some((v, j)) => is_var(e, v) && same(j, index),
-            None => get_of(e, h).is_some_and(|j| same(j, index)),
+            Some((v, j)) => is_var(e, v) && same(j, index, &defs, 0),
+            None => get_of(e, h).is_some_and(|j| same(j, index, &defs, 0)),
         };
         let other = if old(l) {
             &**r
@@ -132,6 +141,19 @@ impl Histograms {
     }
 }
 
+/// The `let`s in front of `e`, those inside their values first (A-normal
+/// form nests them: `let w = let g = get h i in addi g 1 in set h i w`),
+/// each with the value its own `let`s give; what is left after them.
+fn flatten<'a>(e: &'a Expr, out: &mut Vec<(NameId, &'a Expr)>) -> &'a Expr {
+    let mut cur = e;
+    while let ExprKind::Let(b, rest) = &cur.kind {
+        let value = flatten(&b.value, out);
+        out.push((b.name.id, value));
+        cur = rest;
+    }
+    cur
+}
+
 /// `get h J`: `J`.
 fn get_of(e: &Expr, h: NameId) -> Option<&Expr> {
     let (head, args) = spine(e);
@@ -149,15 +171,30 @@ fn uses(e: &Expr, v: NameId) -> usize {
     n
 }
 
+/// What the `let`s before the update bind.
+type Defs<'a> = FxHashMap<NameId, &'a Expr>;
+
 /// The same expression (up to locations) of variables, literals,
-/// applications and projections: the same value, Futhark-class code
-/// having no effects but failures, which the first of the two meets.
-fn same(a: &Expr, b: &Expr) -> bool {
+/// applications and projections, `let`-bound variables seen through a
+/// few levels deep: the same value, Futhark-class code having no effects
+/// but failures, which the first of the two meets.
+fn same(a: &Expr, b: &Expr, defs: &Defs, depth: usize) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    let bound = |e: &Expr| match &e.kind {
+        ExprKind::Var(x) => defs.get(&x.id).copied(),
+        _ => None,
+    };
     match (&a.kind, &b.kind) {
-        (ExprKind::Var(x), ExprKind::Var(y)) => x.id == y.id,
+        (ExprKind::Var(x), ExprKind::Var(y)) if x.id == y.id => true,
         (ExprKind::Lit(x), ExprKind::Lit(y)) => x == y,
-        (ExprKind::App(f, x), ExprKind::App(g, y)) => same(f, g) && same(x, y),
-        (ExprKind::Proj(x, l), ExprKind::Proj(y, m)) => l == m && same(x, y),
-        _ => false,
+        (ExprKind::App(f, x), ExprKind::App(g, y)) => same(f, g, defs, depth + 1) && same(x, y, defs, depth + 1),
+        (ExprKind::Proj(x, l), ExprKind::Proj(y, m)) => l == m && same(x, y, defs, depth + 1),
+        _ => match (bound(a), bound(b)) {
+            (Some(x), _) => same(x, b, defs, depth + 1),
+            (None, Some(y)) => same(a, y, defs, depth + 1),
+            (None, None) => false,
+        },
     }
 }
