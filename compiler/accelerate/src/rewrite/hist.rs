@@ -190,7 +190,7 @@ fn same(a: &Expr, b: &Expr, defs: &Defs, depth: usize) -> bool {
         (ExprKind::Var(x), ExprKind::Var(y)) if x.id == y.id => true,
         (ExprKind::Lit(x), ExprKind::Lit(y)) => x == y,
         (ExprKind::App(f, x), ExprKind::App(g, y)) => same(f, g, defs, depth + 1) && same(x, y, defs, depth + 1),
-        (ExprKind::Proj(x, l), ExprKind::Proj(y, m)) => l == m && same(x, y, defs, depth + 1),
+        (ExprKind::Proj(x, l), ExprKind::Proj(y, m)) => l.text == m.text && same(x, y, defs, depth + 1),
         _ => match (bound(a), bound(b)) {
             (Some(x), _) => same(x, b, defs, depth + 1),
             (None, Some(y)) => same(a, y, defs, depth + 1),
