@@ -52,7 +52,7 @@ pub fn rewrite(p: &mut Program) {
     for (id, step) in steps {
         // After every function of the program: ordered below.
         let new_id = FnId((p.functions.len() + updates.len()) as u32);
-        let f = &mut p.functions[id.0 as usize];
+        let Some(f) = p.functions.get_mut(id.0 as usize) else { continue };
         updates.insert(id, make_update(f, &step, &mut fresh, &mut names, new_id));
         split(f, step, &mut fresh);
     }
@@ -110,9 +110,22 @@ pub fn found(p: &Program) -> Vec<Found> {
     for e in &p.entries {
         look(&e.body, None, Some(e.id));
     }
+    // One per place: the lowering copies a function per instance.
     out.sort_by_key(|f| (f.span.file, f.span.start));
-    out.dedup_by_key(|f| f.span);
-    out
+    let mut merged: Vec<Found> = Vec::with_capacity(out.len());
+    for f in out {
+        match merged.last_mut() {
+            Some(last) if last.span == f.span => {
+                for e in f.entries {
+                    if !last.entries.contains(&e) {
+                        last.entries.push(e);
+                    }
+                }
+            }
+            _ => merged.push(f),
+        }
+    }
+    merged
 }
 
 /// What a step function's update is made of: the positions in its body
