@@ -30,7 +30,11 @@ pub fn rounding(h: &Found) -> Option<&'static str> {
 }
 
 /// `pmx explain`'s lines on a binding's histograms.
-pub fn explain_lines(found: &[Found], binding: pmx_ast::NameId, locate: &dyn Fn(pmx_ast::Span) -> String) -> Vec<String> {
+pub fn explain_lines(
+    found: &[Found],
+    binding: pmx_ast::NameId,
+    locate: &dyn Fn(pmx_ast::Span) -> String,
+) -> Vec<String> {
     of_binding(found, binding)
         .map(|h| {
             let caveat = rounding(h).map(|r| format!("; {r}")).unwrap_or_default();

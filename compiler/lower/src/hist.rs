@@ -355,16 +355,7 @@ fn make_update(f: &Function, s: &Step, fresh: &mut Fresh, names: &mut FxHashSet<
         result: Atom::Var(r),
     };
     let name = unique(names, &format!("{}_update", f.name));
-    let mut function = Function::new(
-        id,
-        name,
-        f.source.clone(),
-        f.shown.clone(),
-        f.span,
-        vec![h, q],
-        seq,
-        body,
-    );
+    let mut function = Function::new(id, name, f.source.clone(), f.shown.clone(), f.span, vec![h, q], seq, body);
     function.instance = f.instance.clone();
     function.lifted = true;
     function.histogram = Some(s.op);
