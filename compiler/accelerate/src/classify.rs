@@ -137,9 +137,7 @@ impl<'a> Graph<'a> {
         };
         (class, reasons)
     }
-}
 
-impl Graph<'_> {
     /// The uses of keywords in an expression: built-ins, in source order,
     /// then the histogram folds.
     fn keyword_uses(&self, e: &Expr) -> Vec<(Backend, &'static str, Span)> {
@@ -153,6 +151,7 @@ impl Graph<'_> {
     }
 }
 
+/// The uses of built-in keywords in an expression, in source order.
 fn walk(e: &Expr, out: &mut Vec<(Backend, &'static str, Span)>) {
     if let ExprKind::Var(n) = &e.kind {
         if let Some(b) = n.id.as_builtin() {
