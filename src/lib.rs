@@ -7,4 +7,5 @@ pub mod alloc;
 pub mod cli;
 pub mod engines;
 mod excerpt;
+pub mod histograms;
 pub mod render;

@@ -294,12 +294,14 @@ pub fn explain_human(db: &Database, analysis: &pmx_accelerate::Analysis) -> Stri
         out.push_str("no accelerate expression\n");
     }
     let accumulations = crate::accumulations::find(analysis);
+    let histograms = crate::histograms::find(analysis);
     for a in &analysis.accelerates {
         out.push_str(&format!("{} at {}\n", a.boundary.name, locate(a.boundary.span)));
         let mut lines = pmx_lsp::explain::lines(a, &mut |s| locate(s));
         if let Some(found) = &accumulations {
             lines.extend(crate::accumulations::explain_lines(found, a.boundary.id, &|s| locate(s)));
         }
+        lines.extend(crate::histograms::explain_lines(&histograms, a.boundary.id, &|s| locate(s)));
         for line in lines {
             out.push_str(&format!("  {line}\n"));
         }
@@ -311,6 +313,7 @@ pub fn explain_human(db: &Database, analysis: &pmx_accelerate::Analysis) -> Stri
 pub fn explain_json(db: &Database, analysis: &pmx_accelerate::Analysis) -> Value {
     let locate = locator(db);
     let accumulations = crate::accumulations::find(analysis).unwrap_or_default();
+    let histograms = crate::histograms::find(analysis);
     Value::Array(
         analysis
             .accelerates
@@ -354,6 +357,11 @@ pub fn explain_json(db: &Database, analysis: &pmx_accelerate::Analysis) -> Value
                         "location": locate(p.span),
                         "loops": p.loops.iter().map(|l| locate(*l)).collect::<Vec<_>>(),
                         "atomic": p.atomic,
+                    })).collect::<Vec<_>>(),
+                    "histograms": crate::histograms::of_binding(&histograms, b.id).map(|h| json!({
+                        "operator": h.op.name(),
+                        "location": locate(h.span),
+                        "rounding": crate::histograms::rounding(h),
                     })).collect::<Vec<_>>(),
                 })
             })

@@ -1,7 +1,9 @@
 //! Classification (Figure 6 of the paper): an accelerate binding is
 //! Futhark-class when it or a binding it depends on uses `map`, `map2`,
-//! `reduce` or `flatten`; CUDA-class when `loop`, `seqLoop`, `seqLoopAcc`
-//! or `printFloat`; Invalid when both; Any when neither. Each binding is
+//! `reduce` or `flatten`, or a `foldl` that is a histogram
+//! (`rewrite/hist.rs`, issue 30: Futhark's `reduce_by_index`); CUDA-class
+//! when `loop`, `seqLoop`, `seqLoopAcc` or `printFloat`; Invalid when
+//! both; Any when neither. Each binding is
 //! counted once (the set V of the paper), which also handles recursion.
 //! Beside the class, it records why: the chain of bindings from the
 //! accelerate binding to the use of the keyword that decided it.
@@ -58,6 +60,7 @@ pub struct Reason {
 /// The top-level bindings of a program: what each uses.
 pub struct Graph<'a> {
     values: FxHashMap<NameId, (&'a Binding, Vec<NameId>)>,
+    histograms: crate::rewrite::hist::Histograms,
 }
 
 impl<'a> Graph<'a> {
@@ -65,7 +68,7 @@ impl<'a> Graph<'a> {
         let values = crate::chain::bindings(program)
             .map(|b| (b.name.id, (b, free_vars(&b.value).into_iter().map(|f| f.id).collect())))
             .collect();
-        Graph { values }
+        Graph { values, histograms: crate::rewrite::hist::Histograms::new(program) }
     }
 
     /// The bindings and other names the binding `id` uses (none when `id`
@@ -103,8 +106,7 @@ impl<'a> Graph<'a> {
         seen.insert(id);
         while let Some(n) = queue.pop_front() {
             let Some((b, deps)) = self.values.get(&n) else { continue };
-            for (kw, span) in keyword_uses(&b.value) {
-                let Some(backend) = Backend::of_keyword(kw) else { continue };
+            for (backend, kw, span) in self.keyword_uses(&b.value) {
                 if reasons.iter().any(|r| r.backend == backend) {
                     continue;
                 }
@@ -119,7 +121,7 @@ impl<'a> Graph<'a> {
                     }
                 }
                 chain.reverse();
-                reasons.push(Reason { backend, chain, keyword: SmolStr::new(kw.name()), keyword_span: span });
+                reasons.push(Reason { backend, chain, keyword: SmolStr::new(kw), keyword_span: span });
             }
             for d in deps {
                 if seen.insert(*d) && self.values.contains_key(d) {
@@ -135,19 +137,27 @@ impl<'a> Graph<'a> {
         };
         (class, reasons)
     }
+
+    /// The uses of keywords in an expression: built-ins, in source order,
+    /// then the histogram folds.
+    fn keyword_uses(&self, e: &Expr) -> Vec<(Backend, &'static str, Span)> {
+        let mut out = Vec::new();
+        walk(e, &mut out);
+        let value = |id: NameId| self.values.get(&id).map(|(b, _)| &b.value);
+        for span in self.histograms.folds(e, &value) {
+            out.push((Backend::Futhark, Builtin::Foldl.name(), span));
+        }
+        out
+    }
 }
 
-/// The uses of built-ins in an expression, in source order.
-fn keyword_uses(e: &Expr) -> Vec<(Builtin, Span)> {
-    let mut out = Vec::new();
-    walk(e, &mut out);
-    out
-}
-
-fn walk(e: &Expr, out: &mut Vec<(Builtin, Span)>) {
+/// The uses of built-in keywords in an expression, in source order.
+fn walk(e: &Expr, out: &mut Vec<(Backend, &'static str, Span)>) {
     if let ExprKind::Var(n) = &e.kind {
         if let Some(b) = n.id.as_builtin() {
-            out.push((b, e.span));
+            if let Some(backend) = Backend::of_keyword(b) {
+                out.push((backend, b.name(), e.span));
+            }
         }
     }
     pmx_ast::visit::children(e, &mut |c| walk(c, out));

@@ -51,6 +51,7 @@
 //! compared with the original. API: [`analyze`] takes the typed modules of a program
 //! (load order, main file last) and returns an [`Analysis`]; it never fails.
 
+pub mod accumulation;
 mod anf;
 pub mod boundary;
 pub mod chain;
@@ -189,8 +190,9 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
                 )
                 .with_label("no parallel keyword is used here or in the functions it calls")
                 .with_note(
-                    "use `map`, `map2`, `reduce` or `flatten` (Futhark backend), or `loop` (CUDA backend); \
-                         without one, remove `accelerate`",
+                    "use `map`, `map2`, `reduce`, `flatten` or a histogram's `foldl` (one that updates its \
+                         sequence accumulator at a computed index with `addi`, `addf`, `muli`, `mulf`, `maxi` or \
+                         `mini`) (Futhark backend), or `loop` (CUDA backend); without one, remove `accelerate`",
                 ),
             ),
             Class::Invalid => {
@@ -208,8 +210,8 @@ pub fn analyze(modules: &[&Module]) -> Analysis {
                 }
                 diagnostics.push(d.with_note(
                     "an accelerate expression is compiled by one backend: use only Futhark keywords \
-                         (`map`, `map2`, `reduce`, `flatten`) or only CUDA ones (`loop`, `seqLoop`, \
-                         `seqLoopAcc`, `printFloat`), or split it in two",
+                         (`map`, `map2`, `reduce`, `flatten`, a histogram's `foldl`) or only CUDA ones \
+                         (`loop`, `seqLoop`, `seqLoopAcc`, `printFloat`), or split it in two",
                 ));
             }
             Class::One(_) | Class::Nested => {}

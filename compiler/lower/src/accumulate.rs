@@ -46,50 +46,20 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// each a body and maybe a call).
 const MAX_DEPTH: usize = 8;
 
-/// The operators of an accumulation: built-ins, and `maxi` and `mini`,
-/// which are functions of the standard library (`std/int.mc`), known by
-/// their definition (`if gti a b then a else b`, ...), as the Futhark
-/// rewrites know them (`pmx_accelerate`'s `assoc.rs`), not by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    Addi,
-    Addf,
-    Muli,
-    Mulf,
-    Maxi,
-    Mini,
-}
+/// The operators of an accumulation: `pmx_accelerate`'s one table (the
+/// Futhark-class folds of `hist.rs` use it too).
+pub use pmx_accelerate::accumulation::Op;
 
-impl Op {
-    /// Its name in MExpr and in the CUDA prelude's atomic updates.
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Addi => "addi",
-            Op::Addf => "addf",
-            Op::Muli => "muli",
-            Op::Mulf => "mulf",
-            Op::Maxi => "maxi",
-            Op::Mini => "mini",
-        }
-    }
-
-    fn of_builtin(b: Builtin) -> Option<Op> {
-        Some(match b {
-            Builtin::Addi => Op::Addi,
-            Builtin::Addf => Op::Addf,
-            Builtin::Muli => Op::Muli,
-            Builtin::Mulf => Op::Mulf,
-            _ => return None,
-        })
-    }
-
-    /// The operator a node applies to two operands, and those.
-    fn of_expr<'e>(p: &Program, e: &'e Expr) -> Option<(Op, &'e [Atom])> {
-        match e {
-            Expr::Prim(b, args) if args.len() == 2 => Some((Op::of_builtin(*b)?, args)),
-            Expr::Call(f, args) if args.len() == 2 => Some((max_or_min(p.function(*f)?)?, args)),
-            _ => None,
-        }
+/// The operator a node applies to two operands, and those: a built-in, or
+/// `maxi` and `mini`, which are functions of the standard library
+/// (`std/int.mc`), known by their definition (`if gti a b then a else b`,
+/// ...), as the Futhark rewrites know them (`pmx_accelerate`'s
+/// `assoc.rs`), not by name.
+pub(crate) fn op_of_expr<'e>(p: &Program, e: &'e Expr) -> Option<(Op, &'e [Atom])> {
+    match e {
+        Expr::Prim(b, args) if args.len() == 2 => Some((Op::of_builtin(*b)?, args)),
+        Expr::Call(f, args) if args.len() == 2 => Some((max_or_min(p.function(*f)?)?, args)),
+        _ => None,
     }
 }
 
@@ -164,7 +134,7 @@ impl Accumulation {
     }
 
     pub fn float(&self) -> bool {
-        matches!(self.op, Op::Addf | Op::Mulf)
+        self.op.float()
     }
 }
 
@@ -288,7 +258,7 @@ fn read_modify_writes(
             }
             let Expr::Prim(Builtin::TensorSetExn, args) = &s.expr else { continue };
             let [t, ix, Atom::Var(w)] = args.as_slice() else { continue };
-            let Some((op, xy)) = defs.get(&w.id).and_then(|e| Op::of_expr(p, e)) else { continue };
+            let Some((op, xy)) = defs.get(&w.id).and_then(|e| op_of_expr(p, e)) else { continue };
             if !once(w) || !position.contains_key(&w.id) {
                 continue;
             }
@@ -396,7 +366,7 @@ fn writes(e: &Expr, writers: &FxHashSet<FnId>) -> bool {
 }
 
 /// The functions each entry's code reaches, in the order of the entries.
-fn entry_reach(p: &Program) -> Vec<FxHashSet<FnId>> {
+pub(crate) fn entry_reach(p: &Program) -> Vec<FxHashSet<FnId>> {
     p.entries
         .iter()
         .map(|e| {

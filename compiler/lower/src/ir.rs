@@ -471,6 +471,11 @@ pub struct Function {
     /// (an `accelerate` binding, say), whose body applies the
     /// interpreter's value of it to the parameters.
     pub stub: bool,
+    /// Futhark code only: the update of a histogram, `set h q.0 (op (get
+    /// h q.0) q.1)`, made by `hist.rs`, whose `foldl` is Futhark's
+    /// `reduce_by_index` with this operator (the indices checked where
+    /// the pairs were made).
+    pub histogram: Option<crate::accumulate::Op>,
 }
 
 impl Function {
@@ -504,6 +509,7 @@ impl Function {
             tail_recursive: false,
             global: None,
             stub: false,
+            histogram: None,
         }
     }
 }

@@ -67,7 +67,10 @@
 //! [`launch`] (which parallel loops are kernel launches) and
 //! [`accumulate`] (read-modify-writes of a cell with an associative and
 //! commutative operator in parallel loops: the CUDA generator, `pmx
-//! explain` and the interpreter use the one analysis).
+//! explain` and the interpreter use the one analysis); and [`hist`], the
+//! histogram folds of a Futhark-class program, which [`lower`] splits
+//! into a `map` of `(index, value)` pairs and a fold of an update marked
+//! for the Futhark generator (`reduce_by_index`).
 
 mod accelerate;
 pub mod accumulate;
@@ -77,6 +80,7 @@ mod callgraph;
 mod cx;
 mod funval;
 pub mod generator;
+pub mod hist;
 mod ir;
 pub mod launch;
 mod lower;

@@ -100,7 +100,10 @@ pub fn lower(analysis: &Analysis, backend: Backend) -> (Program, Vec<Diagnostic>
             }
         }
     }
-    let (program, _, diags) = l.finish(entries, &[]);
+    let (mut program, _, diags) = l.finish(entries, &[]);
+    if backend == Backend::Futhark {
+        crate::hist::rewrite(&mut program);
+    }
     (program, diags)
 }
 

@@ -123,6 +123,9 @@ impl Printer<'_> {
             if f.lifted {
                 notes.push("lifted".into());
             }
+            if let Some(op) = f.histogram {
+                notes.push(format!("histogram update with {} (reduce_by_index)", op.name()));
+            }
             if !f.instance.is_empty() {
                 let inst: Vec<String> = f.instance.iter().map(|(v, t)| format!("{v} = {}", self.ty(t))).collect();
                 notes.push(format!("instance {}", inst.join(", ")));

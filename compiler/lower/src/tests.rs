@@ -61,6 +61,7 @@ fn lowers_a_map_with_a_lifted_lambda() {
 }
 
 mod eval;
+mod hist;
 use eval::{ints, run, V};
 
 /// The entry's parameters by name (the order `run` takes them in).

@@ -9,6 +9,7 @@ mod derivative;
 mod entry;
 mod function;
 mod funval;
+mod hist;
 mod prim;
 mod sizes;
 mod stmt;

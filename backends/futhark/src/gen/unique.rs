@@ -581,6 +581,7 @@ mod tests {
             tail_recursive: true,
             global: None,
             stub: false,
+            histogram: None,
         };
         let entry = |k: u32, fresh: bool| {
             let xs = var(100 * k, "xs", ints.clone());

@@ -60,7 +60,18 @@ pub(crate) fn user_ops(program: &Expr) -> UserOps {
 fn recognise(value: &Expr) -> Option<UserOp> {
     let ExprKind::Lam { param: a, body, .. } = &value.kind else { return None };
     let ExprKind::Lam { param: b, body, .. } = &body.kind else { return None };
+    // `if c then x else y`, or (A-normal form) `let t = c in if t then x
+    // else y`.
+    let (body, bound) = match &body.kind {
+        ExprKind::Let(t, rest) => (&**rest, Some(t)),
+        _ => (&**body, None),
+    };
     let ExprKind::Match { scrutinee, pattern, then, otherwise } = &body.kind else { return None };
+    let scrutinee = match bound {
+        Some(t) if matches!(&scrutinee.kind, ExprKind::Var(v) if v.id == t.name.id) => &t.value,
+        Some(_) => return None,
+        None => scrutinee,
+    };
     if !matches!(pattern.kind, PatKind::Bool(true)) {
         return None;
     }

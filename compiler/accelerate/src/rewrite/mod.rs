@@ -30,6 +30,7 @@
 
 mod assoc;
 mod demote;
+pub(crate) mod hist;
 mod indexed;
 mod inline_hof;
 mod map2;

@@ -73,3 +73,72 @@ fn a_tensor_used_after_is_copied_back_out() {
           functions: lambda
         ");
 }
+
+#[test]
+fn a_histogram_fold_is_futhark() {
+    // Issue 30: a `foldl` that updates its sequence accumulator at a
+    // computed index with an accumulation's operator is `reduce_by_index`.
+    let src = "mexpr\nlet xs = [1, 2] in\naccelerate (foldl (lam h. lam x. set h x (addi (get h x) 1)) (create 4 (lam. 0)) xs)";
+    assert_snapshot!(check(src), @r"
+        accelerate1 at 3:1-3:85: Futhark
+          why: accelerate1 (3:1-3:85) -> `foldl` at 3:13-3:18
+          xs : [Int] (copied in)
+          returns: [Int]
+          functions: lambda, lambda
+        ");
+}
+
+#[test]
+fn a_histogram_fold_through_lets_with_the_old_value_second_is_futhark() {
+    let src = "include \"int.mc\"\nlet step = lam k. lam h. lam x.\n  let i = modi x k in\n  let old = get h i in\n  set h i (maxi x old)\nmexpr\nlet xs = [1, 2] in\nlet k = 3 in\naccelerate (foldl (step k) [5, 6, 7] xs)";
+    assert_snapshot!(check(src), @r"
+        accelerate1 at 9:1-9:41: Futhark
+          why: accelerate1 (9:1-9:41) -> `foldl` at 9:13-9:18
+          k : Int (passed by value)
+          xs : [Int] (copied in)
+          returns: [Int]
+          functions: maxi, step
+        ");
+}
+
+#[test]
+fn a_fold_that_is_no_histogram_is_no_keyword() {
+    // `subi` is not commutative; the second step reads its accumulator
+    // at another index too.
+    let src = "mexpr\nlet xs = [1, 2] in\naccelerate (foldl (lam h. lam x. set h x (subi (get h x) 1)) (create 4 (lam. 0)) xs);\naccelerate (foldl (lam h. lam x. set h x (addi (get h x) (get h 0))) (create 4 (lam. 0)) xs)";
+    assert_snapshot!(check(src), @r"
+        error[E0402] 3:1-3:85: The accelerate expression does not use any parallel keywords. This is not allowed.
+          3:1-3:85: no parallel keyword is used here or in the functions it calls
+          = use `map`, `map2`, `reduce`, `flatten` or a histogram's `foldl` (one that updates its sequence accumulator at a computed index with `addi`, `addf`, `muli`, `mulf`, `maxi` or `mini`) (Futhark backend), or `loop` (CUDA backend); without one, remove `accelerate`
+        error[E0402] 4:1-4:93: The accelerate expression does not use any parallel keywords. This is not allowed.
+          4:1-4:93: no parallel keyword is used here or in the functions it calls
+          = use `map`, `map2`, `reduce`, `flatten` or a histogram's `foldl` (one that updates its sequence accumulator at a computed index with `addi`, `addf`, `muli`, `mulf`, `maxi` or `mini`) (Futhark backend), or `loop` (CUDA backend); without one, remove `accelerate`
+        accelerate1 at 3:1-3:85: none (no parallel keyword)
+          xs : [Int] (copied in)
+          returns: [Int]
+          functions: lambda, lambda
+        accelerate2 at 4:1-4:93: none (no parallel keyword)
+          xs : [Int] (copied in)
+          returns: [Int]
+          functions: lambda, lambda
+        ");
+}
+
+#[test]
+fn a_histogram_fold_with_a_cuda_keyword_is_both() {
+    let src = "mexpr\nlet t = tensorCreateCArrayInt [4] (lam idx. 0) in\nlet xs = [1, 2] in\naccelerate (loop 4 (lam i. tensorSetExn t [i] (get (foldl (lam h. lam x. set h x (addi (get h x) i)) [0, 0, 0, 0] xs) i)))";
+    assert_snapshot!(check(src), @r"
+        error[E0403] 4:1-4:123: Accelerate expression uses parallel keywords of multiple backends
+          4:1-4:123: this accelerate expression
+          4:13-4:17: `loop` needs the CUDA backend
+          4:53-4:58: `foldl` needs the Futhark backend
+          = an accelerate expression is compiled by one backend: use only Futhark keywords (`map`, `map2`, `reduce`, `flatten`, a histogram's `foldl`) or only CUDA ones (`loop`, `seqLoop`, `seqLoopAcc`, `printFloat`), or split it in two
+        accelerate1 at 4:1-4:123: none (keywords of both backends)
+          why: accelerate1 (4:1-4:123) -> `loop` at 4:13-4:17
+          why: accelerate1 (4:1-4:123) -> lambda (4:21-4:121) -> `foldl` at 4:53-4:58
+          t : Tensor[Int] (copied in)
+          xs : [Int] (copied in)
+          returns: ()
+          functions: lambda, lambda
+        ");
+}

@@ -27,7 +27,7 @@ fn no_parallel_keyword() {
     assert_snapshot!(check("let sum = lam s. foldl addi 0 s\nmexpr\naccelerate (sum [1, 2, 3])"), @r"
         error[E0402] 3:1-3:27: The accelerate expression does not use any parallel keywords. This is not allowed.
           3:1-3:27: no parallel keyword is used here or in the functions it calls
-          = use `map`, `map2`, `reduce` or `flatten` (Futhark backend), or `loop` (CUDA backend); without one, remove `accelerate`
+          = use `map`, `map2`, `reduce`, `flatten` or a histogram's `foldl` (one that updates its sequence accumulator at a computed index with `addi`, `addf`, `muli`, `mulf`, `maxi` or `mini`) (Futhark backend), or `loop` (CUDA backend); without one, remove `accelerate`
         accelerate1 at 3:1-3:27: none (no parallel keyword)
           returns: Int
           functions: sum
@@ -42,7 +42,7 @@ fn keywords_of_both_backends() {
           4:1-4:52: this accelerate expression
           4:19-4:22: `map` needs the Futhark backend
           2:19-2:23: `loop` needs the CUDA backend
-          = an accelerate expression is compiled by one backend: use only Futhark keywords (`map`, `map2`, `reduce`, `flatten`) or only CUDA ones (`loop`, `seqLoop`, `seqLoopAcc`, `printFloat`), or split it in two
+          = an accelerate expression is compiled by one backend: use only Futhark keywords (`map`, `map2`, `reduce`, `flatten`, a histogram's `foldl`) or only CUDA ones (`loop`, `seqLoop`, `seqLoopAcc`, `printFloat`), or split it in two
         accelerate1 at 4:1-4:52: none (keywords of both backends)
           why: accelerate1 (4:1-4:52) -> `map` at 4:19-4:22
           why: accelerate1 (4:1-4:52) -> fill (2:5-2:9) -> `loop` at 2:19-2:23

@@ -204,6 +204,7 @@ fn prim(b: Builtin, args: Vec<V>) -> V {
         Addi => V::Int(i(0) + i(1)),
         Subi => V::Int(i(0) - i(1)),
         Muli => V::Int(i(0) * i(1)),
+        Modi => V::Int(i(0) % i(1)),
         Negi => V::Int(-i(0)),
         Eqi => V::Bool(i(0) == i(1)),
         Lti => V::Bool(i(0) < i(1)),
@@ -217,6 +218,11 @@ fn prim(b: Builtin, args: Vec<V>) -> V {
         Length => V::Int(seq(args[0].clone()).len() as i64),
         Get => seq(args[0].clone())[i(1) as usize].clone(),
         Head => seq(args[0].clone())[0].clone(),
+        Set => {
+            let mut s = seq(args[0].clone());
+            s[i(1) as usize] = args[2].clone();
+            V::Seq(s)
+        }
         Concat => V::Seq(seq(args[0].clone()).into_iter().chain(seq(args[1].clone())).collect()),
         Subsequence => {
             let s = seq(args[0].clone());

@@ -337,6 +337,9 @@ impl Writer<'_> {
                 }
             }
             Expr::Foldl { f, init, seq } => {
+                if let Some(op) = self.histogram(f) {
+                    return self.reduce_by_index(f, op, init, seq, depth);
+                }
                 // When the function consumes its accumulator, the loop
                 // does: its initial value is one nothing uses afterwards,
                 // or a copy made once.
