@@ -21,7 +21,9 @@ impl Checker<'_> {
                 Item::Let(b) => self.derivatives_in(&b.value),
                 Item::RecLets(bs, _) => bs.iter().for_each(|b| self.derivatives_in(&b.value)),
                 Item::Utest(u) => {
-                    for e in [Some(&u.test), Some(&u.expected), u.using.as_ref(), u.on_fail.as_ref()].into_iter().flatten() {
+                    for e in
+                        [Some(&u.test), Some(&u.expected), u.using.as_ref(), u.on_fail.as_ref()].into_iter().flatten()
+                    {
                         self.derivatives_in(e);
                     }
                 }
@@ -54,7 +56,10 @@ impl Checker<'_> {
                 let mut d = Diagnostic::error(
                     Code::NotDifferentiable,
                     e.span,
-                    format!("`{}` needs a function of differentiable types, but its {role} has type `{whole}`", b.name()),
+                    format!(
+                        "`{}` needs a function of differentiable types, but its {role} has type `{whole}`",
+                        b.name()
+                    ),
                 )
                 .with_note("differentiable types are Float, and sequences, tuples and records of differentiable types");
                 d = if part_shown == whole {
@@ -75,7 +80,8 @@ impl Checker<'_> {
             return None;
         }
         match t.kind() {
-            TyKind::Float | TyKind::Unknown | TyKind::Var(_) | TyKind::Meta(_) => None,
+            // A variable of higher kind applied is undetermined, as a variable is.
+            TyKind::Float | TyKind::Unknown | TyKind::Var(_) | TyKind::Meta(_) | TyKind::App(..) => None,
             TyKind::Seq(e) => self.not_differentiable(e, depth + 1),
             TyKind::Record(fields) => fields.iter().find_map(|(_, f)| self.not_differentiable(f, depth + 1)),
             TyKind::All(_, _, body) => self.not_differentiable(body, depth + 1),
