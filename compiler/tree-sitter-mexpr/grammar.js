@@ -559,8 +559,7 @@ module.exports = grammar({
     _type_left: $ => choice($.type_app, $.var_app_type, $._type_atom),
 
     // A type variable applied to arguments (`self LClosed RClosed`, as
-    // Miking's parser/breakable.mc writes); pmx's types do not take it,
-    // and the lowering says so.
+    // Miking's parser/breakable.mc writes): a variable of higher kind.
     var_app_type: $ => seq(
       field('var', $.var_ident),
       repeat1(field('argument', $._type_atom)),

@@ -299,6 +299,12 @@ impl<'a, V: Visitor<'a>> Walker<'_, V> {
                     self.type_expr(a);
                 }
             }
+            TypeExprKind::VarApp(n, args) => {
+                self.v.name(n, Role::TypeVarUse, None);
+                for a in args {
+                    self.type_expr(a);
+                }
+            }
         }
     }
 }

@@ -167,7 +167,9 @@ impl Uses<'_> {
 /// Whether values of type `t` may hold a function (an unknown type may).
 fn holds_functions(t: &crate::Ty) -> bool {
     match t.kind() {
-        TyKind::Arrow(..) | TyKind::Unknown | TyKind::Var(_) | TyKind::Meta(_) | TyKind::Con(..) => true,
+        TyKind::Arrow(..) | TyKind::Unknown | TyKind::Var(_) | TyKind::Meta(_) | TyKind::Con(..) | TyKind::App(..) => {
+            true
+        }
         TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char => false,
         TyKind::Seq(e) | TyKind::Tensor(e) => holds_functions(e),
         TyKind::Record(fields) => fields.iter().any(|(_, f)| holds_functions(f)),

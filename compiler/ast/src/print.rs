@@ -718,6 +718,20 @@ impl Printer {
                 let s = self.name(n);
                 self.out.push_str(&s);
             }
+            TypeExprKind::VarApp(n, args) => {
+                if prec > 1 {
+                    self.out.push('(');
+                }
+                let s = self.name(n);
+                self.out.push_str(&s);
+                for a in args {
+                    self.out.push(' ');
+                    self.type_expr(a, 2);
+                }
+                if prec > 1 {
+                    self.out.push(')');
+                }
+            }
             TypeExprKind::Con(n, args) => {
                 if args.is_empty() {
                     let s = self.type_name(n);

@@ -252,7 +252,7 @@ impl Shift for TypeExpr {
                 }
             }
             TypeExprKind::Var(n) => n.shift(delta),
-            TypeExprKind::Con(c, args) => {
+            TypeExprKind::Con(c, args) | TypeExprKind::VarApp(c, args) => {
                 c.shift(delta);
                 args.shift(delta);
             }

@@ -36,6 +36,17 @@ pub fn unify(pattern: &Ty, t: &Ty, map: &mut Subst) {
             }
         }
         (TyKind::Con(_, _, a1), TyKind::Con(_, _, a2)) => a1.iter().zip(a2).for_each(|(x, y)| unify(x, y, map)),
+        // A variable of higher kind applied to the last arguments of a
+        // named type: the head stands for the type with the ones before.
+        (TyKind::App(head, args), TyKind::Con(id, name, cargs)) if cargs.len() >= args.len() => {
+            let k = cargs.len() - args.len();
+            unify(head, &Ty::new(TyKind::Con(*id, name.clone(), cargs[..k].to_vec())), map);
+            args.iter().zip(&cargs[k..]).for_each(|(x, y)| unify(x, y, map));
+        }
+        (TyKind::App(h1, a1), TyKind::App(h2, a2)) if a1.len() == a2.len() => {
+            unify(h1, h2, map);
+            a1.iter().zip(a2).for_each(|(x, y)| unify(x, y, map));
+        }
         _ => {}
     }
 }
@@ -57,6 +68,7 @@ fn without_variables(t: &Ty, metas: bool) -> bool {
     match t.kind() {
         TyKind::Meta(_) => metas,
         TyKind::Var(_) | TyKind::All(..) | TyKind::Unknown => false,
+        TyKind::App(head, args) => go(head) && args.iter().all(go),
         TyKind::Seq(e) | TyKind::Tensor(e) => go(e),
         TyKind::Record(fs) => fs.iter().all(|(_, f)| go(f)),
         TyKind::Arrow(a, b) => go(a) && go(b),
@@ -81,6 +93,8 @@ pub fn apply(t: &Ty, map: &Subst) -> Ty {
         TyKind::Record(fs) => TyKind::Record(fs.iter().map(|(l, f)| (l.clone(), apply(f, map))).collect()),
         TyKind::Arrow(a, b) => TyKind::Arrow(apply(a, map), apply(b, map)),
         TyKind::Con(id, n, args) => TyKind::Con(*id, n.clone(), args.iter().map(|a| apply(a, map)).collect()),
+        // The head may become a named type: `Ty::app` puts it in normal form.
+        TyKind::App(head, args) => return Ty::app(apply(head, map), args.iter().map(|a| apply(a, map)).collect()),
         _ => return t.clone(),
     };
     Ty::new(k)

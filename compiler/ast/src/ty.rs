@@ -40,6 +40,13 @@ pub enum TyKind {
     All(TyVar, Vec<(SmolStr, Ty)>, Ty),
     /// An inference variable that nothing determined.
     Meta(u32),
+    /// A type variable (or an inference variable) standing for a type
+    /// constructor, applied to arguments: Miking's `self LClosed RClosed`
+    /// (type variables of higher kind). Built by [`Ty::app`] only, so the
+    /// head is never a [`TyKind::Con`] (that is a `Con` with the
+    /// arguments appended), another `App`, or `Unknown`, and there is at
+    /// least one argument.
+    App(Ty, Vec<Ty>),
 }
 
 static UNKNOWN: LazyLock<Ty> = LazyLock::new(|| Ty(Arc::new(TyKind::Unknown)));
@@ -98,6 +105,31 @@ impl Ty {
     /// A tuple type: a record labelled `0`, `1`, ...
     pub fn tuple(elems: Vec<Ty>) -> Ty {
         Ty::record(elems.into_iter().enumerate().map(|(i, t)| (SmolStr::new(i.to_string()), t)).collect())
+    }
+
+    /// `head` applied to `args`, kept in the normal form [`TyKind::App`]
+    /// documents: a named type constructor (perhaps already partially
+    /// applied, which is what a variable of higher kind is bound to)
+    /// takes the arguments as its own, so that substituting or solving the
+    /// head of an application gives the same type as writing it out.
+    pub fn app(head: Ty, args: Vec<Ty>) -> Ty {
+        if args.is_empty() {
+            return head;
+        }
+        match head.kind() {
+            TyKind::Con(id, name, first) => {
+                let mut all = first.clone();
+                all.extend(args);
+                Ty::new(TyKind::Con(*id, name.clone(), all))
+            }
+            TyKind::App(h, first) => {
+                let mut all = first.clone();
+                all.extend(args);
+                Ty::new(TyKind::App(h.clone(), all))
+            }
+            TyKind::Unknown => Ty::unknown(),
+            _ => Ty::new(TyKind::App(head, args)),
+        }
     }
 
     pub fn kind(&self) -> &TyKind {
@@ -199,6 +231,31 @@ fn write_fields(f: &mut fmt::Formatter<'_>, fields: &[(SmolStr, Ty)]) -> fmt::Re
     write!(f, "}}")
 }
 
+/// A type constructor (written by `head`) applied to `args`, as MExpr
+/// writes it: `T a b`, in parentheses where it is itself an argument.
+fn write_app(
+    f: &mut fmt::Formatter<'_>,
+    head: impl Fn(&mut fmt::Formatter<'_>) -> fmt::Result,
+    args: &[Ty],
+    prec: Prec,
+) -> fmt::Result {
+    if args.is_empty() {
+        return head(f);
+    }
+    if prec >= Prec::App {
+        write!(f, "(")?;
+    }
+    head(f)?;
+    for a in args {
+        write!(f, " ")?;
+        write_ty(f, a, Prec::App)?;
+    }
+    if prec >= Prec::App {
+        write!(f, ")")?;
+    }
+    Ok(())
+}
+
 fn write_ty(f: &mut fmt::Formatter<'_>, ty: &Ty, prec: Prec) -> fmt::Result {
     match ty.kind() {
         TyKind::Unknown => write!(f, "Unknown"),
@@ -230,23 +287,8 @@ fn write_ty(f: &mut fmt::Formatter<'_>, ty: &Ty, prec: Prec) -> fmt::Result {
             }
             Ok(())
         }
-        TyKind::Con(_, name, args) => {
-            if args.is_empty() {
-                return write!(f, "{name}");
-            }
-            if prec >= Prec::App {
-                write!(f, "(")?;
-            }
-            write!(f, "{name}")?;
-            for a in args {
-                write!(f, " ")?;
-                write_ty(f, a, Prec::App)?;
-            }
-            if prec >= Prec::App {
-                write!(f, ")")?;
-            }
-            Ok(())
-        }
+        TyKind::Con(_, name, args) => write_app(f, |f| write!(f, "{name}"), args, prec),
+        TyKind::App(head, args) => write_app(f, |f| write_ty(f, head, Prec::App), args, prec),
         TyKind::Var(v) => write!(f, "{}", v.name),
         TyKind::All(v, fields, body) => {
             if prec > Prec::Top {
@@ -289,6 +331,24 @@ mod tests {
         let r = Ty::record(vec![("b".into(), Ty::bool()), ("a".into(), Ty::tensor(Ty::float()))]);
         assert_eq!(r.to_string(), "{a : Tensor[Float], b : Bool}");
         assert_eq!(Ty::tuple(vec![Ty::int()]).to_string(), "(Int,)");
+    }
+
+    #[test]
+    fn applications_of_variables_normalise() {
+        let var = |id, name: &str| Ty::new(TyKind::Var(TyVar { id, name: name.into() }));
+        let con = |args| Ty::new(TyKind::Con(NameId::builtin_type(crate::BuiltinType::ALL[0]), "T".into(), args));
+        let (a, b) = (var(1, "a"), var(2, "b"));
+        let t = Ty::app(var(3, "self"), vec![a.clone(), Ty::int()]);
+        assert_eq!(t.to_string(), "self a Int");
+        assert_eq!(Ty::seq(Ty::app(t.clone(), vec![b.clone()])).to_string(), "[self a Int b]");
+        assert_eq!(
+            Ty::arrow(t.clone(), Ty::app(var(3, "self"), vec![Ty::app(var(4, "f"), vec![b.clone()])])).to_string(),
+            "self a Int -> self (f b)"
+        );
+        // A constructor at the head takes the arguments as its own.
+        assert_eq!(Ty::app(con(vec![a.clone()]), vec![b.clone()]), con(vec![a, b]));
+        assert_eq!(Ty::app(var(3, "self"), Vec::new()), var(3, "self"));
+        assert!(Ty::app(Ty::unknown(), vec![Ty::int()]).is_unknown());
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub enum TypeExprKind {
     All(Name, Vec<KindEntry>, Box<TypeExpr>),
     /// A type variable bound by `all` or by a type declaration's parameters.
     Var(Name),
+    /// A type variable standing for a type constructor, applied to
+    /// arguments: Miking's `self LClosed RClosed` (at least one argument).
+    VarApp(Name, Vec<TypeExpr>),
     /// A named type (a variant type, an alias or a built-in such as `Ref`)
     /// applied to arguments.
     Con(Name, Vec<TypeExpr>),

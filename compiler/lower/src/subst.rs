@@ -31,6 +31,10 @@ pub(crate) fn type_vars(scheme: &Ty) -> Vec<TyVar> {
                 walk(b, out);
             }
             TyKind::Con(_, _, args) => args.iter().for_each(|a| walk(a, out)),
+            TyKind::App(head, args) => {
+                walk(head, out);
+                args.iter().for_each(|a| walk(a, out));
+            }
             _ => {}
         }
     }

@@ -70,6 +70,12 @@ impl<'a> Types<'a> {
             // seed 8000316).
             TyKind::Meta(_) => Type::Bool,
             TyKind::All(_, _, body) => self.convert(body, s)?,
+            // A variable of higher kind applied to arguments: the
+            // substitution makes it a named type, or it stays undetermined.
+            TyKind::App(..) => match apply(t, s) {
+                named if matches!(named.kind(), TyKind::Con(..)) => self.convert(&named, &Subst::default())?,
+                _ => return Err(TypeError::Variable(t.clone())),
+            },
             TyKind::Con(id, name, args) if id.as_builtin_type().is_none() => {
                 let mut targs = Vec::with_capacity(args.len());
                 for a in args {

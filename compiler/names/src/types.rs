@@ -27,6 +27,12 @@ impl Resolver<'_> {
                 self.close(mark);
             }
             TypeExprKind::Var(name) => self.reference(Ns::TyVar, name),
+            TypeExprKind::VarApp(name, args) => {
+                self.reference(Ns::TyVar, name);
+                for a in args {
+                    self.type_expr(a);
+                }
+            }
             TypeExprKind::Con(name, args) => {
                 self.reference(Ns::Type, name);
                 for a in args {

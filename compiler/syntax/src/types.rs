@@ -75,25 +75,14 @@ impl Lower<'_> {
                     None => TypeExprKind::Con(con, args),
                 }
             }
-            // Miking's types take a type variable applied to arguments
-            // (`all self. self LClosed RClosed`, a variable standing for a
-            // type constructor); pmx's have no such variables (kinds are
-            // not part of its types), so this is said once, here, and the
-            // type stands as an error, which reports nothing more.
+            // A type variable standing for a type constructor, applied to
+            // arguments (`all self. self LClosed RClosed`, as Miking's
+            // parser/breakable.mc writes).
             "var_app_type" => {
-                let var = self.field(n, "var").map(|v| self.text(v).to_string()).unwrap_or_default();
-                self.diags.push(
-                    pmx_diagnostics::Diagnostic::error(
-                        pmx_diagnostics::Code::Unsupported,
-                        span,
-                        format!("type variable `{var}` is applied to arguments, which pmx's types do not support"),
-                    )
-                    .with_label("a type variable applied to types")
-                    .with_note(
-                        "Miking lets a type variable stand for a type constructor (`self LClosed RClosed`); pmx's type variables stand for types only",
-                    ),
-                );
-                TypeExprKind::Error
+                let Some(var) = self.field(n, "var") else { return TypeExpr { kind: TypeExprKind::Error, span } };
+                let var = self.name(var);
+                let args: Vec<TypeExpr> = self.fields(n, "argument").into_iter().map(|a| self.type_expr(a)).collect();
+                TypeExprKind::VarApp(var, args)
             }
             "type_con" => {
                 let name = match self.first(n) {

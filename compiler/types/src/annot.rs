@@ -1,5 +1,14 @@
 //! Type expressions (annotations and declarations) to types: aliases are
 //! expanded and type constructors applied to the right number of arguments.
+//!
+//! Type variables may stand for type constructors (Miking's `all self.
+//! self LClosed RClosed`): such a variable applied to arguments is a
+//! [`TyKind::App`], and a variant type given as an argument to another
+//! type may be given fewer arguments than it takes (`Config Tok`, where
+//! `Tok` takes two), as Miking's `resolveType` allows (it checks the
+//! arity of aliases only; it has no kind check). Elsewhere, as there, a
+//! type of the wrong arity is an error, and an alias must always be
+//! given all its arguments.
 
 use crate::check::Checker;
 use crate::unify::substitute;
@@ -31,42 +40,63 @@ impl Checker<'_> {
                 let body = self.convert_type(body);
                 Ty::new(TyKind::All(v, Vec::new(), body))
             }
-            TypeExprKind::Var(name) => {
-                if let Some(t) = self.tyvars.get(&name.id) {
-                    return t.clone();
-                }
-                if !name.id.is_resolved() {
-                    return Ty::unknown();
-                }
-                match &mut self.implicit {
-                    Some(vars) => {
-                        let v = self.u.fresh_var(&name.text);
-                        vars.push(v.clone());
-                        let t = Ty::new(TyKind::Var(v));
-                        self.tyvars.insert(name.id, t.clone());
-                        t
-                    }
-                    None => Ty::unknown(),
-                }
+            TypeExprKind::Var(name) => self.type_var(name),
+            TypeExprKind::VarApp(name, args) => {
+                let head = self.type_var(name);
+                let args = args.iter().map(|a| self.convert_arg(a)).collect();
+                Ty::app(head, args)
             }
-            TypeExprKind::Con(name, args) => self.convert_con(name, args, t),
+            TypeExprKind::Con(name, args) => self.convert_con(name, args, t, false),
             // Checked as the unrestricted type, as Miking does by default.
-            TypeExprKind::Restricted(name, _) => self.convert_con(name, &[], t),
+            TypeExprKind::Restricted(name, _) => self.convert_con(name, &[], t, false),
+        }
+    }
+
+    /// What a type variable stands for: a variable of an enclosing `all`
+    /// or type declaration, or, in a `con` or `external` declaration, a
+    /// new implicitly quantified one.
+    fn type_var(&mut self, name: &Name) -> Ty {
+        if let Some(t) = self.tyvars.get(&name.id) {
+            return t.clone();
+        }
+        if !name.id.is_resolved() {
+            return Ty::unknown();
+        }
+        match &mut self.implicit {
+            Some(vars) => {
+                let v = self.u.fresh_var(&name.text);
+                vars.push(v.clone());
+                let t = Ty::new(TyKind::Var(v));
+                self.tyvars.insert(name.id, t.clone());
+                t
+            }
+            None => Ty::unknown(),
+        }
+    }
+
+    /// An argument of a type application, where a variant type may stand
+    /// partially applied for a type constructor (see the module's note).
+    fn convert_arg(&mut self, t: &TypeExpr) -> Ty {
+        match &t.kind {
+            TypeExprKind::Con(name, args) => self.convert_con(name, args, t, true),
+            _ => self.convert_type(t),
         }
     }
 
     /// A named type applied to arguments: a built-in, a variant type or an
-    /// alias (expanded).
-    fn convert_con(&mut self, name: &Name, args: &[TypeExpr], t: &TypeExpr) -> Ty {
-        let args: Vec<Ty> = args.iter().map(|a| self.convert_type(a)).collect();
+    /// alias (expanded). `partial`: a built-in or variant type may take
+    /// fewer arguments than it has parameters.
+    fn convert_con(&mut self, name: &Name, args: &[TypeExpr], t: &TypeExpr, partial: bool) -> Ty {
+        let args: Vec<Ty> = args.iter().map(|a| self.convert_arg(a)).collect();
         if let Some(b) = name.id.as_builtin_type() {
-            if self.arity_ok(b.arity(), args.len(), &name.text, t) {
+            if (partial && args.len() < b.arity()) || self.arity_ok(b.arity(), args.len(), &name.text, t) {
                 return Ty::new(TyKind::Con(name.id, name.text.clone(), args));
             }
             return Ty::unknown();
         }
         let Some(info) = self.tycon(name.id) else { return Ty::unknown() };
-        if !self.arity_ok(info.params.len(), args.len(), &name.text, t) {
+        let partial = partial && info.definition.is_none() && args.len() < info.params.len();
+        if !partial && !self.arity_ok(info.params.len(), args.len(), &name.text, t) {
             return Ty::unknown();
         }
         match &info.definition {

@@ -411,6 +411,10 @@ fn collect_metas(t: &Ty, out: &mut Vec<u32>) {
         }
         TyKind::Record(fields) => fields.iter().for_each(|(_, f)| collect_metas(f, out)),
         TyKind::Con(_, _, args) => args.iter().for_each(|a| collect_metas(a, out)),
+        TyKind::App(head, args) => {
+            collect_metas(head, out);
+            args.iter().for_each(|a| collect_metas(a, out));
+        }
         TyKind::All(_, fields, body) => {
             fields.iter().for_each(|(_, f)| collect_metas(f, out));
             collect_metas(body, out)
@@ -431,6 +435,8 @@ fn replace_metas(t: &Ty, f: &dyn Fn(u32) -> Option<Ty>) -> Ty {
         TyKind::Con(id, name, args) => {
             Ty::new(TyKind::Con(*id, name.clone(), args.iter().map(|a| replace_metas(a, f)).collect()))
         }
+        // A head made `Unknown` makes the whole application unknown.
+        TyKind::App(head, args) => Ty::app(replace_metas(head, f), args.iter().map(|a| replace_metas(a, f)).collect()),
         TyKind::All(v, fields, body) => Ty::new(TyKind::All(
             v.clone(),
             fields.iter().map(|(l, x)| (l.clone(), replace_metas(x, f))).collect(),

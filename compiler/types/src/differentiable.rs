@@ -80,7 +80,8 @@ impl Checker<'_> {
             return None;
         }
         match t.kind() {
-            TyKind::Float | TyKind::Unknown | TyKind::Var(_) | TyKind::Meta(_) => None,
+            // A variable of higher kind applied is undetermined, as a variable is.
+            TyKind::Float | TyKind::Unknown | TyKind::Var(_) | TyKind::Meta(_) | TyKind::App(..) => None,
             TyKind::Seq(e) => self.not_differentiable(e, depth + 1),
             TyKind::Record(fields) => fields.iter().find_map(|(_, f)| self.not_differentiable(f, depth + 1)),
             TyKind::All(_, _, body) => self.not_differentiable(body, depth + 1),

@@ -134,9 +134,25 @@ impl Unifier {
         }
     }
 
+    /// [`Unifier::shallow`], and for an application of a variable of
+    /// higher kind, its head followed too: once the head is solved (to a
+    /// named type, perhaps partially applied), the application is that
+    /// type with the arguments appended.
+    pub fn shallow_app(&mut self, t: &Ty) -> Ty {
+        let mut t = self.shallow(t);
+        while let TyKind::App(head, args) = t.kind() {
+            let solved = self.shallow(head);
+            if solved == *head {
+                break;
+            }
+            t = Ty::app(solved, args.clone());
+        }
+        t
+    }
+
     pub fn unify(&mut self, a: &Ty, b: &Ty) -> Result<(), Mismatch> {
-        let a = self.shallow(a);
-        let b = self.shallow(b);
+        let a = self.shallow_app(a);
+        let b = self.shallow_app(b);
         if a == b {
             return Ok(());
         }
@@ -165,8 +181,35 @@ impl Unifier {
                 Ok(())
             }
             (TyKind::Var(v1), TyKind::Var(v2)) if v1.id == v2.id => Ok(()),
+            (TyKind::App(h1, a1), TyKind::App(h2, a2)) => {
+                if a1.len() >= a2.len() {
+                    self.unify_app(h1, a1, b.clone(), a2)
+                } else {
+                    self.unify_app(h2, a2, a.clone(), a1)
+                }
+            }
+            (TyKind::App(h, args), TyKind::Con(id, name, cargs))
+            | (TyKind::Con(id, name, cargs), TyKind::App(h, args))
+                if cargs.len() >= args.len() =>
+            {
+                let k = cargs.len() - args.len();
+                let (head, rest) = (Ty::new(TyKind::Con(*id, name.clone(), cargs[..k].to_vec())), &cargs[k..]);
+                self.unify(h, &head)?;
+                args.iter().zip(rest).try_for_each(|(x, y)| self.unify(x, y))
+            }
             _ => Err(Mismatch::Types),
         }
+    }
+
+    /// `head args` against `other`, itself `other_head other_args` with no
+    /// more arguments than `args`: as Miking's curried applications unify,
+    /// the last arguments pair up, and what `head` takes before them makes
+    /// the other's head (`v A B` against `w B'`: `v A` against `w`).
+    fn unify_app(&mut self, head: &Ty, args: &[Ty], other: Ty, other_args: &[Ty]) -> Result<(), Mismatch> {
+        let TyKind::App(other_head, _) = other.kind() else { return Err(Mismatch::Types) };
+        let k = args.len() - other_args.len();
+        self.unify(&Ty::app(head.clone(), args[..k].to_vec()), other_head)?;
+        args[k..].iter().zip(other_args).try_for_each(|(x, y)| self.unify(x, y))
     }
 
     fn level_of(&self, id: u32) -> u32 {
@@ -297,6 +340,13 @@ impl Unifier {
                 }
                 Ok(())
             }
+            TyKind::App(head, args) => {
+                self.occurs_adjust(x, level, head, found)?;
+                for a in args {
+                    self.occurs_adjust(x, level, a, found)?;
+                }
+                Ok(())
+            }
             // The record constraints of a quantifier are not walked, so what
             // its type reaches is never taken to be known.
             TyKind::All(_, _, body) => {
@@ -344,6 +394,7 @@ impl Unifier {
                 | TyKind::Arrow(..)
                 | TyKind::Record(_)
                 | TyKind::Con(..)
+                | TyKind::App(..)
                 | TyKind::All(..)
         );
         if !composite {
@@ -389,6 +440,16 @@ impl Unifier {
                 }
                 let args = zs.into_iter().zip(args).map(|(z, a)| z.unwrap_or_else(|| a.clone())).collect();
                 Some(Ty::new(TyKind::Con(*id, name.clone(), args)))
+            }
+            // A solved head makes the application a named type again.
+            TyKind::App(head, args) => {
+                let zh = self.zonk_changed(head);
+                let zs: Vec<Option<Ty>> = args.iter().map(|a| self.zonk_changed(a)).collect();
+                if zh.is_none() && zs.iter().all(Option::is_none) {
+                    return None;
+                }
+                let args = zs.into_iter().zip(args).map(|(z, a)| z.unwrap_or_else(|| a.clone())).collect();
+                Some(Ty::app(zh.unwrap_or_else(|| head.clone()), args))
             }
             TyKind::All(v, fields, body) => {
                 let zf = self.zonk_fields(fields);
@@ -509,6 +570,10 @@ impl Unifier {
             }
             TyKind::Record(fields) => fields.iter().for_each(|(_, f)| self.collect_generalizable(f, level, out)),
             TyKind::Con(_, _, args) => args.iter().for_each(|a| self.collect_generalizable(a, level, out)),
+            TyKind::App(head, args) => {
+                self.collect_generalizable(head, level, out);
+                args.iter().for_each(|a| self.collect_generalizable(a, level, out));
+            }
             TyKind::All(_, _, body) => self.collect_generalizable(body, level, out),
             TyKind::Unknown | TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char | TyKind::Var(_) => {}
         }
@@ -550,6 +615,10 @@ fn collect_vars(t: &Ty, out: &mut (Vec<u32>, FxHashSet<u32>)) {
         }
         TyKind::Record(fields) => fields.iter().for_each(|(_, f)| collect_vars(f, out)),
         TyKind::Con(_, _, args) => args.iter().for_each(|a| collect_vars(a, out)),
+        TyKind::App(head, args) => {
+            collect_vars(head, out);
+            args.iter().for_each(|a| collect_vars(a, out));
+        }
         TyKind::All(_, fields, body) => {
             fields.iter().for_each(|(_, f)| collect_vars(f, out));
             collect_vars(body, out)
@@ -570,6 +639,11 @@ pub(crate) fn substitute(t: &Ty, subst: &FxHashMap<u32, Ty>) -> Ty {
         }
         TyKind::Con(id, name, args) => {
             Ty::new(TyKind::Con(*id, name.clone(), args.iter().map(|a| substitute(a, subst)).collect()))
+        }
+        // A variable of higher kind replaced by a named type: `Ty::app`
+        // makes the application that type with the arguments appended.
+        TyKind::App(head, args) => {
+            Ty::app(substitute(head, subst), args.iter().map(|a| substitute(a, subst)).collect())
         }
         TyKind::All(v, fields, body) => Ty::new(TyKind::All(
             v.clone(),

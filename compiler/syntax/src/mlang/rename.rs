@@ -266,6 +266,8 @@ impl<'a> Renamer<'a> {
                 rename(n, &self.env.types, &self.types);
                 args.iter_mut().for_each(|t| self.ty(t));
             }
+            // The variable is not a language's name; its arguments may be.
+            TypeExprKind::VarApp(_, args) => args.iter_mut().for_each(|t| self.ty(t)),
             TypeExprKind::Restricted(n, r) => {
                 rename(n, &self.env.types, &self.types);
                 if let Restriction::Cons { cons, .. } = r {

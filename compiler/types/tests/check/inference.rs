@@ -93,3 +93,19 @@ fn tensors() {
         mexpr : Float
         ");
 }
+
+#[test]
+fn variables_of_higher_kind_unify_as_curried_applications() {
+    // `s LClosed RClosed` against `t RClosed`: the last arguments pair up
+    // and `t` is `s LClosed`; against `Op Int LClosed RClosed`, `s` is
+    // `Op Int`, the named type partially applied.
+    let src = "type LClosed\ntype RClosed\ntype T s\ntype U t\ntype Op a l r\n\
+               con C1 : all s. s LClosed RClosed -> T s\ncon C2 : all t. t RClosed -> U t\n\
+               con K : all a. a -> Op a LClosed RClosed\n\
+               let both = lam x. (C1 x, C2 x)\nlet op = both (K 1)\nmexpr op";
+    assert_snapshot!(types(src), @r"
+        both : all a. a LClosed RClosed -> (T a, U (a LClosed))
+        op : (T (Op Int), U (Op Int LClosed))
+        mexpr : (T (Op Int), U (Op Int LClosed))
+        ");
+}
