@@ -1,7 +1,9 @@
 //! Futhark-class programs: functional code over scalars, sequences
 //! (nested too), tuples and records, with `map`, `map2`, `reduce`,
 //! `foldl`, `create`, `flatten`, `concat` and the other sequence
-//! built-ins, helpers and local higher-order functions.
+//! built-ins, helpers and local higher-order functions, and derivatives
+//! (`grad`, `vjp`, `jvp`) of functions of differentiable types, not nested
+//! (the interpreter refuses those).
 //!
 //! Every expression is made for a *shape* (the length of each sequence in
 //! it), so that in most programs indices are in bounds, `map2` gets
@@ -98,7 +100,7 @@ const WEIGHTS: [usize; 12] = [10, 6, 3, 8, 5, 2, 4, 2, 2, 2, 1, 1];
 pub fn program(seed: u64) -> Program {
     let mut rng = Rng::new(seed);
     let mut g = Gen::new(&mut rng);
-    let mut f = Futhark { g: &mut g, sigs: Vec::new() };
+    let mut f = Futhark { g: &mut g, sigs: Vec::new(), differentiating: false };
     for _ in 0..f.g.rng.below(3) {
         f.helper();
     }
@@ -126,6 +128,19 @@ pub fn program(seed: u64) -> Program {
 struct Futhark<'g, 'r> {
     g: &'g mut Gen<'r>,
     sigs: Vec<Sig>,
+    /// Inside a derivative's function (no derivative is made there).
+    differentiating: bool,
+}
+
+/// Float, and sequences, tuples and records of it: what derivatives take.
+fn differentiable(t: &Ty) -> bool {
+    match t {
+        Ty::Float => true,
+        Ty::Seq(e) => differentiable(e),
+        Ty::Tuple(ts) => ts.iter().all(differentiable),
+        Ty::Record(fs) => fs.iter().all(|(_, t)| differentiable(t)),
+        _ => false,
+    }
 }
 
 impl Futhark<'_, '_> {
@@ -222,7 +237,10 @@ impl Futhark<'_, '_> {
             let e = self.expr(&t, &s, scope, 4);
             let helper_parallel = self.g.helpers.iter().any(|h| e.applies(&h.name) && parallel(&h.body));
             if parallel(&e) || helper_parallel {
-                let approx = (e.applies("reduce") || helper_parallel) && t.has_float();
+                // Derivatives: Futhark's reverse mode adds adjoints in
+                // another order than the interpreter's.
+                let derivative = ["grad", "vjp", "jvp"].iter().any(|d| e.applies(d));
+                let approx = (e.applies("reduce") || helper_parallel || derivative) && t.has_float();
                 return Block { expr: e, outputs: Vec::new(), approx };
             }
         }
@@ -251,6 +269,7 @@ impl Futhark<'_, '_> {
             4,                                      // reduce
             3,                                      // a local higher-order function
             14,                                     // forms of this type
+            if differentiable(t) && !self.differentiating { 3 } else { 0 }, // a derivative
         ];
         match self.g.rng.weighted(&weights) {
             0 => {
@@ -293,8 +312,38 @@ impl Futhark<'_, '_> {
             4 => self.element(t, s, scope, d),
             5 => self.reduce(t, s, scope, d).unwrap_or_else(|| self.leaf(t, s, scope)),
             6 => self.higher_order(t, s, scope, d),
+            8 => self.derivative(t, s, scope, d),
             _ => self.form_of(t, s, scope, d),
         }
+    }
+
+    /// A value of differentiable type `t` made by a derivative: `grad` of
+    /// a Float-valued function of a `t`, `vjp` of a function to a Float,
+    /// or `jvp` of a function from a Float.
+    fn derivative(&mut self, t: &Ty, s: &Shape, scope: &Scope, d: usize) -> Node {
+        self.differentiating = true;
+        let w = self.g.fresh("w");
+        let node = match self.g.rng.below(3) {
+            0 => {
+                let body = self.expr(&Ty::Float, &Shape::Scalar, &scope.with(&w, t.clone(), s.clone()), d);
+                let at = self.expr(t, s, scope, d);
+                Node::app(t.clone(), "grad", vec![lam(vec![(w.clone(), t.clone())], body), at])
+            }
+            1 => {
+                let body = self.expr(&Ty::Float, &Shape::Scalar, &scope.with(&w, t.clone(), s.clone()), d);
+                let at = self.expr(t, s, scope, d);
+                let dy = self.expr(&Ty::Float, &Shape::Scalar, scope, d);
+                Node::app(t.clone(), "vjp", vec![lam(vec![(w.clone(), t.clone())], body), at, dy])
+            }
+            _ => {
+                let body = self.expr(t, s, &scope.with(&w, Ty::Float, Shape::Scalar), d);
+                let at = self.expr(&Ty::Float, &Shape::Scalar, scope, d);
+                let dx = self.expr(&Ty::Float, &Shape::Scalar, scope, d);
+                Node::app(t.clone(), "jvp", vec![lam(vec![(w.clone(), Ty::Float)], body), at, dx])
+            }
+        };
+        self.differentiating = false;
+        node
     }
 
     /// A variable of this type and shape, else a literal.

@@ -201,12 +201,9 @@ fn backpropagate(seeds: Vec<(Arc<Node>, f64)>) -> FxHashMap<u64, f64> {
     }
     nodes.sort_unstable_by_key(|n| std::cmp::Reverse(n.id));
     for n in &nodes {
+        // IEEE arithmetic throughout, as Futhark's `vjp`: a zero adjoint
+        // times an infinite partial is NaN there too.
         let a = adjoint.get(&n.id).copied().unwrap_or(0.0);
-        // A zero adjoint contributes nothing, even through an infinite
-        // partial.
-        if a == 0.0 {
-            continue;
-        }
         for (input, p) in &n.inputs {
             *adjoint.entry(input.id).or_insert(0.0) += a * p;
         }

@@ -100,12 +100,10 @@ fn lift(m: &mut Machine, op: Op, args: &[Value], span: Span) -> Res<Value> {
     let part = if forward {
         let mut t = 0.0;
         for (d, p) in duals.iter().zip(partials) {
-            // A zero tangent contributes nothing, even where the partial
-            // is infinite (`sqrt` at 0 of a constant direction).
+            // IEEE arithmetic throughout, as Futhark's `jvp`: a zero
+            // tangent times an infinite partial is NaN there too.
             if let Some(Dual { part: Part::Tangent(dt), .. }) = d {
-                if *dt != 0.0 {
-                    t += p * dt;
-                }
+                t += p * dt;
             }
         }
         Part::Tangent(t)

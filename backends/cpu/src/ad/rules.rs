@@ -6,8 +6,11 @@
 //! Conventions where a partial is not defined: `pow x y` with respect to
 //! `y` at `x = 0` is 0 (the limit from the right for `y > 0`); otherwise
 //! the partials are the formulas' values (`sqrt` at 0 gives an infinite
-//! partial, which only matters when the tangent or adjoint is not 0: a
-//! zero tangent or adjoint contributes nothing).
+//! partial) and the modes multiply them in IEEE arithmetic, as Futhark's
+//! `vjp` and `jvp` do, so that every mode gives the same numbers: a zero
+//! adjoint through an infinite partial is NaN (`grad (lam x. mulf 0.
+//! (sqrt x)) 0.`), as in Futhark and JAX. Values that do not depend on
+//! the point are constants: they have no partials at all.
 
 use pmx_ast::Builtin;
 
