@@ -261,14 +261,14 @@ impl Futhark<'_, '_> {
         let helpers: Vec<usize> =
             (0..self.sigs.len()).filter(|&k| self.sigs[k].result == (t.clone(), s.clone())).collect();
         let weights = [
-            6,                                      // if
-            8,                                      // let
-            if helpers.is_empty() { 0 } else { 8 }, // helper call
-            4,                                      // foldl
-            5,                                      // an element of a sequence
-            4,                                      // reduce
-            3,                                      // a local higher-order function
-            14,                                     // forms of this type
+            6,                                                              // if
+            8,                                                              // let
+            if helpers.is_empty() { 0 } else { 8 },                         // helper call
+            4,                                                              // foldl
+            5,                                                              // an element of a sequence
+            4,                                                              // reduce
+            3,                                                              // a local higher-order function
+            14,                                                             // forms of this type
             if differentiable(t) && !self.differentiating { 3 } else { 0 }, // a derivative
         ];
         match self.g.rng.weighted(&weights) {

@@ -62,7 +62,9 @@ impl Cx {
     /// of `a`.
     fn mismatch(&self, m: &Machine, role: &str, a: usize, b: usize) -> Fail {
         let of = if role == "tangent" { "the point" } else { "the function's result" };
-        self.fail(m, format!("the {role} has {b} elements where {of} has {a}"))
+        // Up to the first `: `, what generated code reports too
+        // (`pmx_futhark`'s derivatives).
+        m.fail(format!("{}'s {role} has another shape than {of}: {b} elements where it has {a}", self.name), self.span)
     }
 
     /// `x` with each float paired with the same place of `dx` as a dual.

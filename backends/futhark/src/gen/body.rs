@@ -6,6 +6,7 @@
 //! `funval.rs` (function values), `sizes.rs`, `types.rs`.
 
 mod derivative;
+pub(crate) use derivative::checks as derivative_checks;
 mod entry;
 mod function;
 mod funval;

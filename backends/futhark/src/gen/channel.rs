@@ -89,6 +89,7 @@ pub fn checks(e: &Expr, ty: &Type, only_flattened: bool) -> bool {
         Expr::Seq(items) => items.len() > 1 && nested(ty) && !only_flattened,
         Expr::Flatten(_) => nested(ty),
         Expr::Reduce { f, .. } | Expr::Foldl { f, .. } => nested(&f.result),
+        Expr::Derivative { which, f, args } => super::body::derivative_checks(*which, f, args),
         _ => false,
     }
 }

@@ -253,12 +253,10 @@ impl<'a> Body<'a> {
             // Futhark takes a literal of arrays to alias its rows (0.22.7:
             // "Unique-typed return value is aliased to" a row).
             Expr::Seq(_) if s.var.ty.elem().is_some_and(|e| arrays(e) > 0) => all(self),
-            Expr::Math(..)
-            | Expr::Seq(_)
-            | Expr::Map { .. }
-            | Expr::Create { .. }
-            | Expr::Derivative { .. }
-            | Expr::Never => fresh,
+            Expr::Math(..) | Expr::Seq(_) | Expr::Map { .. } | Expr::Create { .. } | Expr::Never => fresh,
+            // Futhark types `vjp` and `jvp` as polymorphic functions,
+            // whose result aliases their arguments.
+            Expr::Derivative { .. } => all(self),
             Expr::Apply(..) | Expr::Closure(..) | Expr::Accelerate { .. } => unreachable!("{}", pmx_lower::HOST_ONLY),
             Expr::Call(g, args) => {
                 if self.this != Some(*g) && self.u.result(*g) {

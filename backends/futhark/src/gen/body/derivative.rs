@@ -48,16 +48,41 @@ impl Writer<'_> {
         }
     }
 
-    pub(super) fn derivative(&mut self, which: Builtin, f: &FunRef, args: &[Atom]) -> String {
-        let counts = self.fun_counts(f);
-        let fv = self.funval(f);
+    pub(super) fn derivative(&mut self, which: Builtin, f: &FunRef, args: &[Atom], depth: usize) -> String {
         let x = self.atom(&args[0]);
-        let seed = match which {
-            Builtin::Grad => "1.0f64".to_string(),
-            _ => self.atom(&args[1]),
+        let xt = args[0].ty();
+        // Futhark's `vjp` and `jvp` are polymorphic functions: the sizes
+        // of the arrays their type variables stand for must be known, and
+        // alike where two arguments share one. Where arrays are involved,
+        // sizes are named and the other values fitted to them, checked
+        // as debug mode checks them (`pmx_cpu::ad`'s messages).
+        let (x, seed) = match which {
+            Builtin::Grad => (x, "1.0f64".to_string()),
+            Builtin::Jvp if has_seq(&xt) => {
+                let dx = self.atom(&args[1]);
+                let (t, sizes) = self.named_sizes(&xt, &x, depth);
+                self.check(&same_sizes(&dx, &sizes), TANGENT_SHAPE, depth);
+                (fit(&x, &t), fit_checked(&dx, &t, &xt, &sizes))
+            }
+            _ => (x, self.atom(&args[1])),
         };
+        let (fv, pairs, seed) = match which {
+            // The result's sizes: those of the function's result at the
+            // point.
+            Builtin::Jvp if has_seq(&f.result) => {
+                (self.sized_funval(f, std::slice::from_ref(&x), "1", depth), self.counting, seed)
+            }
+            // The result fitted to the cotangent's sizes (named after it,
+            // which then has them).
+            Builtin::Vjp if has_seq(&f.result) => {
+                let (t, sizes) = self.named_sizes(&f.result, &seed, depth);
+                (self.fitted_funval(f, &t, &sizes, COTANGENT_SHAPE), self.counting, fit(&seed, &t))
+            }
+            _ => (self.funval(f), self.fun_counts(f), seed),
+        };
+        self.shape = Shape::Plain;
         self.locate_next();
-        if !counts {
+        if !pairs {
             return match which {
                 Builtin::Jvp => format!("jvp {fv} {x} {seed}"),
                 _ => format!("vjp {fv} {x} {seed}"),
@@ -69,5 +94,20 @@ impl Writer<'_> {
             Builtin::Jvp => format!("(let ((_, {c}), ({t}, _)) = jvp2 {fv} {x} {seed} in ({t}, {c}))"),
             _ => format!("(let ((_, {c}), {d}) = vjp2 {fv} {x} ({seed}, 0i64) in ({d}, {c}))"),
         }
+    }
+}
+
+/// Debug mode's messages (`pmx_cpu::ad`) up to their first `: `.
+const TANGENT_SHAPE: &str = "jvp's tangent has another shape than the point";
+const COTANGENT_SHAPE: &str = "vjp's cotangent has another shape than the function's result";
+
+/// Whether a derivative checks sizes of its own (`channel::checks`):
+/// `jvp`'s tangent against its point, `vjp`'s function's result against
+/// its cotangent, where they hold arrays.
+pub(crate) fn checks(which: Builtin, f: &FunRef, args: &[Atom]) -> bool {
+    match which {
+        Builtin::Jvp => args.first().is_some_and(|x| has_seq(&x.ty())) || has_seq(&f.result),
+        Builtin::Vjp => has_seq(&f.result),
+        _ => false,
     }
 }

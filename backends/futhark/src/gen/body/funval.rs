@@ -82,24 +82,33 @@ impl Writer<'_> {
                 tuple(names)
             ),
         );
+        self.fitted_funval(f, &t, &sizes, IRREGULAR)
+    }
+
+    /// A function reference whose results are fitted to type `t`, whose
+    /// sizes are `sizes`: where the statement has a channel, a result of
+    /// other sizes fails (`what`) and is replaced by zeros, beside the
+    /// function's own channel (the value is then a pair: `Shape::Pairs`).
+    pub(super) fn fitted_funval(&mut self, f: &FunRef, t: &str, sizes: &[Size], what: &str) -> String {
+        let counts = self.fun_counts(f);
         let params: Vec<String> = (0..f.params.len()).map(|_| self.locals.fresh("p")).collect();
         let body = self.apply(f, &params);
         let (v, c) = (self.locals.fresh("v"), self.locals.fresh("c"));
         let params = params.join(" ");
         if !self.counting {
-            self.mark(Some(IRREGULAR));
-            return format!("(\\{params} -> {})", fit(&body, &t));
+            self.mark(Some(what));
+            return format!("(\\{params} -> {})", fit(&body, t));
         }
         // Each result's sizes are checked against the first's: the
         // channel of the function (where it has one), joined with this
         // check's (`check`), beside the result.
-        self.failures.push((self.span, IRREGULAR.to_string()));
+        self.failures.push((self.span, what.to_string()));
         let id = self.failures.len();
         let ok = self.locals.fresh("ok");
         let check = format!("(if {ok} then 0i64 else -{id}i64)");
         let channel = if counts { format!("({} {c} {check})", crate::gen::channel::JOIN) } else { check };
         let value = if counts { format!("let ({v}, {c}) = {body}") } else { format!("let {v} = {body}") };
-        self.locate_as(IRREGULAR);
+        self.locate_as(what);
         self.shape = Shape::Pairs;
         // A result of other sizes is replaced by zeros of the first's
         // (the channel says it failed) rather than coerced: Futhark hoists
@@ -111,8 +120,8 @@ impl Writer<'_> {
         let zero = sized_zero(&f.result, &mut sizes.iter());
         format!(
             "(\\{params} -> {value} let {ok} = {} in (if {ok} then {} else {zero}, {channel}))",
-            same_sizes(&v, &sizes),
-            fit(&format!("opaque {v}"), &t)
+            same_sizes(&v, sizes),
+            fit(&format!("opaque {v}"), t)
         )
     }
 

@@ -358,7 +358,7 @@ impl Writer<'_> {
                 self.locate_next();
                 format!("loop {acc} = {init} for {x} in {} do {body}", self.atom(seq))
             }
-            Expr::Derivative { which, f, args } => self.derivative(*which, f, args),
+            Expr::Derivative { which, f, args } => self.derivative(*which, f, args, depth),
             Expr::Create { len, f } => {
                 let n = self.atom(len);
                 self.check(&format!("{n} >= 0"), "Create with a negative length", depth);
