@@ -9,32 +9,14 @@
 //! directions at random; it prints both sides of the identity per
 //! function. They run in the interpreter (`pmx run --target interp`).
 
+#[path = "support/choices.rs"]
+mod choices;
 #[path = "support/process.rs"]
 mod process;
 
+use choices::Choices;
 use process::pmx;
 use proptest::prelude::*;
-
-/// Random choices read one at a time; 0 is always the simplest choice,
-/// so that proptest shrinks a failing program toward a small one.
-struct Choices {
-    values: Vec<u32>,
-    next: usize,
-}
-
-impl Choices {
-    fn pick(&mut self, n: usize) -> usize {
-        let v = self.values.get(self.next).copied().unwrap_or(0);
-        self.next += 1;
-        v as usize % n.max(1)
-    }
-
-    /// A float literal in [-2, 2) with two decimals.
-    fn float(&mut self) -> String {
-        let k = self.pick(400) as f64 / 100.0 - 2.0;
-        format!("{k:.2}")
-    }
-}
 
 /// A float expression over `x0`, `x1`, `x2` (and the variables in
 /// `scope`).
@@ -133,7 +115,7 @@ proptest! {
 
     #[test]
     fn reverse_mode_is_the_transpose_of_forward_mode(values in proptest::collection::vec(any::<u32>(), 600)) {
-        let mut c = Choices { values, next: 0 };
+        let mut c = Choices::new(values);
         let source = program(&mut c, 4);
         let dir = std::env::temp_dir().join(format!("pmx-derivative-prop-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");

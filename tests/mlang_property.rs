@@ -19,31 +19,14 @@
 //! fragment's name). Both run in the interpreter (`pmx run --target
 //! interp`).
 
+#[path = "support/choices.rs"]
+mod choices;
 #[path = "support/process.rs"]
 mod process;
 
+use choices::Choices;
 use process::pmx;
 use proptest::prelude::*;
-
-/// Random choices read one at a time; 0 is always the simplest choice,
-/// so that proptest shrinks a failing program toward a small one.
-struct Choices {
-    values: Vec<u32>,
-    next: usize,
-}
-
-impl Choices {
-    /// A number below `n`.
-    fn pick(&mut self, n: usize) -> usize {
-        let v = self.values.get(self.next).copied().unwrap_or(0);
-        self.next += 1;
-        v as usize % n.max(1)
-    }
-
-    fn chance(&mut self) -> bool {
-        self.pick(2) == 1
-    }
-}
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Carries {
@@ -184,7 +167,7 @@ fn binders(p: Pat, cons: &[Con]) -> (Vec<&'static str>, Vec<&'static str>) {
 }
 
 fn generate(values: Vec<u32>) -> Program {
-    let c = &mut Choices { values, next: 0 };
+    let c = &mut Choices::new(values);
     let frags = 2 + c.pick(4);
     let mut parents = vec![vec![]];
     let mut visible = vec![(0..frags).map(|g| g == 0).collect::<Vec<bool>>()];

@@ -187,69 +187,9 @@ pub enum Callee {
     Value,
 }
 
-/// The externals of Miking's `ext/math-ext.mc` that accelerated code may
-/// call: functions of one or two `Float`s giving a `Float`, which C, CUDA
-/// and Futhark (`f64.NAME`) all have under the same name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Math {
-    Exp,
-    Log,
-    Sin,
-    Cos,
-    Tan,
-    Atan,
-    Atan2,
-    Pow,
-    Sqrt,
-}
-
-impl Math {
-    const ALL: [Math; 9] =
-        [Math::Exp, Math::Log, Math::Sin, Math::Cos, Math::Tan, Math::Atan, Math::Atan2, Math::Pow, Math::Sqrt];
-
-    /// The math function an external of this name is, if any.
-    pub fn of_external(name: &str) -> Option<Math> {
-        Math::ALL.into_iter().find(|m| m.external() == name)
-    }
-
-    /// The external's name in `ext/math-ext.mc`.
-    pub fn external(self) -> &'static str {
-        match self {
-            Math::Exp => "externalExp",
-            Math::Log => "externalLog",
-            Math::Sin => "externalSin",
-            Math::Cos => "externalCos",
-            Math::Tan => "externalTan",
-            Math::Atan => "externalAtan",
-            Math::Atan2 => "externalAtan2",
-            Math::Pow => "externalPow",
-            Math::Sqrt => "externalSqrt",
-        }
-    }
-
-    /// The function's name in C, CUDA and Futhark's `f64` module.
-    pub fn name(self) -> &'static str {
-        match self {
-            Math::Exp => "exp",
-            Math::Log => "log",
-            Math::Sin => "sin",
-            Math::Cos => "cos",
-            Math::Tan => "tan",
-            Math::Atan => "atan",
-            Math::Atan2 => "atan2",
-            Math::Pow => "pow",
-            Math::Sqrt => "sqrt",
-        }
-    }
-
-    /// How many `Float` arguments it takes.
-    pub fn arity(self) -> usize {
-        match self {
-            Math::Atan2 | Math::Pow => 2,
-            _ => 1,
-        }
-    }
-}
+// `Math` (the math externals) is `pmx_ast::externals::Math`: the
+// interpreter's derivative rules name them too.
+pub use pmx_ast::externals::Math;
 
 /// A first-order function value, only as the function argument of a
 /// parallel keyword or a utest: a top-level function (or primitive)

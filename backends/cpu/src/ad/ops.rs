@@ -12,31 +12,18 @@ use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// Whether built-in `b` applied to `args` must go through the duals'
-/// rules: a dual among the arguments of a built-in that reads floats or
-/// stores them in tensors. (Sequence and record built-ins move duals as
-/// they move any value.)
+/// rules: a dual among the arguments of a built-in that reads floats (a
+/// `Float` parameter in its signature) or stores them in tensors.
+/// (Sequence and record built-ins move duals as they move any value.)
 #[inline]
 pub fn sees(b: Builtin, args: &[Value]) -> bool {
-    use Builtin::*;
-    let reads_floats = matches!(
-        b,
-        Addf | Subf
-            | Mulf
-            | Divf
-            | Negf
-            | Eqf
-            | Neqf
-            | Ltf
-            | Gtf
-            | Leqf
-            | Geqf
-            | Floorfi
-            | Ceilfi
-            | Roundfi
-            | Float2string
-            | PrintFloat
-    ) || b.is_tensor();
-    reads_floats && args.iter().any(|a| matches!(a, Value::Dual(_)))
+    static READS_FLOATS: std::sync::LazyLock<Vec<bool>> = std::sync::LazyLock::new(|| {
+        Builtin::ALL
+            .iter()
+            .map(|b| b.is_tensor() || b.signature().params.iter().any(|p| matches!(p, pmx_ast::signature::Sig::Float)))
+            .collect()
+    });
+    READS_FLOATS[b as usize] && args.iter().any(|a| matches!(a, Value::Dual(_)))
 }
 
 /// A built-in for which [`sees`] holds.

@@ -45,19 +45,20 @@ impl Op {
         })
     }
 
-    /// The externals of Miking's `ext/math-ext.mc` that have a rule.
+    /// The math externals (`pmx_ast::externals::Math`), every one of
+    /// which has a rule.
     pub fn of_external(name: &str) -> Option<Op> {
-        Some(match name {
-            "externalExp" => Op::Exp,
-            "externalLog" => Op::Log,
-            "externalSin" => Op::Sin,
-            "externalCos" => Op::Cos,
-            "externalTan" => Op::Tan,
-            "externalAtan" => Op::Atan,
-            "externalSqrt" => Op::Sqrt,
-            "externalAtan2" => Op::Atan2,
-            "externalPow" => Op::Pow,
-            _ => return None,
+        use pmx_ast::externals::Math;
+        Some(match Math::of_external(name)? {
+            Math::Exp => Op::Exp,
+            Math::Log => Op::Log,
+            Math::Sin => Op::Sin,
+            Math::Cos => Op::Cos,
+            Math::Tan => Op::Tan,
+            Math::Atan => Op::Atan,
+            Math::Sqrt => Op::Sqrt,
+            Math::Atan2 => Op::Atan2,
+            Math::Pow => Op::Pow,
         })
     }
 
