@@ -1,7 +1,9 @@
 //! Futhark-class programs: functional code over scalars, sequences
 //! (nested too), tuples and records, with `map`, `map2`, `reduce`,
 //! `foldl`, `create`, `flatten`, `concat` and the other sequence
-//! built-ins, helpers and local higher-order functions, and derivatives
+//! built-ins, helpers and local higher-order functions, histograms (a
+//! `foldl` updating an `[Int]` at computed indices with `addi` or `muli`,
+//! which Futhark code runs as `reduce_by_index`), and derivatives
 //! (`grad`, `vjp`, `jvp`) of functions of differentiable types, not nested
 //! (the interpreter refuses those).
 //!
@@ -130,6 +132,11 @@ struct Futhark<'g, 'r> {
     sigs: Vec<Sig>,
     /// Inside a derivative's function (no derivative is made there).
     differentiating: bool,
+}
+
+/// An `[Int]` of at least one element: what a histogram makes.
+fn is_histogram(t: &Ty, s: &Shape) -> bool {
+    matches!((t, s), (Ty::Seq(e), Shape::Seq(n, _)) if **e == Ty::Int && *n > 0)
 }
 
 /// Float, and sequences, tuples and records of it: what derivatives take.
@@ -270,6 +277,7 @@ impl Futhark<'_, '_> {
             3,                                                              // a local higher-order function
             14,                                                             // forms of this type
             if differentiable(t) && !self.differentiating { 3 } else { 0 }, // a derivative
+            if is_histogram(t, s) { 3 } else { 0 },                        // a histogram
         ];
         match self.g.rng.weighted(&weights) {
             0 => {
@@ -313,8 +321,39 @@ impl Futhark<'_, '_> {
             5 => self.reduce(t, s, scope, d).unwrap_or_else(|| self.leaf(t, s, scope)),
             6 => self.higher_order(t, s, scope, d),
             8 => self.derivative(t, s, scope, d),
+            9 => self.histogram(t, s, scope, d),
             _ => self.form_of(t, s, scope, d),
         }
+    }
+
+    /// An `[Int]` of shape `s` made by a histogram: a `foldl` over items
+    /// that updates its accumulator at an index computed from each (in
+    /// range but where failures are tested) with `addi` or `muli`, which
+    /// give the same in every order (float histograms may round
+    /// differently, and are left out).
+    fn histogram(&mut self, t: &Ty, s: &Shape, scope: &Scope, d: usize) -> Node {
+        let n = s.len() as i64;
+        let op = *self.g.rng.pick(&["addi", "muli"]);
+        let init = self.expr(t, s, scope, d);
+        let m = self.g.rng.below(5);
+        let items = self.expr(&Ty::seq(Ty::Int), &Shape::seq(m, Shape::Scalar), scope, d);
+        let (h, x, i) = (self.g.fresh("h"), self.g.fresh("x"), self.g.fresh("i"));
+        let item = Node::var(Ty::Int, x.clone());
+        let bound = if self.g.rng.chance(self.g.fail_weight(), 40) { n + 1 } else { n };
+        // ((x mod n) + n) mod n: in range for any x.
+        let wrapped = Node::app(Ty::Int, "modi", vec![item, Node::lit(Ty::Int, bound.to_string())]);
+        let shifted = Node::app(Ty::Int, "addi", vec![wrapped, Node::lit(Ty::Int, bound.to_string())]);
+        let index = Node::app(Ty::Int, "modi", vec![shifted, Node::lit(Ty::Int, bound.to_string())]);
+        let value = self.expr(&Ty::Int, &Shape::Scalar, &scope.with(&x, Ty::Int, Shape::Scalar), d);
+        let at = || Node::var(Ty::Int, i.clone());
+        let old = Node::app(Ty::Int, "get", vec![Node::var(t.clone(), h.clone()), at()]);
+        let update = Node::app(
+            t.clone(),
+            "set",
+            vec![Node::var(t.clone(), h.clone()), at(), Node::app(Ty::Int, op, vec![old, value])],
+        );
+        let step = lam(vec![(h, t.clone()), (x, Ty::Int)], let_(&i, index, update));
+        Node::app(t.clone(), "foldl", vec![step, init, items])
     }
 
     /// A value of differentiable type `t` made by a derivative: `grad` of
