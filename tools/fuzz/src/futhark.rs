@@ -277,7 +277,7 @@ impl Futhark<'_, '_> {
             3,                                                              // a local higher-order function
             14,                                                             // forms of this type
             if differentiable(t) && !self.differentiating { 3 } else { 0 }, // a derivative
-            if is_histogram(t, s) { 3 } else { 0 },                        // a histogram
+            if is_histogram(t, s) { 3 } else { 0 },                         // a histogram
         ];
         match self.g.rng.weighted(&weights) {
             0 => {
