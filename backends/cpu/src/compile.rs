@@ -105,9 +105,8 @@ pub fn compile_program(
             c.boundaries.push(site.boundary.clone());
         }
     }
-    // Utests compiled to native functions of no parameters.
-    let native_utests: FxHashMap<(usize, usize), Arc<crate::native::Native>> =
-        pmx_ast::top_utests(modules).filter_map(|(at, id, _)| Some((at, c.natives.get(&id)?.clone()))).collect();
+    // The top-level utests' identities, by place: a utest may be compiled
+    // to a native function of no parameters, or run on duals.
     let utest_ids: FxHashMap<(usize, usize), NameId> =
         pmx_ast::top_utests(modules).map(|(at, id, _)| (at, id)).collect();
     for (mi, module) in modules.iter().enumerate() {
@@ -121,7 +120,8 @@ pub fn compile_program(
                 Item::Utest(_) => utest_ids.get(&(mi, ii)).is_some_and(|id| duals.covers(*id)),
                 Item::Type(_) | Item::Con(_) | Item::External(_) => false,
             };
-            match (item, native_utests.get(&(mi, ii))) {
+            let native_utest = utest_ids.get(&(mi, ii)).and_then(|id| c.natives.get(id));
+            match (item, native_utest) {
                 (Item::Utest(u), Some(native)) => {
                     steps.push(Step::NativeUtest { span: u.span, native: native.clone() });
                     places.push(start(u.span));

@@ -407,9 +407,16 @@ impl Seq {
     pub fn from_values(values: Vec<Value>) -> Seq {
         match values.first() {
             Some(Value::Int(_)) => Seq::Int(View::from_vec(alloc_collect(values.iter().map(Value::as_int)))),
-            // Floats mixed with duals (`crate::ad`) stay boxed.
-            Some(Value::Float(_)) if !values.iter().any(|v| matches!(v, Value::Dual(_))) => {
-                Seq::Float(View::from_vec(alloc_collect(values.iter().map(Value::as_float))))
+            Some(Value::Float(_)) => {
+                let mut xs = crate::error::alloc_vec(values.len());
+                for v in &values {
+                    match v {
+                        Value::Float(x) => xs.push(*x),
+                        // Floats mixed with duals (`crate::ad`) stay boxed.
+                        _ => return Seq::Boxed(View::from_vec(values)),
+                    }
+                }
+                Seq::Float(View::from_vec(xs))
             }
             Some(Value::Char(_)) => Seq::Char(View::from_vec(alloc_collect(values.iter().map(Value::as_char)))),
             Some(Value::Bool(_)) => Seq::Bool(View::from_vec(alloc_collect(values.iter().map(Value::as_bool)))),

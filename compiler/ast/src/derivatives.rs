@@ -44,34 +44,24 @@ impl DualReach {
 
     /// What a program's reached code (`live`) lets derivatives run.
     pub fn of(modules: &[&Module], live: &Liveness) -> DualReach {
-        // Each reached definition's expressions, by the names it binds.
+        // Most programs take no derivative: one walk says so, and nothing
+        // is built for them.
+        let mut any = false;
+        definitions(modules, live, &mut |_, e| any = any || holds_derivative(e));
+        if !any {
+            return DualReach::Nothing;
+        }
         let mut defs: FxHashMap<NameId, Vec<&Expr>> = FxHashMap::default();
+        definitions(modules, live, &mut |id, e| defs.entry(id).or_default().push(e));
         // Every top-level name (externals too, whose rules see duals).
         let mut tops: FxHashSet<NameId> = FxHashSet::default();
-        for (mi, module) in modules.iter().enumerate() {
-            for (ii, item) in module.items.iter().enumerate() {
-                match item {
-                    Item::Let(b) => tops.insert(b.name.id),
-                    Item::RecLets(bs, _) => bs.iter().fold(false, |_, b| tops.insert(b.name.id)),
-                    Item::External(d) => tops.insert(d.name.id),
-                    _ => false,
-                };
-                if live.is_dead(mi, ii) {
-                    continue;
-                }
-                match item {
-                    Item::Let(b) => defs.entry(b.name.id).or_default().push(&b.value),
-                    Item::RecLets(bs, _) => bs.iter().for_each(|b| defs.entry(b.name.id).or_default().push(&b.value)),
-                    _ => {}
-                }
+        for item in modules.iter().flat_map(|m| &m.items) {
+            match item {
+                Item::Let(b) => tops.extend([b.name.id]),
+                Item::RecLets(bs, _) => tops.extend(bs.iter().map(|b| b.name.id)),
+                Item::External(d) => tops.extend([d.name.id]),
+                _ => {}
             }
-        }
-        for (_, id, u) in crate::top_utests(modules) {
-            let parts = [Some(&u.test), Some(&u.expected), u.using.as_ref(), u.on_fail.as_ref()];
-            defs.entry(id).or_default().extend(parts.into_iter().flatten());
-        }
-        if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
-            defs.entry(NameId::MAIN).or_default().push(main);
         }
         let mut reached: FxHashSet<NameId> = FxHashSet::default();
         let mut work: Vec<NameId> = Vec::new();
@@ -86,19 +76,21 @@ impl DualReach {
                 work.extend(uses.mentioned);
             }
         }
-        if reached.is_empty() {
-            return DualReach::Nothing;
-        }
-        // What the arguments mention, through definitions, to a fixpoint.
+        // What the arguments mention, through definitions, to a fixpoint:
+        // each definition they reach is walked once, even one that holds
+        // a derivative itself (all of it then runs on duals).
+        let mut walked: FxHashSet<NameId> = FxHashSet::default();
         while let Some(id) = work.pop() {
-            if !defs.contains_key(&id) || !reached.insert(id) {
+            let Some(exprs) = defs.get(&id) else { continue };
+            if !walked.insert(id) {
                 continue;
             }
-            for e in &defs[&id] {
+            reached.insert(id);
+            for e in exprs {
                 let mut stack = vec![*e];
                 while let Some(e) = stack.pop() {
                     if let ExprKind::Var(n) = &e.kind {
-                        if defs.contains_key(&n.id) && !reached.contains(&n.id) {
+                        if defs.contains_key(&n.id) && !walked.contains(&n.id) {
                             work.push(n.id);
                         }
                     }
@@ -108,6 +100,45 @@ impl DualReach {
         }
         DualReach::Only(reached)
     }
+}
+
+/// Each reached definition's expressions, with the name it binds, every
+/// top-level utest's (`NameId::top_utest`) and the `mexpr` body's
+/// (`NameId::MAIN`).
+fn definitions<'m>(modules: &'m [&'m Module], live: &Liveness, each: &mut impl FnMut(NameId, &'m Expr)) {
+    for (mi, module) in modules.iter().enumerate() {
+        for (ii, item) in module.items.iter().enumerate() {
+            match item {
+                _ if live.is_dead(mi, ii) => {}
+                Item::Let(b) => each(b.name.id, &b.value),
+                Item::RecLets(bs, _) => bs.iter().for_each(|b| each(b.name.id, &b.value)),
+                _ => {}
+            }
+        }
+    }
+    for (_, id, u) in crate::top_utests(modules) {
+        for e in [Some(&u.test), Some(&u.expected), u.using.as_ref(), u.on_fail.as_ref()].into_iter().flatten() {
+            each(id, e);
+        }
+    }
+    if let Some(main) = modules.last().and_then(|m| m.main.as_ref()) {
+        each(NameId::MAIN, main);
+    }
+}
+
+/// Whether an expression uses a derivative.
+fn holds_derivative(e: &Expr) -> bool {
+    // An explicit stack: expressions nest as deep as programs do.
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        if let ExprKind::Var(n) = &e.kind {
+            if n.id.as_builtin().is_some_and(Builtin::is_derivative) {
+                return true;
+            }
+        }
+        crate::visit::children(e, &mut |c| stack.push(c));
+    }
+    false
 }
 
 /// The derivatives in one definition.

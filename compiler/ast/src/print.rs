@@ -667,6 +667,23 @@ impl Printer {
     }
 
     /// Precedence: 0 anywhere, 1 left of an arrow, 2 argument.
+    /// `head a b ..`, in parentheses where an argument stands (`prec`
+    /// above 1); `head` alone without arguments.
+    fn type_application(&mut self, head: &str, args: &[TypeExpr], prec: u8) {
+        let wrap = prec > 1 && !args.is_empty();
+        if wrap {
+            self.out.push('(');
+        }
+        self.out.push_str(head);
+        for a in args {
+            self.out.push(' ');
+            self.type_expr(a, 2);
+        }
+        if wrap {
+            self.out.push(')');
+        }
+    }
+
     fn type_expr(&mut self, t: &TypeExpr, prec: u8) {
         match &t.kind {
             TypeExprKind::Prim(p) => self.out.push_str(match p {
@@ -719,37 +736,12 @@ impl Printer {
                 self.out.push_str(&s);
             }
             TypeExprKind::VarApp(n, args) => {
-                if prec > 1 {
-                    self.out.push('(');
-                }
-                let s = self.name(n);
-                self.out.push_str(&s);
-                for a in args {
-                    self.out.push(' ');
-                    self.type_expr(a, 2);
-                }
-                if prec > 1 {
-                    self.out.push(')');
-                }
+                let head = self.name(n);
+                self.type_application(&head, args, prec);
             }
             TypeExprKind::Con(n, args) => {
-                if args.is_empty() {
-                    let s = self.type_name(n);
-                    self.out.push_str(&s);
-                    return;
-                }
-                if prec > 1 {
-                    self.out.push('(');
-                }
-                let s = self.type_name(n);
-                self.out.push_str(&s);
-                for a in args {
-                    self.out.push(' ');
-                    self.type_expr(a, 2);
-                }
-                if prec > 1 {
-                    self.out.push(')');
-                }
+                let head = self.type_name(n);
+                self.type_application(&head, args, prec);
             }
             TypeExprKind::Restricted(n, restriction) => {
                 let inner = match restriction {

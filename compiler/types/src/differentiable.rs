@@ -50,7 +50,7 @@ impl Checker<'_> {
         let TyKind::Arrow(f, _) = e.ty.kind() else { return };
         let TyKind::Arrow(a, r) = f.kind() else { return };
         for (role, t) in [("parameter", a), ("result", r)] {
-            if let Some(part) = self.not_differentiable(t, 0) {
+            if let Some(part) = not_differentiable(t) {
                 let whole = self.show(t);
                 let part_shown = self.show(&part);
                 let mut d = Diagnostic::error(
@@ -72,28 +72,20 @@ impl Checker<'_> {
             }
         }
     }
+}
 
-    /// The first part of `t` that is not differentiable, if any.
-    fn not_differentiable(&mut self, t: &Ty, depth: usize) -> Option<Ty> {
-        // Aliases may refer to aliases; a cycle was reported elsewhere.
-        if depth > 64 {
-            return None;
-        }
-        match t.kind() {
-            // A variable of higher kind applied is undetermined, as a variable is.
-            TyKind::Float | TyKind::Unknown | TyKind::Var(_) | TyKind::Meta(_) | TyKind::App(..) => None,
-            TyKind::Seq(e) => self.not_differentiable(e, depth + 1),
-            TyKind::Record(fields) => fields.iter().find_map(|(_, f)| self.not_differentiable(f, depth + 1)),
-            TyKind::All(_, _, body) => self.not_differentiable(body, depth + 1),
-            TyKind::Con(id, _, args) => match self.tycon(*id).and_then(|info| Some((info.params, info.definition?))) {
-                Some((params, definition)) => {
-                    let s: pmx_ast::subst::Subst = params.iter().map(|p| p.id).zip(args.iter().cloned()).collect();
-                    let expanded = pmx_ast::subst::apply(&definition, &s);
-                    self.not_differentiable(&expanded, depth + 1)
-                }
-                None => Some(t.clone()),
-            },
-            TyKind::Int | TyKind::Bool | TyKind::Char | TyKind::Tensor(_) | TyKind::Arrow(..) => Some(t.clone()),
+/// The first part of `t` that is not differentiable, if any. Aliases were
+/// expanded when annotations were converted (`annot.rs`), so a named type
+/// here is a variant type.
+fn not_differentiable(t: &Ty) -> Option<Ty> {
+    match t.kind() {
+        // A variable of higher kind applied is undetermined, as a variable is.
+        TyKind::Float | TyKind::Unknown | TyKind::Var(_) | TyKind::Meta(_) | TyKind::App(..) => None,
+        TyKind::Seq(e) => not_differentiable(e),
+        TyKind::Record(fields) => fields.iter().find_map(|(_, f)| not_differentiable(f)),
+        TyKind::All(_, _, body) => not_differentiable(body),
+        TyKind::Int | TyKind::Bool | TyKind::Char | TyKind::Tensor(_) | TyKind::Arrow(..) | TyKind::Con(..) => {
+            Some(t.clone())
         }
     }
 }

@@ -12,9 +12,11 @@
 //! (sqrt x)) 0.`), as in Futhark and JAX. Values that do not depend on
 //! the point are constants: they have no partials at all.
 
+use pmx_ast::externals::Math;
 use pmx_ast::Builtin;
 
-/// A float operation with a rule.
+/// A float operation with a rule: float arithmetic, and every math
+/// external (`pmx_ast::externals::Math`, the one list of them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     Add,
@@ -22,15 +24,7 @@ pub enum Op {
     Mul,
     Div,
     Neg,
-    Exp,
-    Log,
-    Sin,
-    Cos,
-    Tan,
-    Atan,
-    Sqrt,
-    Atan2,
-    Pow,
+    Math(Math),
 }
 
 impl Op {
@@ -45,27 +39,15 @@ impl Op {
         })
     }
 
-    /// The math externals (`pmx_ast::externals::Math`), every one of
-    /// which has a rule.
     pub fn of_external(name: &str) -> Option<Op> {
-        use pmx_ast::externals::Math;
-        Some(match Math::of_external(name)? {
-            Math::Exp => Op::Exp,
-            Math::Log => Op::Log,
-            Math::Sin => Op::Sin,
-            Math::Cos => Op::Cos,
-            Math::Tan => Op::Tan,
-            Math::Atan => Op::Atan,
-            Math::Sqrt => Op::Sqrt,
-            Math::Atan2 => Op::Atan2,
-            Math::Pow => Op::Pow,
-        })
+        Math::of_external(name).map(Op::Math)
     }
 
     pub fn arity(self) -> usize {
         match self {
-            Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Atan2 | Op::Pow => 2,
-            _ => 1,
+            Op::Add | Op::Sub | Op::Mul | Op::Div => 2,
+            Op::Neg => 1,
+            Op::Math(m) => m.arity(),
         }
     }
 
@@ -79,28 +61,28 @@ impl Op {
             Op::Mul => (a * b, [b, a]),
             Op::Div => (a / b, [1.0 / b, -a / (b * b)]),
             Op::Neg => (-a, [-1.0, 0.0]),
-            Op::Exp => {
+            Op::Math(Math::Exp) => {
                 let e = a.exp();
                 (e, [e, 0.0])
             }
-            Op::Log => (a.ln(), [1.0 / a, 0.0]),
-            Op::Sin => (a.sin(), [a.cos(), 0.0]),
-            Op::Cos => (a.cos(), [-a.sin(), 0.0]),
-            Op::Tan => {
+            Op::Math(Math::Log) => (a.ln(), [1.0 / a, 0.0]),
+            Op::Math(Math::Sin) => (a.sin(), [a.cos(), 0.0]),
+            Op::Math(Math::Cos) => (a.cos(), [-a.sin(), 0.0]),
+            Op::Math(Math::Tan) => {
                 let c = a.cos();
                 (a.tan(), [1.0 / (c * c), 0.0])
             }
-            Op::Atan => (a.atan(), [1.0 / (1.0 + a * a), 0.0]),
-            Op::Sqrt => {
+            Op::Math(Math::Atan) => (a.atan(), [1.0 / (1.0 + a * a), 0.0]),
+            Op::Math(Math::Sqrt) => {
                 let s = a.sqrt();
                 (s, [0.5 / s, 0.0])
             }
-            Op::Atan2 => {
+            Op::Math(Math::Atan2) => {
                 // atan2 y x (Miking's argument order: `externalAtan2 y x`).
                 let r = a * a + b * b;
                 (a.atan2(b), [b / r, -a / r])
             }
-            Op::Pow => {
+            Op::Math(Math::Pow) => {
                 let v = a.powf(b);
                 let da = if b == 0.0 { 0.0 } else { b * a.powf(b - 1.0) };
                 let db = if a == 0.0 { 0.0 } else { v * a.ln() };
@@ -112,27 +94,13 @@ impl Op {
 
 #[cfg(test)]
 mod tests {
-    use super::Op;
+    use super::{Math, Op};
 
     /// Every rule against a central difference.
     #[test]
     fn partials_match_central_differences() {
-        let ops = [
-            Op::Add,
-            Op::Sub,
-            Op::Mul,
-            Op::Div,
-            Op::Neg,
-            Op::Exp,
-            Op::Log,
-            Op::Sin,
-            Op::Cos,
-            Op::Tan,
-            Op::Atan,
-            Op::Sqrt,
-            Op::Atan2,
-            Op::Pow,
-        ];
+        // Every math external: the one list of them.
+        let ops = [Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Neg].into_iter().chain(Math::ALL.map(Op::Math));
         let at = [0.7, 1.3];
         let h = 1e-6;
         for op in ops {
