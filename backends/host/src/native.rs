@@ -44,7 +44,8 @@ pub fn image(program: &Program, good: &FxHashSet<FnId>, entries: &[(&Root, FnId)
     wanted.extend(valued.iter().copied());
     wanted.sort();
     wanted.dedup();
-    let gen::Compiled { functions, tables, entries: wrappers } = gen::compile(program, good, &wanted)?;
+    let last = entries.iter().find(|(r, _)| r.id == pmx_ast::NameId::MAIN).map(|(_, f)| *f);
+    let gen::Compiled { functions, tables, entries: wrappers } = gen::compile(program, good, &wanted, last)?;
     let entry = |(f, wrapper): (FnId, cranelift_module::FuncId)| {
         let func = &program.functions[f.0 as usize];
         Entry {
