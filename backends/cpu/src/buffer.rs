@@ -203,6 +203,34 @@ impl<T: Clone> View<T> {
         self.copy_with(items, &[])
     }
 
+    /// `self ++ items`, changing this view: where the buffer has room
+    /// after it, the view only grows (no new view, no count changed);
+    /// else it becomes a copy. For a sequence nobody else holds.
+    pub fn append_mut(&mut self, items: &[T]) {
+        if items.is_empty() {
+            return;
+        }
+        if self.claim_back(items.len()) {
+            self.write(self.end, items);
+            self.end += items.len();
+            return;
+        }
+        *self = self.copy_with(&[], items);
+    }
+
+    /// `items ++ self`, changing this view (see [`View::append_mut`]).
+    pub fn prepend_mut(&mut self, items: &[T]) {
+        if items.is_empty() {
+            return;
+        }
+        if self.claim_front(items.len()) {
+            self.write(self.start - items.len(), items);
+            self.start -= items.len();
+            return;
+        }
+        *self = self.copy_with(items, &[]);
+    }
+
     /// `self ++ other`, extending whichever side can grow in place. The
     /// result is a list when either side is one (as in Miking).
     pub fn concat(&self, other: &View<T>) -> View<T> {

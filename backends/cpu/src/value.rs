@@ -531,6 +531,57 @@ impl Seq {
         }
     }
 
+    /// `self ++ [value]`, changing this sequence, which nobody else
+    /// holds (native code's unique values): where its buffer has room,
+    /// no new sequence is made. The same sequence as [`Seq::snoc`]'s.
+    pub fn snoc_mut(&mut self, value: Value) {
+        if self.is_empty() || !self.accepts(&value) {
+            *self = self.snoc(value);
+            return;
+        }
+        match (self, value) {
+            (Seq::Int(v), Value::Int(x)) => v.append_mut(&[x]),
+            (Seq::Float(v), Value::Float(x)) => v.append_mut(&[x]),
+            (Seq::Char(v), Value::Char(x)) => v.append_mut(&[x]),
+            (Seq::Bool(v), Value::Bool(x)) => v.append_mut(&[x]),
+            (Seq::Boxed(v), x) => v.append_mut(&[x]),
+            _ => unreachable!("checked by accepts"),
+        }
+    }
+
+    /// `[value] ++ self`, changing this sequence (see [`Seq::snoc_mut`]).
+    pub fn cons_mut(&mut self, value: Value) {
+        if self.is_empty() || !self.accepts(&value) {
+            *self = self.cons(value);
+            return;
+        }
+        match (self, value) {
+            (Seq::Int(v), Value::Int(x)) => v.prepend_mut(&[x]),
+            (Seq::Float(v), Value::Float(x)) => v.prepend_mut(&[x]),
+            (Seq::Char(v), Value::Char(x)) => v.prepend_mut(&[x]),
+            (Seq::Bool(v), Value::Bool(x)) => v.prepend_mut(&[x]),
+            (Seq::Boxed(v), x) => v.prepend_mut(&[x]),
+            _ => unreachable!("checked by accepts"),
+        }
+    }
+
+    /// `self ++ other`, changing this sequence (see [`Seq::snoc_mut`]).
+    pub fn concat_mut(&mut self, other: &Seq) {
+        // A longer `other` may grow at its front instead (`concat`).
+        if self.is_empty() || other.len() > self.len() || other.is_list() != self.is_list() {
+            *self = self.concat(other);
+            return;
+        }
+        match (self, other) {
+            (Seq::Int(a), Seq::Int(b)) => a.append_mut(b.as_slice()),
+            (Seq::Float(a), Seq::Float(b)) => a.append_mut(b.as_slice()),
+            (Seq::Char(a), Seq::Char(b)) => a.append_mut(b.as_slice()),
+            (Seq::Bool(a), Seq::Bool(b)) => a.append_mut(b.as_slice()),
+            (Seq::Boxed(a), Seq::Boxed(b)) => a.append_mut(b.as_slice()),
+            (a, b) => *a = a.concat(b),
+        }
+    }
+
     /// `self ++ other`: a list when either is one, as in Miking.
     pub fn concat(&self, other: &Seq) -> Seq {
         self.concat_rep(other).with_list(self.is_list() || other.is_list())
@@ -602,5 +653,60 @@ mod layout {
     fn values_are_two_words() {
         assert_eq!(std::mem::size_of::<super::Value>(), 16);
         assert_eq!(std::mem::size_of::<crate::error::Res<super::Value>>(), 16);
+    }
+}
+
+#[cfg(test)]
+mod grow_in_place {
+    use super::{Seq, Value};
+
+    fn ints(s: &Seq) -> Vec<i64> {
+        s.to_values().iter().map(|v| v.as_int()).collect()
+    }
+
+    fn seqs() -> Vec<Seq> {
+        let mut out = vec![Seq::empty(), Seq::from_values(vec![Value::Int(1), Value::Int(2)])];
+        // One that shares its buffer with another view, which must not see
+        // the growth.
+        out.push(out[1].snoc(Value::Int(3)));
+        out.push(Seq::from_values(vec![Value::Int(4)]).with_list(true));
+        out
+    }
+
+    /// Growing in place gives what the persistent operations give, with
+    /// their list tags, and leaves every other view of the buffer as it
+    /// was.
+    #[test]
+    fn growing_in_place_is_the_persistent_operation() {
+        for s in seqs() {
+            for other in seqs() {
+                let before = (ints(&s), ints(&other));
+                let mut a = s.clone();
+                a.snoc_mut(Value::Int(9));
+                let mut b = s.clone();
+                b.cons_mut(Value::Int(9));
+                let mut c = s.clone();
+                c.concat_mut(&other);
+                for (mutated, persistent) in
+                    [(a, s.snoc(Value::Int(9))), (b, s.cons(Value::Int(9))), (c, s.concat(&other))]
+                {
+                    assert_eq!(ints(&mutated), ints(&persistent));
+                    assert_eq!(mutated.is_list(), persistent.is_list());
+                }
+                assert_eq!((ints(&s), ints(&other)), before);
+            }
+        }
+    }
+
+    /// A string built a character at a time in place.
+    #[test]
+    fn a_sequence_built_in_place() {
+        let mut s = Seq::empty();
+        for i in 0..100 {
+            s.snoc_mut(Value::Int(i));
+            s.cons_mut(Value::Int(-i));
+        }
+        let want: Vec<i64> = (0..100).rev().map(|i| -i).chain(0..100).collect();
+        assert_eq!(ints(&s), want);
     }
 }

@@ -1200,6 +1200,10 @@ impl Gen<'_, '_> {
                 };
                 let k = runtime::KINDS.iter().position(|k| *k == kind(&elem)).expect("a kind") as i64;
                 let id = self.tables.failure(Message::Fixed(String::new()), s.span) as i64;
+                // The sequence given at its last use may grow in place.
+                let grown = &args[if op == 0 { 1 } else { 0 }];
+                let op =
+                    if self.movable(grown, occurrences(grown, args.iter())) { op | runtime::GIVEN as i64 } else { op };
                 let (a, b) = (self.atom(&args[0]), self.atom(&args[1]));
                 let (a, b) = (self.word(a), self.word(b));
                 let consts = [id, op, k].map(|c| self.b.ins().iconst(types::I64, c));
