@@ -1217,16 +1217,21 @@ impl Gen<'_, '_> {
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.prim(*b, &args, s.span)
             }
-            Expr::Prim(b, args) => {
-                let kinds: Vec<runtime::Kind> = args.iter().map(|a| kind(&a.ty())).collect();
-                let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
-                self.builtin(*b, &args, kinds, &s.var.ty, s.span)
+            // Values at their last use are given to the built-in, so that
+            // one that changes a value nobody else holds (`set`) does so
+            // in place rather than on a copy.
+            Expr::Prim(b, atoms) => {
+                let kinds: Vec<runtime::Kind> = atoms.iter().map(|a| kind(&a.ty())).collect();
+                let args: Vec<Value> = atoms.iter().map(|a| self.atom(a)).collect();
+                let refs: Vec<&Atom> = atoms.iter().collect();
+                let given = self.moved_bits(&refs) as u64;
+                self.runtime_call(runtime::RuntimeCallee::Builtin(*b), &args, kinds, given, &s.var.ty, s.span)
             }
             Expr::Accelerate { site, name, args } => {
                 let kinds: Vec<runtime::Kind> = args.iter().map(|a| kind(&a.ty())).collect();
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 let callee = runtime::RuntimeCallee::Accelerate(*site, name.clone());
-                self.runtime_call(callee, &args, kinds, &s.var.ty, s.span)
+                self.runtime_call(callee, &args, kinds, 0, &s.var.ty, s.span)
             }
             // A reuse site's record is made (or not) with its node.
             Expr::Record(_) if self.sites.get(&s.var.id).is_some_and(|site| site.record == s.var.id) => {
@@ -1385,20 +1390,22 @@ impl Gen<'_, '_> {
         result: &Type,
         span: pmx_ast::Span,
     ) -> Value {
-        self.runtime_call(runtime::RuntimeCallee::Builtin(b), args, kinds, result, span)
+        self.runtime_call(runtime::RuntimeCallee::Builtin(b), args, kinds, 0, result, span)
     }
 
-    /// A call the interpreter's runtime makes; a failure leaves this
+    /// A call the interpreter's runtime makes (bit `i` of `given`:
+    /// argument `i` is an owned word given to it); a failure leaves this
     /// function.
     fn runtime_call(
         &mut self,
         callee: runtime::RuntimeCallee,
         args: &[Value],
         kinds: Vec<runtime::Kind>,
+        given: u64,
         result: &Type,
         span: pmx_ast::Span,
     ) -> Value {
-        self.tables.builtins.push(runtime::BuiltinCall { callee, args: kinds, result: kind(result), span });
+        self.tables.builtins.push(runtime::BuiltinCall { callee, args: kinds, given, result: kind(result), span });
         let id = self.b.ins().iconst(types::I64, self.tables.builtins.len() as i64 - 1);
         let words = self.words(args);
         let f = self.func_ref(self.helpers.named["call_builtin"]);

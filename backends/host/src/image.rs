@@ -475,13 +475,13 @@ impl Store for runtime::BuiltinCall {
     fn put(&self, w: &mut Writer) -> R<()> {
         self.callee.put(w)?;
         put_seq(&self.args, w)?;
-        (self.result, self.span).put(w)
+        (self.given, self.result, self.span).put(w)
     }
     fn get(r: &mut Reader) -> R<Self> {
         let callee = runtime::RuntimeCallee::get(r)?;
         let args = get_seq(r)?;
-        let (result, span) = <(Kind, Span)>::get(r)?;
-        Ok(runtime::BuiltinCall { callee, args, result, span })
+        let (given, result, span) = <(u64, Kind, Span)>::get(r)?;
+        Ok(runtime::BuiltinCall { callee, args, given, result, span })
     }
 }
 

@@ -102,6 +102,8 @@ pub enum Callable {
 pub struct BuiltinCall {
     pub callee: RuntimeCallee,
     pub args: Vec<Kind>,
+    /// Bit `i`: argument `i` is an owned word native code gives away.
+    pub given: u64,
     pub result: Kind,
     pub span: Span,
 }
@@ -537,7 +539,13 @@ pub extern "C" fn call_builtin(ctx: *mut Ctx, id: u64, words: *const u64) -> u64
     // Safety: the tables outlive the call (see `Ctx::tables`).
     let tables: &Tables = unsafe { &*ctx.tables };
     let call = &tables.builtins[id as usize];
-    let args: pmx_cpu::Args = values(&call.args, words).collect();
+    // Safety: generated code passes a word per argument.
+    let args: pmx_cpu::Args = call
+        .args
+        .iter()
+        .enumerate()
+        .map(|(i, k)| given(*k, unsafe { *words.add(i) }, call.given >> i & 1 != 0))
+        .collect();
     // Safety: the machine that called native code waits for it, and
     // touches nothing meanwhile.
     let m = unsafe { &mut *ctx.machine };
