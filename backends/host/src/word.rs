@@ -64,6 +64,29 @@ pub fn arc_data_offset() -> i64 {
     })
 }
 
+/// Where an `Arc`'s strong and weak counts are, from its data (as
+/// [`arc_data_offset`] measures it): found by looking at an `Arc` whose
+/// counts are known, once with one strong count and once with two, so
+/// that generated code tests uniqueness in place (`gen.rs`'s
+/// `site_unique`). `None` where the counts are not where they were
+/// looked for: the runtime's `unique` then answers.
+pub fn arc_counts_offsets() -> Option<(i32, i32)> {
+    static OFFSETS: std::sync::OnceLock<Option<(i32, i32)>> = std::sync::OnceLock::new();
+    *OFFSETS.get_or_init(|| {
+        let data = arc_data_offset();
+        let a = Arc::new(ConValue { tag: pmx_ast::NameId::MAIN, name: "".into(), arg: Value::Int(0) });
+        let inner = Arc::as_ptr(&a) as usize - data as usize;
+        // Safety: the `Arc`'s allocation starts `data` bytes before its
+        // data, with its counts (two words, initialised) in it.
+        let counts = || unsafe { (*(inner as *const usize), *((inner + 8) as *const usize)) };
+        let one = counts();
+        let b = a.clone();
+        let two = counts();
+        drop(b);
+        (data >= 16 && one == (1, 1) && two == (2, 1)).then_some((-data as i32, -data as i32 + 8))
+    })
+}
+
 /// Where a record's pointer to its fields is, from the `Arc`'s pointer:
 /// found once by looking for it in a record (a boxed slice's layout is
 /// not promised), so generated code reads a field in place.
@@ -259,6 +282,15 @@ mod tests {
         assert_eq!(unsafe { borrow(b) }.as_seq().len(), 3);
         drop_word(d);
         vec![w, b]
+    }
+
+    /// Generated code tests uniqueness in place only where the counts
+    /// are found; on this platform they must be (else every reuse site
+    /// calls the runtime).
+    #[test]
+    fn an_arcs_counts_are_found() {
+        let (strong, weak) = arc_counts_offsets().expect("the counts before an Arc's data");
+        assert_eq!(weak - strong, 8);
     }
 
     #[test]
