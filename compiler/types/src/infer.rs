@@ -25,6 +25,8 @@ impl Checker<'_> {
     fn infer_kind(&mut self, e: &mut Expr) -> Ty {
         match &mut e.kind {
             ExprKind::Var(name) => self.value_type(name.id),
+            // `""` is Miking's empty sequence literal, of any element type.
+            ExprKind::Lit(Lit::Str(s)) if s.is_empty() => Ty::seq(self.fresh()),
             ExprKind::Lit(lit) => lit_type(lit),
             ExprKind::Lam { param, annotation, body } => self.infer_lam(param, annotation, body),
             ExprKind::Let(b, body) => self.infer_let(b, body),

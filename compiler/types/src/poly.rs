@@ -110,7 +110,8 @@ impl Checker<'_> {
                 e.ty = exp.clone();
             }
             (ExprKind::Record(fields), TyKind::Record(types))
-                if fields.len() == types.len() && fields.iter().all(|(l, _)| types.iter().any(|(t, _)| *t == l.text)) =>
+                if fields.len() == types.len()
+                    && fields.iter().all(|(l, _)| types.iter().any(|(t, _)| *t == l.text)) =>
             {
                 for (l, f) in fields.iter_mut() {
                     let ft = types.iter().find(|(t, _)| *t == l.text).map(|(_, t)| t.clone());
