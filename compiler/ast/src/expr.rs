@@ -15,6 +15,12 @@ pub enum Lit {
     Str(String),
 }
 
+/// The parameter of the identity that marks Miking's `#frozen"x"` (a
+/// variable whose polymorphic type is not instantiated where it is used):
+/// the parser writes `(lam P. P) x`, and the type checker takes the mark
+/// away again, so no later pass sees it. No program can write this name.
+pub const FROZEN_MARK: &str = "frozen#";
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expr {
     pub kind: ExprKind,

@@ -93,6 +93,7 @@ impl Lower<'_> {
         let span = self.span(n);
         let kind = match crate::kind(n) {
             "var" => match self.first(n) {
+                Some(c) if crate::kind(c) == "escaped_frozen" => frozen(self.name(c), span),
                 Some(c) => ExprKind::Var(self.name(c)),
                 None => ExprKind::Error,
             },
@@ -346,4 +347,14 @@ impl Lower<'_> {
             }
         }
     }
+}
+
+/// `#frozen"x"`: `x` given to an identity whose parameter is
+/// [`pmx_ast::FROZEN_MARK`], which the type checker recognises (and
+/// removes) to give `x` its type uninstantiated, as Miking does.
+fn frozen(name: Name, span: Span) -> ExprKind {
+    let mark = Name::unresolved(pmx_ast::FROZEN_MARK, span);
+    let body = Expr::new(ExprKind::Var(mark.clone()), span);
+    let identity = Expr::new(ExprKind::Lam { param: mark, annotation: None, body: Box::new(body) }, span);
+    ExprKind::App(Box::new(identity), Box::new(Expr::new(ExprKind::Var(name), span)))
 }

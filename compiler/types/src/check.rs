@@ -52,6 +52,12 @@ impl<'a> Checker<'a> {
 
     /// The type of a value reference, instantiated.
     pub fn value_type(&mut self, id: NameId) -> Ty {
+        let scheme = self.value_scheme(id);
+        self.u.instantiate(&scheme, self.level)
+    }
+
+    /// The type of a value as it was bound: a scheme, not instantiated.
+    pub fn value_scheme(&mut self, id: NameId) -> Ty {
         let scheme = if let Some(b) = id.as_builtin() {
             builtin_scheme(b)
         } else if let Some(t) = self.vars.get(&id) {
@@ -61,7 +67,12 @@ impl<'a> Checker<'a> {
         } else {
             Ty::unknown()
         };
-        self.u.instantiate(&scheme, self.level)
+        // A variable bound to a type that was solved as a quantified one
+        // (a lambda's parameter checked against `all a. ..`).
+        match scheme.kind() {
+            TyKind::Meta(_) => self.u.shallow(&scheme),
+            _ => scheme,
+        }
     }
 
     pub fn con_scheme(&mut self, id: NameId) -> Ty {
@@ -158,11 +169,19 @@ impl<'a> Checker<'a> {
     pub fn binding(&mut self, b: &mut Binding) -> Ty {
         self.level += 1;
         let ann = b.annotation.as_ref().map(|a| self.convert_type(a));
-        let t = self.infer(&mut b.value);
-        if let Some(ann) = &ann {
-            let expected = ann.strip_foralls().clone();
-            self.unify_at(&expected, &t, b.value.span);
-        }
+        let t = match &ann {
+            // A higher-rank annotation is checked into the value (`poly.rs`).
+            Some(ann) if self.has_all(ann.strip_foralls()) => {
+                self.check(&mut b.value, ann.strip_foralls());
+                b.value.ty.clone()
+            }
+            Some(ann) => {
+                let t = self.infer(&mut b.value);
+                self.unify_at(ann.strip_foralls(), &t, b.value.span);
+                t
+            }
+            None => self.infer(&mut b.value),
+        };
         self.level -= 1;
         let scheme = match ann {
             Some(ann) if matches!(ann.kind(), TyKind::All(..)) => self.u.zonk(&ann),
@@ -196,6 +215,10 @@ impl<'a> Checker<'a> {
             anns.push(ann);
         }
         for (b, mono) in bindings.iter_mut().zip(&monos) {
+            if self.has_all(mono) {
+                self.check(&mut b.value, mono);
+                continue;
+            }
             let t = self.infer(&mut b.value);
             self.unify_at(mono, &t, b.value.span);
         }
@@ -361,6 +384,16 @@ impl<'a> Checker<'a> {
                 format!("expected a record with the field `{l}`, found `{found}`"),
             )
             .with_label(format!("this has type `{found}`")),
+            Mismatch::Escape(v) => Diagnostic::error(
+                Code::TypeMismatch,
+                span,
+                format!("the type variable `{v}` would escape its scope: expected `{expected}`, found `{found}`"),
+            )
+            .with_label(format!("this must be polymorphic in `{v}`"))
+            .with_note(format!(
+                "`{v}` is quantified in the expected type, so this expression may not fix it, \
+                 nor may code outside see it"
+            )),
         }
     }
 

@@ -8,6 +8,10 @@ use pmx_diagnostics::{Code, Diagnostic};
 impl Checker<'_> {
     /// Infers the type of `e`, recording it in `e.ty`.
     pub(crate) fn infer(&mut self, e: &mut Expr) -> Ty {
+        if let Some(t) = self.frozen(e) {
+            e.ty = t.clone();
+            return t;
+        }
         let t = self.infer_kind(e);
         e.ty = t.clone();
         t
@@ -21,6 +25,8 @@ impl Checker<'_> {
     fn infer_kind(&mut self, e: &mut Expr) -> Ty {
         match &mut e.kind {
             ExprKind::Var(name) => self.value_type(name.id),
+            // `""` is Miking's empty sequence literal, of any element type.
+            ExprKind::Lit(Lit::Str(s)) if s.is_empty() => Ty::seq(self.fresh()),
             ExprKind::Lit(lit) => lit_type(lit),
             ExprKind::Lam { param, annotation, body } => self.infer_lam(param, annotation, body),
             ExprKind::Let(b, body) => self.infer_let(b, body),
@@ -145,24 +151,46 @@ impl Checker<'_> {
 
     fn infer_proj(&mut self, record: &mut Expr, label: &Label) -> Ty {
         let tr = self.infer(record);
-        self.field(&tr, label).unwrap_or_else(Ty::unknown)
+        let ft = self.field(&tr, label).unwrap_or_else(Ty::unknown);
+        // A field of a quantified type is instantiated where it is read,
+        // as Miking's projection (a match binding a variable) is.
+        let shallow = self.u.shallow(&ft);
+        match shallow.kind() {
+            TyKind::All(..) => self.u.instantiate(&shallow, self.level),
+            _ => ft,
+        }
     }
 
     fn infer_con_app(&mut self, con: &Name, arg: &mut Expr) -> Ty {
         let scheme = self.con_scheme(con.id);
         let t = self.u.instantiate(&scheme, self.level);
-        let ta = self.infer(arg);
         match t.kind() {
+            // A payload with a higher-rank type is checked against it.
+            TyKind::Arrow(param, result) if self.has_all(param) => {
+                self.check(arg, param);
+                result.clone()
+            }
             TyKind::Arrow(param, result) => {
+                let ta = self.infer(arg);
                 self.unify_at(param, &ta, arg.span);
                 result.clone()
             }
-            _ => Ty::unknown(),
+            _ => {
+                self.infer(arg);
+                Ty::unknown()
+            }
         }
     }
 
     fn application(&mut self, f: &mut Expr, a: &mut Expr) -> Ty {
         let tf = self.infer(f);
+        // An argument of a higher-rank type is checked against it.
+        if let TyKind::Arrow(param, result) = self.u.shallow(&tf).kind() {
+            if self.has_all(param) {
+                self.check(a, param);
+                return result.clone();
+            }
+        }
         let ta = self.infer(a);
         let shallow = self.u.shallow(&tf);
         match shallow.kind() {

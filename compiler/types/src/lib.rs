@@ -23,6 +23,7 @@ mod check;
 mod differentiable;
 mod infer;
 mod pat;
+mod poly;
 mod unify;
 
 use pmx_ast::{FileId, Module, NameId, SmolStr, Span, Ty, TyVar};

@@ -66,6 +66,9 @@ pub(crate) enum Mismatch {
     MissingField(SmolStr),
     /// A type that is not a record was required to have a field.
     NotARecord(SmolStr),
+    /// A rigid type variable of a higher-rank type (a skolem) would be
+    /// known outside the part of the program it stands for.
+    Escape(SmolStr),
 }
 
 #[derive(Default)]
@@ -85,7 +88,16 @@ pub(crate) struct Unifier {
     /// index covers every field of its variable; fields are only added to
     /// a variable while it is unbound, by [`Unifier::require_field`].
     field_index: FxHashMap<u32, FxHashMap<SmolStr, usize>>,
+    /// The rigid variables made for higher-rank types (skolems), by id,
+    /// with the level they live at: an inference variable of a lower
+    /// level, one known outside their scope, is never bound to a type
+    /// that holds them (Miking's "type variable escaping its scope").
+    skolems: FxHashMap<u32, u32>,
 }
+
+/// The parts of a quantified type: its variable, the record fields
+/// required of it, its body.
+type Quantified<'a> = (&'a TyVar, &'a [(SmolStr, Ty)], &'a Ty);
 
 /// The number of required fields from which they are indexed.
 const INDEX_FIELDS_FROM: usize = 16;
@@ -117,6 +129,14 @@ impl Unifier {
     pub fn fresh_var(&mut self, name: &str) -> TyVar {
         self.next_var += 1;
         TyVar { id: self.next_var, name: SmolStr::new(name) }
+    }
+
+    /// A rigid variable that only inference variables of at least `level`
+    /// may be bound to (see [`Unifier::skolems`]).
+    pub fn skolem(&mut self, name: &str, level: u32) -> Ty {
+        let v = self.fresh_var(name);
+        self.skolems.insert(v.id, level);
+        Ty::new(TyKind::Var(v))
     }
 
     /// Follows bound variables until a type that is not a bound variable.
@@ -181,6 +201,7 @@ impl Unifier {
                 Ok(())
             }
             (TyKind::Var(v1), TyKind::Var(v2)) if v1.id == v2.id => Ok(()),
+            (TyKind::All(v1, f1, b1), TyKind::All(v2, f2, b2)) => self.unify_alls((v1, f1, b1), (v2, f2, b2)),
             (TyKind::App(h1, a1), TyKind::App(h2, a2)) => {
                 if a1.len() >= a2.len() {
                     self.unify_app(h1, a1, b.clone(), a2)
@@ -210,6 +231,23 @@ impl Unifier {
         let k = args.len() - other_args.len();
         self.unify(&Ty::app(head.clone(), args[..k].to_vec()), other_head)?;
         args[k..].iter().zip(other_args).try_for_each(|(x, y)| self.unify(x, y))
+    }
+
+    /// Two quantified types are the same up to the names of their bound
+    /// variables (Miking's `boundNames`): both are opened with one rigid
+    /// variable that nothing outside may be bound to.
+    fn unify_alls(&mut self, a: Quantified, b: Quantified) -> Result<(), Mismatch> {
+        let ((v1, f1, b1), (v2, f2, b2)) = (a, b);
+        if f1.len() != f2.len() || f1.iter().zip(f2).any(|(x, y)| x.0 != y.0) {
+            return Err(Mismatch::Types);
+        }
+        let bound = self.skolem(&v1.name, u32::MAX);
+        let s1: FxHashMap<u32, Ty> = [(v1.id, bound.clone())].into_iter().collect();
+        let s2: FxHashMap<u32, Ty> = [(v2.id, bound)].into_iter().collect();
+        for ((_, x), (_, y)) in f1.iter().zip(f2) {
+            self.unify(&substitute(x, &s1), &substitute(y, &s2))?;
+        }
+        self.unify(&substitute(b1, &s1), &substitute(b2, &s2))
     }
 
     fn level_of(&self, id: u32) -> u32 {
@@ -354,7 +392,21 @@ impl Unifier {
                 *found = None;
                 Ok(())
             }
-            TyKind::Unknown | TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char | TyKind::Var(_) => Ok(()),
+            // A skolem of a deeper level must not be known at `level`
+            // (`x == u32::MAX`: only levels are lowered, nothing bound).
+            // What reaches one is never taken to be known, so that each
+            // binding walks to it again.
+            TyKind::Var(v) => match self.skolems.get(&v.id) {
+                Some(&l) => {
+                    *found = None;
+                    if l > level && x != u32::MAX {
+                        return Err(Mismatch::Escape(v.name.clone()));
+                    }
+                    Ok(())
+                }
+                None => Ok(()),
+            },
+            TyKind::Unknown | TyKind::Int | TyKind::Float | TyKind::Bool | TyKind::Char => Ok(()),
         }
     }
 
