@@ -4,8 +4,9 @@ use crate::name::{Label, Name};
 use crate::ty::Ty;
 use crate::typeexpr::TypeExpr;
 use pmx_diagnostics::Span;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Lit {
     Int(i64),
     Float(f64),
@@ -21,10 +22,11 @@ pub enum Lit {
 /// away again, so no later pass sees it. No program can write this name.
 pub const FROZEN_MARK: &str = "frozen#";
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
+    #[serde(with = "crate::stored::unknown")]
     pub ty: Ty,
 }
 
@@ -41,18 +43,19 @@ impl Expr {
 /// `let x : T = e` at the top level, in `let .. in`, or in a recursive group.
 /// (The annotation is boxed here and in `ExprKind::Lam`: annotations are
 /// rare, and inline they made every expression node 168 bytes, not 88.)
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Binding {
     pub name: Name,
     pub annotation: Option<Box<TypeExpr>>,
     pub value: Expr,
     /// The generalised type of the name (filled in by type inference).
+    #[serde(with = "crate::stored::unknown")]
     pub scheme: Ty,
     pub span: Span,
 }
 
 /// `utest test with expected using eq else onFail`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Utest {
     pub test: Expr,
     pub expected: Expr,
@@ -73,7 +76,7 @@ impl Utest {
 }
 
 /// `type T a b` (a variant type) or `type T a = T'` (an alias).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TypeDecl {
     pub name: Name,
     pub params: Vec<Name>,
@@ -82,26 +85,28 @@ pub struct TypeDecl {
 }
 
 /// `con K : A -> T a`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConDecl {
     pub name: Name,
     pub annotation: Option<TypeExpr>,
     /// The constructor's type scheme (filled in by type inference).
+    #[serde(with = "crate::stored::unknown")]
     pub scheme: Ty,
     pub span: Span,
 }
 
 /// `external x ! : T`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExternalDecl {
     pub name: Name,
     pub effect: bool,
     pub annotation: TypeExpr,
+    #[serde(with = "crate::stored::unknown")]
     pub scheme: Ty,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ExprKind {
     Var(Name),
     Lit(Lit),
@@ -143,10 +148,11 @@ pub enum ExprKind {
     Error,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pat {
     pub kind: PatKind,
     pub span: Span,
+    #[serde(with = "crate::stored::unknown")]
     pub ty: Ty,
 }
 
@@ -156,7 +162,7 @@ impl Pat {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum PatKind {
     Wild,
     Bind(Name),
@@ -183,7 +189,7 @@ pub enum PatKind {
 }
 
 /// `include "path"` as written.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Include {
     pub path: String,
     pub span: Span,
@@ -193,7 +199,7 @@ pub struct Include {
 // A file has few items, each stored once: boxing the large variants
 // (`Utest` holds four expressions) would save little and add indirection.
 #[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Item {
     Let(Binding),
     RecLets(Vec<Binding>, Span),
@@ -236,7 +242,7 @@ pub fn top_utests<'a>(
 }
 
 /// One source file: its includes, its declarations and its `mexpr` body.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub struct Module {
     pub includes: Vec<Include>,
     pub items: Vec<Item>,

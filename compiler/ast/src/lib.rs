@@ -24,6 +24,7 @@ pub mod scc;
 pub mod shift;
 pub mod signature;
 pub mod spine;
+mod stored;
 pub mod subst;
 mod ty;
 mod typeexpr;

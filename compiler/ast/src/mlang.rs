@@ -10,9 +10,10 @@ use crate::expr::{Expr, Pat};
 use crate::name::Name;
 use crate::typeexpr::TypeExpr;
 use pmx_diagnostics::Span;
+use serde::{Deserialize, Serialize};
 
 /// `lang L = A + B  decls  end`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Lang {
     pub name: Name,
     /// The languages it extends (`A`, `B`).
@@ -28,7 +29,7 @@ pub struct Lang {
 /// `with T = A.T + B.T` (a type) or `with f = A.f + B.f` (a semantic
 /// function) in a language's header: the definitions named in the
 /// languages it extends become one definition, as if they had one root.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LangWith {
     /// The name the merged definition takes (`T`).
     pub name: Name,
@@ -40,13 +41,13 @@ pub struct LangWith {
     pub span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WithKind {
     Type,
     Value,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum LangDecl {
     Syn(SynDecl),
     Sem(SemDecl),
@@ -57,7 +58,7 @@ pub enum LangDecl {
 }
 
 /// `syn T a = | K1 t1 | K2 t2`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SynDecl {
     pub name: Name,
     pub params: Vec<Name>,
@@ -66,7 +67,7 @@ pub struct SynDecl {
 }
 
 /// `| K t`; without `t` the constructor carries `()`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SynCon {
     pub name: Name,
     pub carried: Option<TypeExpr>,
@@ -75,7 +76,7 @@ pub struct SynCon {
 
 /// `sem f : T` (a signature: `params` is `None`) or `sem f p (q : T) = |
 /// pat -> e ...`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SemDecl {
     pub name: Name,
     pub signature: Option<TypeExpr>,
@@ -84,7 +85,7 @@ pub struct SemDecl {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SemParam {
     pub name: Name,
     pub annotation: Option<TypeExpr>,
@@ -92,7 +93,7 @@ pub struct SemParam {
 }
 
 /// `| pat -> body`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SemCase {
     pub pattern: Pat,
     pub body: Expr,

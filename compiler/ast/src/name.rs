@@ -2,6 +2,7 @@
 
 use crate::builtin::{Builtin, BuiltinType};
 use pmx_diagnostics::{FileId, Span};
+use serde::{Deserialize, Serialize};
 use smol_str::SmolStr;
 
 /// The identity of a binding: the file that binds it and an index that is
@@ -65,10 +66,11 @@ impl NameId {
 }
 
 /// A name as written, where it was written, and what it refers to.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Name {
     pub text: SmolStr,
     pub span: Span,
+    #[serde(with = "crate::stored::unresolved")]
     pub id: NameId,
 }
 
@@ -84,7 +86,7 @@ impl Name {
 }
 
 /// A record label as written.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Label {
     pub text: SmolStr,
     pub span: Span,

@@ -2,8 +2,9 @@
 
 use crate::name::{Label, Name};
 use pmx_diagnostics::Span;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Prim {
     Int,
     Float,
@@ -13,13 +14,13 @@ pub enum Prim {
     String,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TypeExpr {
     pub kind: TypeExprKind,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TypeExprKind {
     Prim(Prim),
     /// `Unknown`: a type left for inference to find.
@@ -51,7 +52,7 @@ pub enum TypeExprKind {
 /// has at least (`lower`) and at most (`upper`, `None` when unbounded).
 /// `T[> A]` is lower `[A]`; `T[< A B | A]` is upper `[A, B]`, lower `[A]`;
 /// `T[| A]` has both `[A]`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KindEntry {
     pub ty: Name,
     pub lower: Vec<Name>,
@@ -59,7 +60,7 @@ pub struct KindEntry {
 }
 
 /// What narrows a restricted type.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Restriction {
     /// A type variable whose kind says which constructors are allowed.
     Var(Name),

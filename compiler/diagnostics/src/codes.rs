@@ -4,7 +4,7 @@
 //! (E043x: the lowering to the backends' IR; E044x: code generation),
 //! E05xx MLang (its desugaring to MExpr).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 macro_rules! codes {
     ($($variant:ident = $code:literal, $title:literal;)*) => {
@@ -100,6 +100,18 @@ impl std::fmt::Display for Code {
 impl Serialize for Code {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
+    }
+}
+
+/// Read back from the code as written (the parse cache stores diagnostics).
+impl<'de> Deserialize<'de> for Code {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Code, D::Error> {
+        let text = <&str>::deserialize(d)?;
+        Code::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == text)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown diagnostic code {text}")))
     }
 }
 

@@ -16,7 +16,8 @@ mod line_index;
 pub use codes::Code;
 pub use line_index::{LineCol, LineIndex};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 
 /// Identifies one source file of a compilation session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -25,10 +26,41 @@ pub struct FileId(pub u32);
 impl FileId {
     /// The pseudo-file that holds built-in definitions; spans in it are empty.
     pub const BUILTIN: FileId = FileId(u32::MAX);
+
+    /// Runs `decode` with every `FileId` it deserializes on this thread
+    /// that is `stored` read as `now`: a file's parse is stored under the
+    /// number the file had in the run that stored it, and each run numbers
+    /// files afresh (the parse cache). serde's derived code takes no
+    /// context, hence the thread-local.
+    pub fn renumbering<R>(stored: FileId, now: FileId, decode: impl FnOnce() -> R) -> R {
+        struct Restore(Option<(FileId, FileId)>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                RENUMBERING.set(self.0);
+            }
+        }
+        let _restore = Restore(RENUMBERING.replace(Some((stored, now))));
+        decode()
+    }
+}
+
+thread_local! {
+    /// See [`FileId::renumbering`].
+    static RENUMBERING: Cell<Option<(FileId, FileId)>> = const { Cell::new(None) };
+}
+
+impl<'de> Deserialize<'de> for FileId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<FileId, D::Error> {
+        let id = FileId(u32::deserialize(d)?);
+        Ok(match RENUMBERING.get() {
+            Some((stored, now)) if id == stored => now,
+            _ => id,
+        })
+    }
 }
 
 /// A half-open byte range in one file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Span {
     pub file: FileId,
     pub start: u32,
@@ -57,7 +89,7 @@ impl Span {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -66,7 +98,7 @@ pub enum Severity {
 }
 
 /// A span with an optional message.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Label {
     pub span: Span,
     pub message: String,
@@ -79,7 +111,7 @@ impl Label {
 }
 
 /// One problem found in a program.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Diagnostic {
     pub severity: Severity,
     pub code: Code,

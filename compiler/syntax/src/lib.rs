@@ -37,6 +37,7 @@ mod pat;
 mod reparse;
 mod reuse;
 mod split;
+pub mod stored;
 mod types;
 
 pub use reparse::{reparse, PreviousParse};
@@ -101,7 +102,7 @@ pub fn set_stack_size(bytes: usize) {
 }
 
 /// The result of parsing one file.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Parsed {
     pub module: Module,
     pub diagnostics: Vec<Diagnostic>,
