@@ -62,7 +62,7 @@ enum Command {
         #[command(flatten)]
         color: OutputArgs,
     },
-    /// The cache of compiled accelerate code (`pmx cache clean` empties it).
+    /// The cache of compiled code and parses (`pmx cache clean` empties it).
     Cache {
         #[arg(value_enum)]
         action: CacheAction,
@@ -240,6 +240,17 @@ fn cache_clean() -> ExitCode {
     }
 }
 
+/// The front end's database for a run of the CLI: parses are read from
+/// and stored in the cache folder (`pmx_driver::ParseCache`), which
+/// `pmx cache clean` empties with the rest.
+fn database() -> Database {
+    let db = Database::default();
+    match (pmx_native::cache::dir(), pmx_native::cache::this_build()) {
+        (Some(dir), Some(build)) => db.with_parse_cache(pmx_driver::ParseCache::new(dir.join("parse"), build)),
+        _ => db,
+    }
+}
+
 fn load(db: &Database, path: &Path) -> Result<SourceFile, ExitCode> {
     db.load(path).map_err(|e| {
         eprintln!("error[E0103]: cannot read `{}`: {e}", path.display());
@@ -248,7 +259,7 @@ fn load(db: &Database, path: &Path) -> Result<SourceFile, ExitCode> {
 }
 
 fn check(path: &Path, format: Format, output: &OutputArgs) -> ExitCode {
-    let db = Database::default();
+    let db = database();
     let root = match load(&db, path) {
         Ok(f) => f,
         Err(code) => return code,
@@ -270,7 +281,7 @@ fn check(path: &Path, format: Format, output: &OutputArgs) -> ExitCode {
 fn run_program(run: RunArgs, args: Vec<String>, tests: Option<bool>) -> ExitCode {
     let started = std::time::Instant::now();
     let test = tests.is_some();
-    let db = Database::default();
+    let db = database();
     let root = match load(&db, &run.file) {
         Ok(f) => f,
         Err(code) => return code,
@@ -461,7 +472,7 @@ fn front_end(db: &Database, path: &Path, output: &OutputArgs) -> Result<SourceFi
 }
 
 fn explain(path: &Path, format: Format, output: &OutputArgs) -> ExitCode {
-    let db = Database::default();
+    let db = database();
     let root = match front_end(&db, path, output) {
         Ok(r) => r,
         Err(code) => return code,
@@ -481,7 +492,7 @@ fn explain(path: &Path, format: Format, output: &OutputArgs) -> ExitCode {
 }
 
 fn emit(path: &Path, stage: Stage, output: Option<&Path>, unchecked: bool, all: bool, color: &OutputArgs) -> ExitCode {
-    let db = Database::default();
+    let db = database();
     let root = match front_end(&db, path, color) {
         Ok(r) => r,
         Err(code) => return code,

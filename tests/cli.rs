@@ -405,8 +405,9 @@ fn compiled_code_is_cached_and_the_cache_can_be_cleaned() {
     assert!(err.contains("found in the cache"), "{err}");
     let (code, out, _) = run(pmx(dir.path(), &["cache", "clean"]).env("PMX_CACHE_DIR", &cache));
     assert_eq!(code, Some(0));
-    // The accelerate binding's library and the host code's image.
-    assert!(out.starts_with("removed 2 entries"), "{out}");
+    // The accelerate binding's library, the host code's image and the
+    // parses.
+    assert!(out.starts_with("removed 3 entries"), "{out}");
     assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0);
 }
 
@@ -428,7 +429,9 @@ fn host_code_is_cached_and_a_damaged_entry_is_compiled_again() {
     assert_eq!((code, out.as_str()), (Some(0), "6765\na,b"), "{err}");
     assert!(host(&err).contains("(from the cache)"), "{err}");
     // Damage the entry: cut its file in half.
+    let hosts = || std::fs::read_dir(&cache).unwrap().flatten().filter(|e| e.file_name() != "parse").count();
     let entries: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().map(|e| e.path()).collect();
+    let entries: Vec<_> = entries.into_iter().filter(|p| !p.ends_with("parse")).collect();
     assert_eq!(entries.len(), 1, "{entries:?}");
     let image = entries[0].join("host.image");
     let bytes = std::fs::read(&image).unwrap();
@@ -442,7 +445,55 @@ fn host_code_is_cached_and_a_damaged_entry_is_compiled_again() {
     let (code, out, err) = go();
     assert_eq!((code, out.as_str()), (Some(0), "10946\na,b"), "{err}");
     assert!(host(&err).contains("(stored in the cache)"), "{err}");
-    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
+    assert_eq!(hosts(), 2);
+}
+
+/// Parses are cached: a second run reads them and gives the same output
+/// and diagnostics, and a damaged entry is parsed again and replaced.
+#[test]
+fn parses_are_cached_and_a_damaged_entry_is_parsed_again() {
+    let dir = TempDir::new("parse-cache");
+    let file = dir.write(
+        "p.mc",
+        "include \"string.mc\"\nlet unused = lam x. addi x\nmexpr\nprint (strJoin \",\" [\"a\", int2string 42]);\nutest 1 with 2 in ()\n",
+    );
+    let broken = dir.write("broken.mc", "include \"seq.mc\"\nlet x = (1 +\nmexpr\nx\n");
+    let cache = dir.path().join("cache");
+    let go = |args: &[&str]| run(pmx(dir.path(), args).env("PMX_CACHE_DIR", &cache));
+    let runs = || (go(&["test", file.to_str().unwrap()]), go(&["check", broken.to_str().unwrap()]));
+    let first = runs();
+    assert_eq!(first.0 .0, Some(1), "{}", first.0 .2);
+    assert!(first.0 .1.contains("a,42") && first.0 .1.contains("p.mc:5:1"), "{first:?}");
+    assert!(first.1 .0 == Some(1) && first.1 .2.contains("error[E0"), "{first:?}");
+    let entries = || {
+        let mut e: Vec<_> = std::fs::read_dir(cache.join("parse")).unwrap().flatten().map(|e| e.path()).collect();
+        e.sort();
+        e
+    };
+    let stored: Vec<(PathBuf, Vec<u8>)> =
+        entries().into_iter().map(|p| (p.clone(), std::fs::read(p).unwrap())).collect();
+    // string.mc and the six files it includes, p.mc, broken.mc (seq.mc
+    // once); nothing half-written left.
+    assert_eq!(stored.len(), 9, "{:?}", entries());
+    assert_eq!(runs(), first);
+    // Damaged entries: cut, emptied, garbage.
+    for (i, (path, bytes)) in stored.iter().enumerate() {
+        let damaged = match i % 3 {
+            0 => bytes[..bytes.len() / 2].to_vec(),
+            1 => Vec::new(),
+            _ => b"not a parse".to_vec(),
+        };
+        std::fs::write(path, damaged).unwrap();
+    }
+    assert_eq!(runs(), first);
+    for (path, bytes) in &stored {
+        assert_eq!(&std::fs::read(path).unwrap(), bytes, "{} is replaced", path.display());
+    }
+    assert_eq!(entries().len(), stored.len());
+    // A cache folder that cannot be written: runs as before.
+    std::fs::remove_dir_all(&cache).unwrap();
+    std::fs::write(&cache, "a file, not a folder").unwrap();
+    assert_eq!(runs(), first);
 }
 
 /// `pmx emit --stage futhark|cuda` of a program the accelerate passes

@@ -19,6 +19,16 @@ pub fn dir() -> Option<PathBuf> {
     std::env::var_os("HOME").filter(|d| !d.is_empty()).map(|h| PathBuf::from(h).join(".cache").join("pmx"))
 }
 
+/// This build of pmx as keys name it: the executable's path, size and
+/// modification time (what pmx stores, and how, may change with any
+/// build); `None` where it cannot be told (then nothing is cached).
+pub fn this_build() -> Option<String> {
+    let exe = std::env::current_exe().ok()?;
+    let meta = std::fs::metadata(&exe).ok()?;
+    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+    Some(format!("{} {} {modified}", exe.display(), meta.len()))
+}
+
 /// The key of some parts (each length-prefixed, so that moving bytes from
 /// one part to the next changes the key).
 pub fn key(parts: &[&[u8]]) -> String {

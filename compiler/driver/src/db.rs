@@ -1,5 +1,6 @@
 //! The database: salsa storage plus the table of loaded files.
 
+use crate::parse_cache::ParseCache;
 use pmx_diagnostics::FileId;
 use pmx_syntax::PreviousParse;
 use rustc_hash::FxHashMap;
@@ -46,6 +47,9 @@ pub trait Db: salsa::Database {
     fn keeps_parses(&self) -> bool;
     /// Keeps a file's parse for its next version, if parses are kept.
     fn keep_parse(&self, file: FileId, parse: PreviousParse);
+    /// Where parses are read from and stored where parses are not kept
+    /// (the CLI's runs), if anywhere.
+    fn parse_cache(&self) -> Option<&ParseCache>;
 }
 
 #[derive(Default)]
@@ -67,6 +71,8 @@ pub struct Database {
     /// of an edited file is parsed incrementally. Off by default: a batch
     /// run parses each file once, and the trees would only take memory.
     parses: Arc<Mutex<Option<FxHashMap<FileId, PreviousParse>>>>,
+    /// Off by default (tests, the language server): the CLI sets it.
+    parse_cache: Option<Arc<ParseCache>>,
     disk: Option<Disk>,
 }
 
@@ -94,6 +100,7 @@ impl Database {
             libraries: Arc::default(),
             log,
             parses: Arc::default(),
+            parse_cache: None,
             disk: None,
         };
         db.disk = Some(Disk::new(&db, 0));
@@ -103,6 +110,13 @@ impl Database {
     /// The same database with these named libraries (see [`Db::libraries`]).
     pub fn with_libraries(mut self, libraries: Vec<(String, PathBuf)>) -> Database {
         self.libraries = Arc::new(libraries);
+        self
+    }
+
+    /// The same database reading and storing parses in `cache` (see
+    /// [`Db::parse_cache`]).
+    pub fn with_parse_cache(mut self, cache: ParseCache) -> Database {
+        self.parse_cache = Some(Arc::new(cache));
         self
     }
 
@@ -209,6 +223,10 @@ impl Db for Database {
         if let Some(parses) = self.parses.lock().expect("parse cache poisoned").as_mut() {
             parses.insert(file, parse);
         }
+    }
+
+    fn parse_cache(&self) -> Option<&ParseCache> {
+        self.parse_cache.as_deref()
     }
 }
 

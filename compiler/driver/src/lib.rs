@@ -25,6 +25,7 @@ mod db;
 mod freed;
 mod includes;
 mod mlang;
+mod parse_cache;
 mod prefetch;
 mod program;
 mod queries;
@@ -33,6 +34,7 @@ mod stdlib_hint;
 pub use db::{normalize, Database, Db, Disk, SourceFile};
 pub use includes::{file_includes, IncludeTarget};
 pub use mlang::{desugared, language_exports, plain_module};
+pub use parse_cache::ParseCache;
 pub use prefetch::prefetch;
 pub use program::{checked_in, program_checks, program_modules, ProgramChecks};
 pub use queries::{

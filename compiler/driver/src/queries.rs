@@ -14,9 +14,10 @@ use std::sync::Arc;
 /// Source text to AST, with syntax errors (shared, so that the parse kept
 /// for the next version holds the same module). Where the database keeps
 /// parses, the file's previous syntax tree and the lowered declarations an
-/// edit did not touch are reused; elsewhere a large
-/// file is parsed in parts on several threads (the result is the same as
-/// a parse of the whole file from scratch either way).
+/// edit did not touch are reused; elsewhere the parse comes from the
+/// database's parse cache where it has one (the CLI's: `parse_cache.rs`),
+/// and a large file is parsed in parts on several threads (the result is
+/// the same as a parse of the whole file from scratch either way).
 ///
 /// `no_eq` here, on `check_file` and on `accelerate_analysis`: salsa would
 /// compare each new result with the last to see whether it changed, a walk
@@ -28,7 +29,11 @@ use std::sync::Arc;
 pub fn parse_file(db: &dyn Db, file: SourceFile) -> FreedApart<Arc<Parsed>> {
     let id = file.id(db);
     if !db.keeps_parses() {
-        return FreedApart::new(Arc::new(pmx_syntax::parse(file.text(db), id)));
+        let parsed = match db.parse_cache() {
+            Some(cache) => cache.parse(file.text(db), id),
+            None => pmx_syntax::parse(file.text(db), id),
+        };
+        return FreedApart::new(Arc::new(parsed));
     }
     let previous = db.previous_parse(id);
     let (parsed, keep) = pmx_syntax::reparse(file.text(db), id, previous.as_ref());
