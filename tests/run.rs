@@ -46,7 +46,8 @@ fn main() {
 /// `pmx test` with the default target (`auto`), which runs accelerate
 /// code natively where the toolchain is there, so the snapshots hold for
 /// both engines. Without `futhark`, Futhark-class code runs in the
-/// interpreter (`auto` says so on stderr, a line `run` leaves out) and
+/// interpreter (`auto` says so on stderr, a line `without_progress` leaves
+/// out) and
 /// CUDA-class code still on the CPU engine, so that only the programs
 /// whose output depends on the Futhark engine (`FUTHARK_ONLY`) differ:
 /// those are skipped, saying why (once).
@@ -72,11 +73,6 @@ fn no_futhark() -> Option<&'static str> {
 /// the interpreter (as debug mode's own snapshots show).
 const FUTHARK_ONLY: &[&str] = &["derivative_cotangent_accelerated"];
 
-/// `auto`'s note that Futhark-class code runs in the interpreter.
-fn without_futhark_note(stderr: &str) -> String {
-    stderr.lines().filter(|l| !l.starts_with("pmx: futhark not found")).map(|l| format!("{l}\n")).collect()
-}
-
 /// Runs `pmx test [flags] FILE` from the repository root.
 fn run(file: &Path, flags: &[&str]) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -93,7 +89,7 @@ fn run(file: &Path, flags: &[&str]) -> String {
         "exit code: {}\n---- stdout ----\n{}\n---- stderr ----\n{}",
         out.status.code().map_or("signal".to_string(), |c| c.to_string()),
         String::from_utf8_lossy(&out.stdout),
-        without_futhark_note(&process::without_progress(&stderr))
+        process::without_progress(&stderr)
     )
 }
 
