@@ -51,10 +51,7 @@ impl Place {
     /// nothing is cached).
     pub fn of(identity: &[&[u8]]) -> Option<Place> {
         let root = pmx_native::cache::dir()?;
-        let exe = std::env::current_exe().ok()?;
-        let meta = std::fs::metadata(&exe).ok()?;
-        let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
-        let build = format!("{} {} {modified}", exe.display(), meta.len());
+        let build = pmx_native::cache::this_build()?;
         let target = crate::gen::target_identity();
         let mut parts: Vec<&[u8]> = vec![FORMAT, build.as_bytes(), target.as_bytes()];
         parts.extend_from_slice(identity);
