@@ -283,6 +283,7 @@ pub fn compile(
                 tensor_views: FxHashMap::default(),
                 invariant: Vec::new(),
                 kept: if last == Some(f) { plain_vars(program, func) } else { FxHashSet::default() },
+                lent: lent(func),
             };
             g.function(func);
             g.b.finalize(target);
@@ -453,6 +454,9 @@ struct Gen<'a, 'b> {
     /// large tree node by node took 7% of a run), as OCaml's runtime
     /// does too. Empty elsewhere.
     kept: FxHashSet<VarId>,
+    /// The variables something is borrowed from (`lent`): never given to
+    /// the runtime, which may free them while the borrowed part is used.
+    lent: FxHashSet<VarId>,
     /// Constructor shapes already in the tables.
     cons: FxHashMap<(pmx_lower::VariantId, usize), u64>,
     /// The sequence literals not built (`support::error_messages`): the
@@ -553,6 +557,22 @@ fn owning(program: &Program, functions: &FxHashSet<FnId>) -> FxHashSet<FnId> {
             }
         });
     }
+    out
+}
+
+/// The variables of `f` that a value of a boxed type is borrowed from (a
+/// statement that reads it without making a value of its own: a field,
+/// a payload, an element, the variable itself).
+fn lent(f: &Function) -> FxHashSet<VarId> {
+    let mut out = FxHashSet::default();
+    f.body.for_each_stmt(&mut |s| {
+        if boxed(&s.var.ty) && !makes_owned(&s.expr) {
+            out.extend(s.expr.operands().into_iter().filter_map(|a| match a {
+                Atom::Var(v) => Some(v.id),
+                Atom::Lit(_) => None,
+            }));
+        }
+    });
     out
 }
 
@@ -966,6 +986,17 @@ impl Gen<'_, '_> {
         true
     }
 
+    /// Whether `a` may be given to the runtime at this statement: as
+    /// `movable`, and nothing is borrowed from it (`lent`). A built-in
+    /// given a value may free it (`tail` drops the sequence it was given
+    /// and keeps only a view of its buffer), where a record or a variant
+    /// value that takes one keeps it alive through the block; an element
+    /// or field read from it before and used after would then be read
+    /// from freed memory.
+    fn givable(&mut self, a: &Atom, uses: usize) -> bool {
+        !matches!(a, Atom::Var(x) if self.lent.contains(&x.id)) && self.movable(a, uses)
+    }
+
     /// Which of `atoms` the statement moves (`movable`), as bits.
     fn moved_bits(&mut self, atoms: &[&Atom]) -> i64 {
         let mut bits = 0i64;
@@ -1203,7 +1234,7 @@ impl Gen<'_, '_> {
                 // The sequence given at its last use may grow in place.
                 let grown = &args[if op == 0 { 1 } else { 0 }];
                 let op =
-                    if self.movable(grown, occurrences(grown, args.iter())) { op | runtime::GIVEN as i64 } else { op };
+                    if self.givable(grown, occurrences(grown, args.iter())) { op | runtime::GIVEN as i64 } else { op };
                 let (a, b) = (self.atom(&args[0]), self.atom(&args[1]));
                 let (a, b) = (self.word(a), self.word(b));
                 let consts = [id, op, k].map(|c| self.b.ins().iconst(types::I64, c));
@@ -1224,7 +1255,12 @@ impl Gen<'_, '_> {
                 let kinds: Vec<runtime::Kind> = atoms.iter().map(|a| kind(&a.ty())).collect();
                 let args: Vec<Value> = atoms.iter().map(|a| self.atom(a)).collect();
                 let refs: Vec<&Atom> = atoms.iter().collect();
-                let given = self.moved_bits(&refs) as u64;
+                let mut given = 0u64;
+                for (i, a) in refs.iter().enumerate().take(64) {
+                    if self.givable(a, occurrences(a, refs.iter().copied())) {
+                        given |= 1 << i;
+                    }
+                }
                 self.runtime_call(runtime::RuntimeCallee::Builtin(*b), &args, kinds, given, &s.var.ty, s.span)
             }
             Expr::Accelerate { site, name, args } => {
