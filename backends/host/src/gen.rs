@@ -986,13 +986,14 @@ impl Gen<'_, '_> {
         true
     }
 
-    /// Whether `a` may be given to the runtime at this statement: as
-    /// `movable`, and nothing is borrowed from it (`lent`). A built-in
-    /// given a value may free it (`tail` drops the sequence it was given
-    /// and keeps only a view of its buffer), where a record or a variant
-    /// value that takes one keeps it alive through the block; an element
-    /// or field read from it before and used after would then be read
-    /// from freed memory.
+    /// Whether `a` may be given to the runtime or to a function that owns
+    /// its parameter at this statement: as `movable`, and nothing is
+    /// borrowed from it (`lent`). A built-in or a function given a value
+    /// may free it (`tail` drops the sequence it was given and keeps only
+    /// a view of its buffer; a loop drops its parameter as it goes on),
+    /// where a record or a variant value that takes one keeps it alive
+    /// through the block; an element or field read from it before and
+    /// used after would then be read from freed memory.
     fn givable(&mut self, a: &Atom, uses: usize) -> bool {
         !matches!(a, Atom::Var(x) if self.lent.contains(&x.id)) && self.movable(a, uses)
     }
@@ -1952,7 +1953,9 @@ impl Gen<'_, '_> {
                     continue;
                 }
             }
-            given.push(self.movable(a, occurrences(a, args.iter())));
+            // Not a value something is borrowed from: the callee may drop
+            // it before this frame reads the borrowed part (`givable`).
+            given.push(self.givable(a, occurrences(a, args.iter())));
             vals.push(v);
         }
         (vals, given)
