@@ -235,6 +235,8 @@ pub fn compile(
     let owning = owning(program, functions);
     let inline: FxHashSet<FnId> =
         order.iter().copied().filter(|f| inlinable(&program.functions[f.0 as usize])).collect();
+    let unfold: FxHashSet<FnId> =
+        order.iter().copied().filter(|f| unfoldable(&program.functions[f.0 as usize])).collect();
     let reusing: FxHashMap<FnId, Vec<reuse::Site>> = order
         .iter()
         .map(|f| (*f, reuse::sites(&program.functions[f.0 as usize])))
@@ -256,6 +258,8 @@ pub fn compile(
                 owning: &owning,
                 reusing: &reusing,
                 inline: &inline,
+                unfold: &unfold,
+                unfolding: Vec::new(),
                 module: &mut module,
                 b,
                 ids: &ids,
@@ -409,6 +413,11 @@ struct Gen<'a, 'b> {
     owning: &'a FxHashSet<FnId>,
     /// The functions whose calls are their bodies in place (`inlinable`).
     inline: &'a FxHashSet<FnId>,
+    /// Recursive functions whose non-tail calls are compiled as their
+    /// body in place, one level deep (`unfoldable`), and those being so
+    /// now (none is unfolded inside itself).
+    unfold: &'a FxHashSet<FnId>,
+    unfolding: Vec<FnId>,
     /// The functions with nodes rebuilt in place where unique
     /// (`reuse.rs`), which own the parameters those nodes come from.
     reusing: &'a FxHashMap<FnId, Vec<reuse::Site>>,
@@ -648,6 +657,35 @@ fn inlinable(f: &Function) -> bool {
         && f.params.iter().all(|p| !boxed(&p.ty))
         && !boxed(&f.result)
         && leaf(&f.body, &mut 16)
+}
+
+/// Whether the non-tail calls of recursive `f` are compiled as its body
+/// in place, one level deep: a small function of scalars whose body is
+/// scalar primitives, `if`s and calls (the naive Fibonacci function).
+/// Half of such a recursion's calls are its leaves, which then cost a
+/// test instead of a call. A failure inside the body in place records
+/// the frame it stands for (`Gen::unfolded`), so traces are the
+/// interpreter's.
+fn unfoldable(f: &Function) -> bool {
+    fn small(b: &Block, budget: &mut usize) -> bool {
+        b.stmts.iter().all(|s| {
+            *budget = budget.saturating_sub(1);
+            *budget > 0
+                && !boxed(&s.var.ty)
+                && match &s.expr {
+                    Expr::Atom(_) | Expr::Call(..) => true,
+                    Expr::Prim(b, _) => support::primitive(*b),
+                    Expr::If { then, otherwise, .. } => small(then, budget) && small(otherwise, budget),
+                    _ => false,
+                }
+        })
+    }
+    f.recursive
+        && !f.stub
+        && f.global.is_none()
+        && f.params.iter().all(|p| !boxed(&p.ty))
+        && !boxed(&f.result)
+        && small(&f.body, &mut 16)
 }
 
 /// Which parameters of `f` every call of `f` by itself in tail position
@@ -1344,6 +1382,10 @@ impl Gen<'_, '_> {
                 let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
                 self.inlined(*f, &args)
             }
+            Expr::Call(f, args) if self.unfold.contains(f) && !self.unfolding.contains(f) => {
+                let args: Vec<Value> = args.iter().map(|a| self.atom(a)).collect();
+                self.unfolded(*f, &args, s.span)
+            }
             Expr::Call(f, args) if self.program.functions[f.0 as usize].global.is_none() => {
                 let (args, given) = self.call_args(*f, args, s);
                 let callee_name = self.program.functions[f.0 as usize].shown.clone();
@@ -1858,6 +1900,42 @@ impl Gen<'_, '_> {
         let v = self.block(&func.body, false).expect("an inlined body cannot fail");
         self.vars = saved;
         v
+    }
+
+    /// A call of `f` (`unfoldable`) at `span` as its body in place: a
+    /// failure inside it records the site the call would have entered
+    /// `f`'s frame at, as that frame would when it left, then leaves this
+    /// function as any failure here does.
+    fn unfolded(&mut self, f: FnId, args: &[Value], span: pmx_ast::Span) -> Value {
+        let func = &self.program.functions[f.0 as usize];
+        let id = self.tables.site(func.shown.clone(), span) as i64;
+        let ty = cl_type(&func.result);
+        let outer = self.unwind;
+        let failed = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.append_block_param(after, ty);
+        self.unwind = failed;
+        self.unfolding.push(f);
+        let saved = std::mem::take(&mut self.vars);
+        for (p, v) in func.params.iter().zip(args) {
+            self.vars.insert(p.id, *v);
+        }
+        let v = self.block(&func.body, false);
+        self.vars = saved;
+        self.unfolding.pop();
+        self.unwind = outer;
+        if let Some(v) = v {
+            self.b.ins().jump(after, &[v.into()]);
+        }
+        self.b.switch_to_block(failed);
+        self.b.seal_block(failed);
+        let record = self.func_ref(self.helpers.record);
+        let site = self.b.ins().iconst(types::I64, id);
+        self.b.ins().call(record, &[self.ctx, site]);
+        self.b.ins().jump(outer, &[]);
+        self.b.switch_to_block(after);
+        self.b.seal_block(after);
+        self.b.block_params(after)[0]
     }
 
     /// The native function (and the values bound to it) that function
