@@ -179,33 +179,23 @@ impl<T: Clone> View<T> {
         }
     }
 
-    /// `self ++ items`.
+    /// `self ++ items` (`append_mut` on a copy of this view).
     pub fn append(&self, items: &[T]) -> View<T> {
-        if items.is_empty() {
-            return self.clone();
-        }
-        if self.claim_back(items.len()) {
-            self.write(self.end, items);
-            return View { buf: self.buf.clone(), start: self.start, end: self.end + items.len(), list: self.list };
-        }
-        self.copy_with(&[], items)
+        let mut v = self.clone();
+        v.append_mut(items);
+        v
     }
 
-    /// `items ++ self`.
+    /// `items ++ self` (`prepend_mut` on a copy of this view).
     pub fn prepend(&self, items: &[T]) -> View<T> {
-        if items.is_empty() {
-            return self.clone();
-        }
-        if self.claim_front(items.len()) {
-            self.write(self.start - items.len(), items);
-            return View { buf: self.buf.clone(), start: self.start - items.len(), end: self.end, list: self.list };
-        }
-        self.copy_with(items, &[])
+        let mut v = self.clone();
+        v.prepend_mut(items);
+        v
     }
 
     /// `self ++ items`, changing this view: where the buffer has room
-    /// after it, the view only grows (no new view, no count changed);
-    /// else it becomes a copy. For a sequence nobody else holds.
+    /// after it (this view ends where its initialised part ends), the
+    /// view only grows into it; else it becomes a copy with room to grow.
     pub fn append_mut(&mut self, items: &[T]) {
         if items.is_empty() {
             return;

@@ -437,29 +437,26 @@ pub extern "C" fn seq_grow(ctx: *mut Ctx, id: u64, op: u64, kind: u64, a: u64, b
     let ctx = unsafe { &mut *ctx };
     let k = KINDS[kind as usize];
     guarded(ctx, id, 0, || {
-        if op & GIVEN != 0 {
+        let at = if op & 3 == 0 { b } else { a };
+        let mut s = if op & GIVEN != 0 {
             // Safety: generated code gives the sequence operand's word
             // (owned, used no more), which this takes over.
-            let given = unsafe { word::take(if op & 3 == 0 { b } else { a }) };
-            if let Value::Seq(mut s) = given {
-                if let Some(s) = std::sync::Arc::get_mut(&mut s) {
-                    match op & 3 {
-                        0 => s.cons_mut(k.value(a)),
-                        1 => s.snoc_mut(k.value(b)),
-                        _ => s.concat_mut(seq(b)),
-                    }
-                } else {
-                    s = std::sync::Arc::new(grown(op, &s, k, a, b));
-                }
-                return word::owned(Value::Seq(s));
+            match unsafe { word::take(at) } {
+                Value::Seq(s) => s,
+                v => std::sync::Arc::new(v.as_seq().clone()),
             }
-            return word::owned(Value::seq(grown(op, given.as_seq(), k, a, b)));
-        }
-        let s = match op & 3 {
-            0 => seq(b),
-            _ => seq(a),
+        } else {
+            std::sync::Arc::new(seq(at).clone())
         };
-        word::owned(Value::seq(grown(op, s, k, a, b)))
+        // In place where nobody else holds it, else on a copy of its view
+        // (the persistent operation: `Seq::snoc` is `snoc_mut` on a copy).
+        let grown = std::sync::Arc::make_mut(&mut s);
+        match op & 3 {
+            0 => grown.cons_mut(k.value(a)),
+            1 => grown.snoc_mut(k.value(b)),
+            _ => grown.concat_mut(seq(b)),
+        }
+        word::owned(Value::Seq(s))
     })
 }
 
@@ -468,15 +465,6 @@ pub extern "C" fn seq_grow(ctx: *mut Ctx, id: u64, op: u64, kind: u64, a: u64, b
 /// (`Seq::cons_mut` ...): building a string in a loop then makes no new
 /// sequence per character.
 pub const GIVEN: u64 = 4;
-
-/// The sequence `s` (the operand of `op`) grown by the other operand.
-fn grown(op: u64, s: &Seq, k: Kind, a: u64, b: u64) -> Seq {
-    match op & 3 {
-        0 => s.cons(k.value(a)),
-        1 => s.snoc(k.value(b)),
-        _ => s.concat(seq(b)),
-    }
-}
 
 // Reuse in place (`reuse.rs`): a node whose variant value and record
 // nobody else holds is rebuilt in place.
