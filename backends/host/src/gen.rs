@@ -463,8 +463,8 @@ struct Gen<'a, 'b> {
     /// large tree node by node took 7% of a run), as OCaml's runtime
     /// does too. Empty elsewhere.
     kept: FxHashSet<VarId>,
-    /// The variables something is borrowed from (`lent`): never given to
-    /// the runtime, which may free them while the borrowed part is used.
+    /// The variables something is borrowed from (`lent`): never moved
+    /// (`movable`).
     lent: FxHashSet<VarId>,
     /// Constructor shapes already in the tables.
     cons: FxHashMap<(pmx_lower::VariantId, usize), u64>,
@@ -634,29 +634,16 @@ fn owns_param(
 /// frame, and it owns nothing), such as the lambdas given to `map` and
 /// `foldl`, whose call would cost more than their work.
 fn inlinable(f: &Function) -> bool {
-    fn leaf(b: &Block, budget: &mut usize) -> bool {
-        b.stmts.iter().all(|s| {
-            *budget = budget.saturating_sub(1);
-            *budget > 0
-                && !boxed(&s.var.ty)
-                && match &s.expr {
-                    Expr::Atom(_) => true,
-                    Expr::Prim(Builtin::Divi | Builtin::Modi, args) => {
-                        matches!(args[1], Atom::Lit(pmx_lower::Lit::Int(d)) if d != 0)
-                    }
-                    Expr::Prim(Builtin::Int2char, _) => false,
-                    Expr::Prim(b, _) => support::primitive(*b),
-                    Expr::If { then, otherwise, .. } => leaf(then, budget) && leaf(otherwise, budget),
-                    _ => false,
-                }
-        })
-    }
-    !f.recursive
-        && !f.stub
-        && f.global.is_none()
-        && f.params.iter().all(|p| !boxed(&p.ty))
-        && !boxed(&f.result)
-        && leaf(&f.body, &mut 16)
+    let cannot_fail = |e: &Expr| match e {
+        Expr::Atom(_) => true,
+        Expr::Prim(Builtin::Divi | Builtin::Modi, args) => {
+            matches!(args[1], Atom::Lit(pmx_lower::Lit::Int(d)) if d != 0)
+        }
+        Expr::Prim(Builtin::Int2char, _) => false,
+        Expr::Prim(b, _) => support::primitive(*b),
+        _ => false,
+    };
+    !f.recursive && small_of_scalars(f, &cannot_fail)
 }
 
 /// Whether the non-tail calls of recursive `f` are compiled as its body
@@ -667,25 +654,37 @@ fn inlinable(f: &Function) -> bool {
 /// the frame it stands for (`Gen::unfolded`), so traces are the
 /// interpreter's.
 fn unfoldable(f: &Function) -> bool {
-    fn small(b: &Block, budget: &mut usize) -> bool {
+    let allowed = |e: &Expr| match e {
+        Expr::Atom(_) | Expr::Call(..) => true,
+        Expr::Prim(b, _) => support::primitive(*b),
+        _ => false,
+    };
+    f.recursive && small_of_scalars(f, &allowed)
+}
+
+/// Whether `f` takes and gives scalars only, is code (not a stub or a
+/// top-level value's read), and its body is fewer than 16 statements
+/// (nested ones included), all of scalars, each an `if` or one that
+/// `allowed` takes: what `inlinable` and `unfoldable` compile in place.
+fn small_of_scalars(f: &Function, allowed: &dyn Fn(&Expr) -> bool) -> bool {
+    fn small(b: &Block, budget: &mut usize, allowed: &dyn Fn(&Expr) -> bool) -> bool {
         b.stmts.iter().all(|s| {
             *budget = budget.saturating_sub(1);
             *budget > 0
                 && !boxed(&s.var.ty)
                 && match &s.expr {
-                    Expr::Atom(_) | Expr::Call(..) => true,
-                    Expr::Prim(b, _) => support::primitive(*b),
-                    Expr::If { then, otherwise, .. } => small(then, budget) && small(otherwise, budget),
-                    _ => false,
+                    Expr::If { then, otherwise, .. } => {
+                        small(then, budget, allowed) && small(otherwise, budget, allowed)
+                    }
+                    e => allowed(e),
                 }
         })
     }
-    f.recursive
-        && !f.stub
+    !f.stub
         && f.global.is_none()
         && f.params.iter().all(|p| !boxed(&p.ty))
         && !boxed(&f.result)
-        && small(&f.body, &mut 16)
+        && small(&f.body, &mut 16, allowed)
 }
 
 /// Which parameters of `f` every call of `f` by itself in tail position
@@ -987,17 +986,26 @@ impl Gen<'_, '_> {
     }
 
     /// Whether the statement being generated may move `a`'s value into
-    /// what it makes, which then owns it: `a` is a value that the block
-    /// being generated made (or, in the function's body, a parameter the
-    /// frame owns), and this statement is its last use (`uses`: how often
-    /// it names it). It is then no longer this frame's to drop. A value
-    /// borrowed from it stays alive in what it was moved into, which
-    /// lives at least as long as the block.
+    /// what it makes or calls, which then owns it: `a` is a value that
+    /// the block being generated made (or, in the function's body, a
+    /// parameter the frame owns), this statement is its last use
+    /// (`uses`: how often it names it), and nothing is borrowed from it
+    /// (`lent`). It is then no longer this frame's to drop. What it is
+    /// moved into may free it before the block ends (a built-in: `tail`
+    /// drops the sequence it was given and keeps a view of its buffer; a
+    /// function that loops drops its parameter as it goes on; a record
+    /// given to either), so an element or field read from it before and
+    /// used after would be read from freed memory.
     fn movable(&mut self, a: &Atom, uses: usize) -> bool {
         let Atom::Var(x) = a else { return false };
         let depth = self.scopes.len() - 1;
         let (lasts, at, _) = &self.lasts[depth - 1];
-        if !boxed(&x.ty) || uses != 1 || lasts.get(&x.id) != Some(at) || !self.owns(x.id, 0) {
+        if !boxed(&x.ty)
+            || uses != 1
+            || lasts.get(&x.id) != Some(at)
+            || !self.owns(x.id, 0)
+            || self.lent.contains(&x.id)
+        {
             return false;
         }
         self.move_out(x.id)
@@ -1022,18 +1030,6 @@ impl Gen<'_, '_> {
         }
         self.path_moved.push(x);
         true
-    }
-
-    /// Whether `a` may be given to the runtime or to a function that owns
-    /// its parameter at this statement: as `movable`, and nothing is
-    /// borrowed from it (`lent`). A built-in or a function given a value
-    /// may free it (`tail` drops the sequence it was given and keeps only
-    /// a view of its buffer; a loop drops its parameter as it goes on),
-    /// where a record or a variant value that takes one keeps it alive
-    /// through the block; an element or field read from it before and
-    /// used after would then be read from freed memory.
-    fn givable(&mut self, a: &Atom, uses: usize) -> bool {
-        !matches!(a, Atom::Var(x) if self.lent.contains(&x.id)) && self.movable(a, uses)
     }
 
     /// Which of `atoms` the statement moves (`movable`), as bits.
@@ -1273,7 +1269,7 @@ impl Gen<'_, '_> {
                 // The sequence given at its last use may grow in place.
                 let grown = &args[if op == 0 { 1 } else { 0 }];
                 let op =
-                    if self.givable(grown, occurrences(grown, args.iter())) { op | runtime::GIVEN as i64 } else { op };
+                    if self.movable(grown, occurrences(grown, args.iter())) { op | runtime::GIVEN as i64 } else { op };
                 let (a, b) = (self.atom(&args[0]), self.atom(&args[1]));
                 let (a, b) = (self.word(a), self.word(b));
                 let consts = [id, op, k].map(|c| self.b.ins().iconst(types::I64, c));
@@ -1294,12 +1290,7 @@ impl Gen<'_, '_> {
                 let kinds: Vec<runtime::Kind> = atoms.iter().map(|a| kind(&a.ty())).collect();
                 let args: Vec<Value> = atoms.iter().map(|a| self.atom(a)).collect();
                 let refs: Vec<&Atom> = atoms.iter().collect();
-                let mut given = 0u64;
-                for (i, a) in refs.iter().enumerate().take(64) {
-                    if self.givable(a, occurrences(a, refs.iter().copied())) {
-                        given |= 1 << i;
-                    }
-                }
+                let given = self.moved_bits(&refs) as u64;
                 self.runtime_call(runtime::RuntimeCallee::Builtin(*b), &args, kinds, given, &s.var.ty, s.span)
             }
             Expr::Accelerate { site, name, args } => {
@@ -1892,12 +1883,18 @@ impl Gen<'_, '_> {
     /// The body of `f` (`inlinable`) in place, on `args`: its variables
     /// are its own (the caller's are set aside meanwhile).
     fn inlined(&mut self, f: FnId, args: &[Value]) -> Value {
+        self.in_place(f, args).expect("an inlined body cannot fail")
+    }
+
+    /// `f`'s body generated here, its parameters bound to `args`; `None`
+    /// where control leaves it.
+    fn in_place(&mut self, f: FnId, args: &[Value]) -> Option<Value> {
         let func = &self.program.functions[f.0 as usize];
         let saved = std::mem::take(&mut self.vars);
         for (p, v) in func.params.iter().zip(args) {
             self.vars.insert(p.id, *v);
         }
-        let v = self.block(&func.body, false).expect("an inlined body cannot fail");
+        let v = self.block(&func.body, false);
         self.vars = saved;
         v
     }
@@ -1916,12 +1913,7 @@ impl Gen<'_, '_> {
         self.b.append_block_param(after, ty);
         self.unwind = failed;
         self.unfolding.push(f);
-        let saved = std::mem::take(&mut self.vars);
-        for (p, v) in func.params.iter().zip(args) {
-            self.vars.insert(p.id, *v);
-        }
-        let v = self.block(&func.body, false);
-        self.vars = saved;
+        let v = self.in_place(f, args);
         self.unfolding.pop();
         self.unwind = outer;
         if let Some(v) = v {
@@ -2031,9 +2023,7 @@ impl Gen<'_, '_> {
                     continue;
                 }
             }
-            // Not a value something is borrowed from: the callee may drop
-            // it before this frame reads the borrowed part (`givable`).
-            given.push(self.givable(a, occurrences(a, args.iter())));
+            given.push(self.movable(a, occurrences(a, args.iter())));
             vals.push(v);
         }
         (vals, given)
